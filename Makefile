@@ -1,0 +1,24 @@
+# Two entry points (see README): `make run` and `make test`.
+# Each creates .venv in the checkout on first use and installs the package into it.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test install clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@
+
+install: $(BIN)/.installed
+
+run: $(BIN)/.installed
+	$(BIN)/jaxsched demo
+
+test: $(BIN)/.installed
+	$(BIN)/python -m pytest tests
+
+clean:
+	rm -rf $(VENV)
