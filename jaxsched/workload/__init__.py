@@ -1,1 +1,32 @@
+"""Host-side workload tools (numpy only; nothing here imports JAX).
 
+* :mod:`jaxsched.workload.swf`: read, validate, clean (``Trace.jobs(rules=...)``) and write SWF
+  traces;
+* :mod:`jaxsched.workload.stats`: trace statistics and reports (incl. RLScheduler Table II);
+* :mod:`jaxsched.workload.sampling`: sequence start indices (gym-compatible and our own);
+* :mod:`jaxsched.workload.lublin`: the Lublin–Feitelson synthetic workload generator (imported
+  on demand, not re-exported here).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from jaxsched.workload.sampling import (fixed_starts, gym_np_random, reference_starts,
+                                        uniform_starts)
+from jaxsched.workload.stats import format_stats, jobs_summary, trace_stats
+from jaxsched.workload.swf import (FIELDS, Jobs, Trace, parse_swf, prepare_jobs, read_swf,
+                                   write_schedule_swf, write_swf)
+
+__all__ = [
+    "FIELDS", "Jobs", "Trace", "parse_swf", "prepare_jobs", "read_swf", "write_schedule_swf",
+    "write_swf", "trace_stats", "format_stats", "jobs_summary", "gym_np_random",
+    "reference_starts", "uniform_starts", "fixed_starts", "default_trace_path",
+]
+
+
+def default_trace_path() -> Path:
+    """The trace the demo uses: ``traces/lublin-1.swf`` at the top of the checkout (next to the
+    ``jaxsched`` package directory)."""
+    import jaxsched
+
+    return Path(jaxsched.__file__).resolve().parent.parent / "traces" / "lublin-1.swf"

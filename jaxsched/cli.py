@@ -1,0 +1,245 @@
+"""The ``jaxsched`` command line.
+
+    jaxsched trace info FILE [--first N] [--rules rlscheduler|default] [--skip-bad-lines] [--json]
+    jaxsched trace generate lublin (--preset lublin-1|lublin-2 | --nodes P) [--typed|--typeless]
+                                   [--jobs N] [--seed S] [--start-hour H] --out FILE
+    jaxsched demo
+
+Errors a user can cause (:class:`~jaxsched.errors.JaxschedError`, missing files and other
+``OSError``, bad arguments) are printed as one line, ``jaxsched: error: <message>``, on stderr,
+and :func:`main` returns 2. Warnings from reading traces (skipped lines) are printed as
+``jaxsched: warning: <message>``.
+
+Adding a subcommand: write a function that takes the subparsers object, adds one parser, and
+sets ``handler=`` to a small ``handler(args) -> int`` function. Register it with
+``@command("name")``. :func:`build_parser` adds the registered commands in registration order.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from collections.abc import Callable
+
+from jaxsched.errors import ConfigError, JaxschedError, SWFWarning
+
+__all__ = ["main", "build_parser", "command", "COMMANDS"]
+
+PROG = "jaxsched"
+
+#: name -> function(subparsers) that adds the subcommand's parser (see the module docstring).
+COMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {}
+
+
+def command(name: str):
+    """Register a top-level subcommand builder under ``name``."""
+    def deco(fn):
+        COMMANDS[name] = fn
+        return fn
+    return deco
+
+
+class UsageError(Exception):
+    """An argparse error, turned into a one-line message by :func:`main`."""
+
+    def __init__(self, prog: str, message: str, usage: str):
+        super().__init__(message)
+        self.prog, self.message, self.usage = prog, message, usage
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    def error(self, message):  # noqa: D401 - argparse API
+        raise UsageError(self.prog, message, " ".join(self.format_usage().split()))
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+# ----------------------------------------------------------------------------------------------
+# trace
+# ----------------------------------------------------------------------------------------------
+def _trace_report(path, *, first=None, rules="rlscheduler", skip=False, as_json=False) -> str:
+    from jaxsched.workload.stats import (format_jobs_summary, format_stats, jobs_summary,
+                                         trace_stats)
+    from jaxsched.workload.swf import read_swf
+
+    trace = read_swf(path, on_error="skip" if skip else "raise")
+    if first is not None:
+        trace = trace.head(first)
+    stats = trace_stats(trace)
+    summary = jobs_summary(trace.jobs(rules))
+    if as_json:
+        return json.dumps({"trace": stats, "jobs": summary, "skipped": trace.skipped,
+                           "notes": trace.notes}, indent=2)
+    return format_stats(stats) + "\n\n" + format_jobs_summary(summary)
+
+
+def _cmd_trace_info(args) -> int:
+    print(_trace_report(args.file, first=args.first, rules=args.rules,
+                        skip=args.skip_bad_lines, as_json=args.json))
+    return 0
+
+
+def _cmd_trace_generate_lublin(args) -> int:
+    try:
+        from jaxsched.workload import lublin
+    except ImportError as e:
+        raise JaxschedError(f"the Lublin generator is not available ({e})") from e
+    try:
+        out = lublin.generate_cli(args.preset, args.nodes, args.typed, args.jobs, args.seed,
+                                  args.start_hour, args.out)
+    except ValueError as e:  # generate_cli reports bad input as ValueError
+        if isinstance(e, JaxschedError):
+            raise
+        raise ConfigError(str(e)) from e
+    print(f"wrote {out if out is not None else args.out}")
+    return 0
+
+
+@command("trace")
+def _add_trace(sub) -> None:
+    p = sub.add_parser("trace", help="inspect and generate SWF workload traces",
+                       description="Inspect and generate SWF workload traces.")
+    tsub = p.add_subparsers(dest="trace_command", metavar="{info,generate}", required=True)
+
+    info = tsub.add_parser("info", help="statistics of a trace and what the cleaning rules do",
+                           description="Read an SWF trace (plain or compressed), validate it, "
+                                       "and print its statistics and the result of a cleaning "
+                                       "rule set.")
+    info.add_argument("file", metavar="FILE", help="SWF file (.swf, .swf.gz, ...)")
+    info.add_argument("--first", type=_positive_int, metavar="N",
+                      help="only the first N job lines")
+    info.add_argument("--rules", choices=("rlscheduler", "default"), default="rlscheduler",
+                      help="cleaning rules for the job list (default: rlscheduler)")
+    info.add_argument("--skip-bad-lines", action="store_true",
+                      help="skip malformed job lines (counted and reported) instead of failing")
+    info.add_argument("--json", action="store_true", help="print JSON instead of text")
+    info.set_defaults(handler=_cmd_trace_info)
+
+    gen = tsub.add_parser("generate", help="generate a synthetic trace",
+                          description="Generate a synthetic SWF trace.")
+    gsub = gen.add_subparsers(dest="generator", metavar="{lublin}", required=True)
+    lub = gsub.add_parser("lublin", help="Lublin-Feitelson model",
+                          description="Generate a workload with the Lublin-Feitelson model, "
+                                      "either a preset of the RLScheduler paper or default "
+                                      "parameters for a machine of P nodes.")
+    lub.add_argument("--preset", choices=("lublin-1", "lublin-2"),
+                     help="the exact RLScheduler configuration (mode and seed fixed)")
+    lub.add_argument("--nodes", type=_positive_int, metavar="P",
+                     help="machine size for the default parameters")
+    mode = lub.add_mutually_exclusive_group()
+    mode.add_argument("--typed", dest="typed", action="store_true", default=True,
+                      help="batch + interactive job types (default; ignored with --preset)")
+    mode.add_argument("--typeless", dest="typed", action="store_false",
+                      help="one job type")
+    lub.add_argument("--jobs", type=_positive_int, default=10000, metavar="N",
+                     help="number of jobs (default 10000)")
+    lub.add_argument("--seed", type=_int, default=None, metavar="S",
+                     help="random seed (default: the preset's, or the current time)")
+    lub.add_argument("--start-hour", type=_int, default=0, metavar="H",
+                     help="hour of day of the first arrival, 0-23 (default 0)")
+    lub.add_argument("--out", required=True, metavar="FILE", help="output SWF file")
+    lub.set_defaults(handler=_cmd_trace_generate_lublin)
+
+
+# ----------------------------------------------------------------------------------------------
+# demo (placeholder until the simulator and trainer land)
+# ----------------------------------------------------------------------------------------------
+def _cmd_demo(args) -> int:
+    from jaxsched.workload import default_trace_path
+
+    path = default_trace_path()
+    print(f"jaxsched demo: the bundled default trace {path}\n")
+    print(_trace_report(path))
+    return 0
+
+
+@command("demo")
+def _add_demo(sub) -> None:
+    p = sub.add_parser("demo", help="a short demonstration on the bundled Lublin-1 trace",
+                       description="Show what jaxsched does on the bundled default trace.")
+    p.set_defaults(handler=_cmd_demo)
+
+
+# ----------------------------------------------------------------------------------------------
+# main
+# ----------------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser (all registered subcommands)."""
+    parser = _ArgumentParser(prog=PROG, description="HPC batch-job scheduling research in JAX.")
+    from jaxsched import __version__
+
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(COMMANDS) + "}",
+                                required=True)
+    for add in COMMANDS.values():
+        add(sub)
+    return parser
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _error(message: str) -> int:
+    print(f"{PROG}: error: {_one_line(message)}", file=sys.stderr)
+    return 2
+
+
+def _silence_stdout() -> None:
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (e.g. captured in tests)
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 2 user error)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as e:
+        return _error(f"{e.message} (usage: {e.usage.removeprefix('usage: ')})")
+    except SystemExit as e:  # --help / --version
+        return e.code if isinstance(e.code, int) else 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SWFWarning)
+        try:
+            rc = args.handler(args)
+        except JaxschedError as e:
+            rc = _error(str(e))
+        except BrokenPipeError:  # e.g. `jaxsched trace info f | head`: stop quietly
+            _silence_stdout()
+            rc = 1
+        except OSError as e:
+            where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+            rc = _error(f"{where}{e.strerror or e}")
+        finally:
+            for w in caught:
+                if issubclass(w.category, SWFWarning):
+                    print(f"{PROG}: warning: {_one_line(w.message)}", file=sys.stderr)
+                else:
+                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return int(rc or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
