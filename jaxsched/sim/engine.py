@@ -1,0 +1,338 @@
+"""The batch-scheduling engine: pure, jit/vmap-compiled state transitions.
+
+The engine reproduces RLScheduler's SchedGym event model (spec ``rlscheduler.md`` §2) as a
+sequence of *micro-steps*. Each micro-step performs exactly one of
+
+* **decide**: the queue is non-empty and no job is committed: the chosen job starts if it fits,
+  otherwise it becomes the *committed* job (and, with backfilling, its reservation is taken);
+* **start**: the committed job fits now, or a backfill candidate exists: start it;
+* **advance**: one event (``advance_one``): the next arrival if it comes no later than the
+  earliest actual finish (arrival wins ties), else one release.
+
+Every job arrives once, is released at most once and starts once, so an episode of L jobs takes
+at most ``4 L`` micro-steps whatever the policy; each micro-step does O(queue capacity + running
+capacity) work, independent of L. The reference's list-order
+tie rules are closed-form keys (spec §2.8).
+
+Shapes: ``L`` jobs per sequence (padded; ``n_jobs`` valid), ``Q`` queue slots, ``R`` running
+slots. Times are int64 seconds (absolute trace time), priority keys float64. Capacities ``Q``
+and ``R`` are static; if a run needs more the ``overflow`` flag is set and the host driver
+(:mod:`jaxsched.sim.evaluate`) re-runs with larger capacities.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import chex
+from flax import struct
+
+from jaxsched.policies import heuristics as H
+
+BIG = jnp.iinfo(jnp.int64).max // 4      # "infinite" time
+IMAX = jnp.iinfo(jnp.int64).max          # argmin sentinel for composite keys
+
+#: Backfilling codes.
+BACKFILL_NONE, BACKFILL_RLSCHEDULER, BACKFILL_EASY = 0, 1, 2
+BACKFILLS = ("none", "rlscheduler", "easy")
+
+
+def backfill_code(name: str) -> int:
+    """``"none"|"rlscheduler"|"easy"`` (also ``"greedy"`` for rlscheduler) → int code."""
+    key = {"greedy": "rlscheduler", "off": "none", "no": "none"}.get(name.strip().lower(), name.strip().lower())
+    if key not in BACKFILLS:
+        raise ValueError(f"unknown backfill mode {name!r}; choose from {', '.join(BACKFILLS)}")
+    return BACKFILLS.index(key)
+
+
+@struct.dataclass
+class Sequence:
+    """One job sequence (an episode's workload). All arrays ``[L]``, in trace order.
+
+    Attributes:
+      submit, run, req, procs: int64 absolute submit time, actual and requested run time,
+        requested processors (after the parse rules).
+      nodes: int32 whole nodes a job occupies, ``ceil(procs / procs_per_node)``.
+      n_jobs: int32 scalar, number of valid jobs (the rest is padding).
+      num_nodes: int32 scalar, nodes of the machine.
+    """
+    submit: chex.Array
+    run: chex.Array
+    req: chex.Array
+    procs: chex.Array
+    nodes: chex.Array
+    n_jobs: chex.Array
+    num_nodes: chex.Array
+
+
+@struct.dataclass
+class SimParams:
+    """Per-run semantics; every field is a traced scalar so runs can be vmapped over it.
+
+    Attributes:
+      policy: int32 heuristic code (:mod:`jaxsched.policies.heuristics`), used by
+        :func:`heuristic_choice` and for the backfill scan order in compat mode.
+      backfill: int32 backfill code (``BACKFILL_*``).
+      compat: bool, True = reference SchedGym semantics, False = the correct default mode.
+    """
+    policy: chex.Array
+    backfill: chex.Array
+    compat: chex.Array
+
+
+@struct.dataclass
+class SimState:
+    """The simulator state of one sequence.
+
+    Attributes:
+      t: int64 clock. free: int32 free nodes. next: int32 index of the next job to arrive.
+      q_job: int32 ``[Q]`` job index per queue slot, -1 = empty.
+      r_job: int32 ``[R]`` job index per running slot, -1 = empty; the running jobs form a
+        prefix sorted by estimated finish ``r_e`` (so reservations are a cumulative sum);
+        r_f / r_e: int64 actual and
+        estimated finish; r_k: int32 nodes; r_flag: bool, present at a reservation sort
+        (reference list-order emulation, spec §2.8.4); r_cnt: int32 start order.
+      cj: int32 committed job (-1 none); cslot: its queue slot; shadow: int64 reservation time;
+        nac: int32 ``next`` when the job was committed (jobs ≥ nac arrived "late", §2.8.2).
+      cnt: int32 jobs started so far. start: int64 ``[L]`` start times (-1 = not started).
+      prank: int32 ``[L]`` the policy's static rank of each job (backfill order, static keys).
+      done, overflow, stuck: bool flags. decisions, steps: int32 counters.
+    """
+    t: chex.Array
+    free: chex.Array
+    next: chex.Array
+    q_job: chex.Array
+    r_job: chex.Array
+    r_f: chex.Array
+    r_e: chex.Array
+    r_k: chex.Array
+    r_flag: chex.Array
+    r_cnt: chex.Array
+    cj: chex.Array
+    cslot: chex.Array
+    shadow: chex.Array
+    nac: chex.Array
+    cnt: chex.Array
+    start: chex.Array
+    prank: chex.Array
+    done: chex.Array
+    overflow: chex.Array
+    stuck: chex.Array
+    decisions: chex.Array
+    steps: chex.Array
+
+
+def reset(seq: Sequence, prank: chex.Array, queue_cap: int, run_cap: int) -> SimState:
+    """The initial state: idle cluster, clock at the first submit, job 0 in the queue.
+
+    Args:
+      seq: the sequence. prank: int32 ``[L]`` static policy rank (``arange(L)`` for RL).
+      queue_cap, run_cap: static capacities Q and R.
+    """
+    L = seq.submit.shape[0]
+    i32, i64 = jnp.int32, jnp.int64
+    q_job = jnp.full((queue_cap,), -1, i32).at[0].set(0)
+    return SimState(
+        t=seq.submit[0].astype(i64), free=seq.num_nodes.astype(i32), next=jnp.asarray(1, i32),
+        q_job=q_job,
+        r_job=jnp.full((run_cap,), -1, i32), r_f=jnp.zeros((run_cap,), i64),
+        r_e=jnp.zeros((run_cap,), i64), r_k=jnp.zeros((run_cap,), i32),
+        r_flag=jnp.zeros((run_cap,), bool), r_cnt=jnp.zeros((run_cap,), i32),
+        cj=jnp.asarray(-1, i32), cslot=jnp.asarray(-1, i32), shadow=jnp.asarray(0, i64),
+        nac=jnp.asarray(0, i32), cnt=jnp.asarray(0, i32),
+        start=jnp.full((L,), -1, i64), prank=prank.astype(i32),
+        done=jnp.asarray(False), overflow=jnp.asarray(False), stuck=jnp.asarray(False),
+        decisions=jnp.asarray(0, i32), steps=jnp.asarray(0, i32),
+    )
+
+
+def reservation(e, k, valid, free, need, t):
+    """Shadow time and free nodes at it for a job needing ``need`` nodes (spec §2.6).
+
+    The running slots are kept sorted by estimated finish ``e`` (valid slots first), so the
+    shadow is the ``e`` at which the free nodes plus the cumulative released nodes first reach
+    ``need`` (ties in ``e`` do not change it) — O(R).
+
+    Args:
+      e: int64 ``[R]`` estimated finish, ascending over the valid prefix; k: int32 ``[R]``
+      nodes; valid: bool ``[R]`` (a prefix); free, need: int32 scalars; t: int64 clock (the
+      shadow when nothing runs).
+    Returns:
+      ``(shadow, nodes_at_shadow)``: int64, int32.
+    """
+    kk = jnp.where(valid, k, 0)
+    cum = free + jnp.cumsum(kk)
+    ok = valid & (cum >= need)
+    first = jnp.argmax(ok)
+    last = jnp.maximum(jnp.sum(valid) - 1, 0)
+    shadow = jnp.where(ok.any(), e[first], jnp.where(valid.any(), e[last], t))
+    at = free + jnp.sum(jnp.where(valid & (e <= shadow), kk, 0))
+    return shadow, at.astype(jnp.int32)
+
+
+def heuristic_choice(seq: Sequence, params: SimParams, st: SimState,
+                     dynamic: bool = True) -> chex.Array:
+    """The queue slot a heuristic picks: smallest (key, trace index) among waiting jobs.
+
+    ``dynamic`` (static) compiles in the clock-dependent WFP3/UNICEP keys of the correct mode;
+    pass False when no run of the batch needs them (it saves two transcendental functions per
+    queue slot and micro-step).
+    """
+    qv = st.q_job >= 0
+    qj = jnp.where(qv, st.q_job, 0)
+    key = st.prank[qj].astype(jnp.float64)
+    if dynamic:
+        dyn = H.is_dynamic(params.policy, params.compat)
+        key = jnp.where(dyn, H.dynamic_key(params.policy, st.t, seq.submit[qj], seq.req[qj],
+                                           seq.procs[qj]), key)
+    key = jnp.where(qv, key, jnp.inf)
+    m = jnp.min(key)
+    cand = qv & ((key == m) | jnp.isnan(m))
+    return jnp.argmin(jnp.where(cand, qj, jnp.iinfo(jnp.int32).max)).astype(jnp.int32)
+
+
+def micro_step(seq: Sequence, params: SimParams, st: SimState, choice: chex.Array) -> SimState:
+    """One micro-step (see the module docstring). ``choice`` is the queue slot to decide on when
+    this step is a decision (ignored otherwise). A finished state is returned unchanged."""
+    L = seq.submit.shape[0]
+    Q = st.q_job.shape[0]
+    i32 = jnp.int32
+    active = ~st.done
+    bf = params.backfill
+
+    qv = st.q_job >= 0
+    qj = jnp.where(qv, st.q_job, 0)
+    qk = seq.nodes[qj]
+    qreq = seq.req[qj]
+    has_q = qv.any()
+    committed = st.cj >= 0
+    rv = st.r_job >= 0
+
+    # the job under consideration: the committed one, or the new choice
+    cur_slot = jnp.where(committed, st.cslot, choice).astype(i32)
+    cur_k = qk[cur_slot]
+    fits = cur_k <= st.free
+
+    # reservation (recomputed every step for EASY; latched at commit for the greedy variant)
+    easy = bf == BACKFILL_EASY
+    e_eff = jnp.where(easy, jnp.maximum(st.r_e, st.t), st.r_e)
+    shadow_now, nodes_at = reservation(e_eff, st.r_k, rv, st.free, cur_k, st.t)
+    shadow = jnp.where(easy, shadow_now, st.shadow)
+    extra = nodes_at - cur_k
+
+    # backfill candidate: first in scan order that is eligible and fits now
+    late = qj >= st.nac
+    bkey = jnp.where(params.compat,
+                     seq.submit[qj] * (4 * L) + late * (2 * L) + jnp.where(late, qj, st.prank[qj]),
+                     qj.astype(jnp.int64))
+    elig = jnp.where(easy, (st.t + qreq <= shadow) | (qk <= extra), st.t + qreq < shadow)
+    elig = elig & qv & (jnp.arange(Q) != cur_slot) & (qk <= st.free) & (bf != BACKFILL_NONE)
+    has_bf = elig.any()
+    bslot = jnp.argmin(jnp.where(elig, bkey, IMAX)).astype(i32)
+
+    # advance candidate: arrival vs the earliest release (ties: reference list order)
+    fmin = jnp.min(jnp.where(rv, st.r_f, BIG))
+    base = seq.submit[0]
+    tie_compat = jnp.where(st.r_flag, (st.r_e - base + 1) << 20, jnp.int64(1) << 61) | st.r_cnt
+    tie = jnp.where(params.compat, tie_compat, st.r_cnt.astype(jnp.int64))
+    rslot = jnp.argmin(jnp.where(rv & (st.r_f == fmin), tie, IMAX)).astype(i32)
+    more = st.next < seq.n_jobs
+    s_next = seq.submit[jnp.minimum(st.next, L - 1)]
+    arrive = more & (s_next <= fmin)
+
+    # what this step does
+    decide = active & ~committed & has_q
+    do_start = (decide & fits) | (active & committed & (fits | has_bf))
+    start_slot = jnp.where(committed & ~fits, bslot, cur_slot)
+    do_commit = decide & ~fits
+    do_adv = active & ~decide & ~(committed & (fits | has_bf))
+    do_arr = do_adv & arrive
+    do_rel = do_adv & ~arrive & rv.any()
+    stuck = do_adv & ~arrive & ~rv.any()
+
+    # --- start a job
+    sj = qj[start_slot]
+    sk = qk[start_slot]
+    free = st.free - jnp.where(do_start, sk, 0)
+    q_job = st.q_job.at[start_slot].set(jnp.where(do_start, -1, st.q_job[start_slot]))
+    # insert into the running list, kept sorted by estimated finish (after equal ones)
+    R = st.r_job.shape[0]
+    ri = jnp.arange(R)
+    new_e = st.t + seq.req[sj]
+    pos = jnp.sum(rv & (st.r_e <= new_e))
+    r_over = do_start & rv.all()
+
+    def put(a, v):
+        ins = jnp.where(ri < pos, a, jnp.where(ri == pos, v, jnp.roll(a, 1)))
+        return jnp.where(do_start, ins, a)
+
+    r_job = put(st.r_job, sj)
+    r_f = put(st.r_f, st.t + seq.run[sj])
+    r_e = put(st.r_e, new_e)
+    r_k = put(st.r_k, sk)
+    r_flag = put(st.r_flag, False)
+    r_cnt = put(st.r_cnt, st.cnt)
+    start = st.start.at[sj].set(jnp.where(do_start, st.t, st.start[sj]))
+    cnt = st.cnt + do_start.astype(i32)
+    cj = jnp.where(do_start & committed & fits, -1, st.cj)
+
+    # --- commit (take the reservation; the reference re-sorts its running list here)
+    cj = jnp.where(do_commit, sj, cj)
+    cslot = jnp.where(do_commit, cur_slot, st.cslot)
+    shadow_l = jnp.where(do_commit, shadow_now, st.shadow)
+    nac = jnp.where(do_commit, st.next, st.nac)
+    r_flag = jnp.where(do_commit & params.compat & (bf != BACKFILL_NONE), r_flag | rv, r_flag)
+
+    # --- advance one event
+    qs_free = jnp.argmin(q_job >= 0).astype(i32)
+    q_over = do_arr & (q_job >= 0).all()
+    q_job = q_job.at[qs_free].set(jnp.where(do_arr, st.next, q_job[qs_free]))
+    nxt = st.next + do_arr.astype(i32)
+    t = jnp.where(do_arr, jnp.maximum(st.t, s_next), jnp.where(do_rel, jnp.maximum(st.t, fmin), st.t))
+    free = free + jnp.where(do_rel, r_k[rslot], 0)
+
+    def drop(a, fill):
+        out = jnp.where(ri < rslot, a, jnp.where(ri == R - 1, fill, jnp.roll(a, -1)))
+        return jnp.where(do_rel, out, a)
+
+    r_job, r_f, r_e = drop(r_job, -1), drop(r_f, 0), drop(r_e, 0)
+    r_k, r_flag, r_cnt = drop(r_k, 0), drop(r_flag, False), drop(r_cnt, 0)
+
+    # --- episode end: after a start, nothing waits, nothing left to arrive
+    # (an overflow ends the run early: its result is discarded and re-run with more room)
+    done = (st.done | stuck | r_over | q_over
+            | (do_start & ~(q_job >= 0).any() & (nxt >= seq.n_jobs) & (cj < 0)))
+
+    return SimState(
+        t=t, free=free, next=nxt, q_job=q_job, r_job=r_job, r_f=r_f, r_e=r_e, r_k=r_k,
+        r_flag=r_flag, r_cnt=r_cnt, cj=cj, cslot=cslot, shadow=shadow_l, nac=nac, cnt=cnt,
+        start=start, prank=st.prank, done=done, overflow=st.overflow | r_over | q_over,
+        stuck=st.stuck | stuck, decisions=st.decisions + decide.astype(i32),
+        steps=st.steps + active.astype(i32),
+    )
+
+
+def at_decision(st: SimState) -> chex.Array:
+    """True when the state is a scheduling point: a job must be chosen from the queue."""
+    return ~st.done & (st.cj < 0) & (st.q_job >= 0).any()
+
+
+def run_heuristic(seq: Sequence, params: SimParams, st: SimState, dynamic: bool = True) -> SimState:
+    """Run an episode to the end under the heuristic ``params.policy`` (one ``while_loop``);
+    ``dynamic`` as in :func:`heuristic_choice`."""
+    def body(s):
+        return micro_step(seq, params, s, heuristic_choice(seq, params, s, dynamic))
+    return jax.lax.while_loop(lambda s: ~s.done, body, st)
+
+
+def advance_to_decision(seq: Sequence, params: SimParams, st: SimState) -> SimState:
+    """Run micro-steps until the next scheduling point or the end of the episode."""
+    dummy = jnp.asarray(0, jnp.int32)
+    return jax.lax.while_loop(lambda s: ~s.done & ~at_decision(s),
+                              lambda s: micro_step(seq, params, s, dummy), st)
+
+
+def schedule(seq: Sequence, params: SimParams, st: SimState, slot: chex.Array) -> SimState:
+    """Decision-level API: at a scheduling point, choose the waiting job in queue ``slot``;
+    returns the state at the next scheduling point (or the final state)."""
+    st = micro_step(seq, params, st, jnp.asarray(slot, jnp.int32))
+    return advance_to_decision(seq, params, st)

@@ -1,0 +1,201 @@
+"""Host-side driver: evaluate heuristic schedulers on many job sequences in one compiled call.
+
+Every (sequence, policy, backfill mode) combination is one element of a batch; the whole batch
+runs as one ``jit(vmap(while_loop))``. Queue and running-list capacities are static shapes:
+the batch first runs with small capacities, and only the runs that overflow (a queue longer
+than the capacity) are re-run with larger ones, so the common case stays cheap.
+
+Example::
+
+    from jaxsched.workload import read_swf, reference_starts
+    from jaxsched.sim.evaluate import evaluate
+    jobs = read_swf("traces/lublin-1.swf").jobs("rlscheduler")
+    starts = reference_starts(1, 10, 1024, 10000)          # the paper's sequences
+    res = evaluate(jobs, starts, 1024, ["fcfs", "sjf", "f1"], ["none", "rlscheduler"],
+                   compat=True)
+    res.table("bsld")          # {(policy, backfill): mean over sequences}
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Iterable, Sequence as Seq
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsched.errors import ConfigError
+from jaxsched.policies import heuristics as H
+from jaxsched.sim import engine as E
+from jaxsched.sim import metrics as M
+
+#: metric names accepted by :func:`evaluate`
+METRICS = M.METRICS
+
+
+@dataclasses.dataclass
+class EvalResult:
+    """Results of :func:`evaluate`.
+
+    Attributes:
+      rows: list of dicts ``{"start", "jobs", "policy", "backfill", "metric", "value"}`` (the
+        schema of ``shared/reference``); one per sequence × policy × backfill × metric.
+      starts: int64 ``[S]`` start indices; policies, backfills, metrics: the names evaluated.
+      start_times: int64 ``[S, P, B, L]`` the schedules (start time of every job).
+      timing: ``{"compile_s", "run_s", "decisions", "micro_steps", "runs", "capacities"}``.
+    """
+    rows: list
+    starts: np.ndarray
+    policies: list
+    backfills: list
+    metrics: list
+    start_times: np.ndarray
+    timing: dict
+
+    def table(self, metric: str) -> dict:
+        """Mean over sequences: ``{(policy, backfill): value}``."""
+        acc: dict = {}
+        for r in self.rows:
+            if r["metric"] == metric:
+                acc.setdefault((r["policy"], r["backfill"]), []).append(r["value"])
+        return {k: float(np.mean(v)) for k, v in acc.items()}
+
+    def to_json(self) -> dict:
+        return {"results": self.rows, "timing": self.timing}
+
+
+def window_arrays(jobs, starts: Seq[int], length: int) -> dict:
+    """Gather the jobs ``start … start+length-1`` of every start: dict of ``[S, length]`` arrays."""
+    starts = np.asarray(starts, dtype=np.int64)
+    n = jobs.n_jobs
+    if length < 1:
+        raise ConfigError(f"sequence length must be ≥ 1 (got {length})")
+    bad = [int(s) for s in starts if s < 0 or s + length > n]
+    if bad:
+        raise ConfigError(f"sequence start {bad[0]} with {length} jobs runs past the {n} loaded "
+                          f"jobs (valid starts: 0 … {n - length})")
+    idx = starts[:, None] + np.arange(length)[None, :]
+    nodes = np.ceil(jobs.procs / jobs.procs_per_node).astype(np.int64)
+    if (nodes > jobs.num_nodes).any():
+        j = int(np.argmax(nodes > jobs.num_nodes))
+        raise ConfigError(f"job {int(jobs.job_id[j])} needs {int(nodes[j])} nodes but the "
+                          f"machine has {jobs.num_nodes}")
+    return {
+        "submit": jobs.submit[idx], "run": jobs.run[idx], "req": jobs.req_time[idx],
+        "procs": jobs.procs[idx], "nodes": nodes[idx].astype(np.int32), "user": jobs.user[idx],
+    }
+
+
+def _run_batch(arrays: dict, pol: np.ndarray, bf: np.ndarray, compat: bool, num_nodes: int,
+               num_procs: float, Q: int, R: int, dynamic: bool, fairness: bool, timing: dict):
+    """Compile (timed separately) and run one batch; returns numpy outputs."""
+    L = arrays["submit"].shape[1]
+
+    def one(submit, run, req, procs, nodes, user, policy, backfill):
+        seq = E.Sequence(submit=submit, run=run, req=req, procs=procs, nodes=nodes,
+                         n_jobs=jnp.asarray(L, jnp.int32), num_nodes=jnp.asarray(num_nodes, jnp.int32))
+        params = E.SimParams(policy=policy, backfill=backfill, compat=jnp.asarray(compat))
+        valid = jnp.ones(L, bool)
+        prank = H.static_rank(policy, submit, req, procs, jnp.zeros(L, jnp.float64), valid)
+        st = E.run_heuristic(seq, params, E.reset(seq, prank, Q, R), dynamic=dynamic)
+        m = M.all_metrics(submit, run, procs, st.start, valid, num_procs, compat,
+                          users=user if fairness else None)
+        return st.start, m, st.overflow | st.stuck, st.stuck, st.decisions, st.steps
+
+    fn = jax.jit(jax.vmap(one))
+    args = [jnp.asarray(arrays[k]) for k in ("submit", "run", "req", "procs", "nodes", "user")]
+    args += [jnp.asarray(pol, jnp.int32), jnp.asarray(bf, jnp.int32)]
+    t0 = time.perf_counter()
+    compiled = fn.lower(*args).compile()
+    t1 = time.perf_counter()
+    out = jax.block_until_ready(compiled(*args))
+    t2 = time.perf_counter()
+    timing["compile_s"] += t1 - t0
+    timing["run_s"] += t2 - t1
+    return jax.tree_util.tree_map(np.asarray, out)
+
+
+def _bucket(n: int) -> int:
+    b = 1
+    while b < n:
+        b *= 2
+    return b
+
+
+def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backfills: Seq[str],
+             *, compat: bool = True, metrics: Seq[str] = ("bsld", "wait", "turnaround", "sld", "util"),
+             queue_cap: int = 64, run_cap: int = 64) -> EvalResult:
+    """Evaluate heuristics on sequences of a loaded trace.
+
+    Args:
+      jobs: a :class:`jaxsched.workload.swf.Jobs` (``read_swf(path).jobs(rules)``).
+      starts: 0-based start indices into ``jobs``; each sequence is ``length`` consecutive jobs
+        on an idle cluster with the clock at the first submit time.
+      policies: heuristic names (:data:`jaxsched.policies.heuristics.POLICIES`).
+      backfills: ``"none"``, ``"rlscheduler"`` and/or ``"easy"``.
+      compat: True = the reference SchedGym semantics, False = the correct default mode.
+      metrics: names from :data:`METRICS`.
+      queue_cap, run_cap: first-try capacities (grown automatically on overflow).
+    """
+    starts = np.asarray(list(starts), dtype=np.int64)
+    policies = [p.strip().lower() for p in policies]
+    pcodes = [H.policy_code(p) for p in policies]
+    policies = [H.POLICIES[c] for c in pcodes]
+    bcodes = [E.backfill_code(b) for b in backfills]
+    backfills = [E.BACKFILLS[c] for c in bcodes]
+    for m in metrics:
+        if m not in METRICS:
+            raise ConfigError(f"unknown metric {m!r}; choose from {', '.join(METRICS)}")
+    if compat and E.BACKFILL_EASY in bcodes:
+        raise ConfigError("backfill 'easy' is not part of the reference simulator; "
+                          "use it without --compat (the correct mode)")
+    arrays = window_arrays(jobs, starts, length)
+    S, P, B, L = len(starts), len(pcodes), len(bcodes), length
+    si, pi, bi = np.meshgrid(np.arange(S), np.arange(P), np.arange(B), indexing="ij")
+    si, pi, bi = si.ravel(), pi.ravel(), bi.ravel()
+    pol = np.asarray(pcodes)[pi]
+    bfc = np.asarray(bcodes)[bi]
+    n = len(si)
+    dyn_mask = (~np.asarray(compat)) & ((pol == H.WFP3) | (pol == H.UNICEP))
+    fairness = "fairness" in metrics
+    timing = {"compile_s": 0.0, "run_s": 0.0, "decisions": 0, "micro_steps": 0, "runs": n,
+              "capacities": []}
+    start_out = np.full((n, L), -1, np.int64)
+    met_out = {m: np.full(n, np.nan) for m in metrics}
+    qmax, rmax = L, min(L, int(jobs.num_nodes))
+    for dynamic in (False, True):
+        todo = np.nonzero(dyn_mask == dynamic)[0]
+        Q, R = min(queue_cap, qmax), min(run_cap, rmax)
+        while len(todo):
+            nb = _bucket(len(todo))
+            pad = np.concatenate([todo, np.repeat(todo[:1], nb - len(todo))])
+            sub = {k: v[si[pad]] for k, v in arrays.items()}
+            start, m, bad, stuck, dec, steps = _run_batch(
+                sub, pol[pad], bfc[pad], compat, int(jobs.num_nodes), float(jobs.num_procs),
+                Q, R, dynamic, fairness, timing)
+            k = len(todo)
+            if stuck[:k].any():
+                raise ConfigError("a sequence could not be scheduled (a job never fits)")
+            ok = ~bad[:k]
+            done_idx = todo[ok]
+            start_out[done_idx] = start[:k][ok]
+            for name in metrics:
+                met_out[name][done_idx] = m[name][:k][ok]
+            timing["decisions"] += int(dec[:k][ok].sum())
+            timing["micro_steps"] += int(steps[:k][ok].sum())
+            timing["capacities"].append({"queue": Q, "running": R, "runs": int(ok.sum())})
+            todo = todo[~ok]
+            if len(todo):
+                if Q >= qmax and R >= rmax:
+                    raise ConfigError("internal error: capacity overflow at maximum capacity")
+                Q, R = min(Q * 4, qmax), min(R * 4, rmax)
+    rows = []
+    for i in range(n):
+        for name in metrics:
+            rows.append({"start": int(starts[si[i]]), "jobs": L, "policy": policies[pi[i]],
+                         "backfill": backfills[bi[i]], "metric": name,
+                         "value": float(met_out[name][i])})
+    return EvalResult(rows=rows, starts=starts, policies=policies, backfills=backfills,
+                      metrics=list(metrics), start_times=start_out.reshape(S, P, B, L),
+                      timing=timing)
