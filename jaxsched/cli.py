@@ -3,6 +3,8 @@
     jaxsched trace info FILE [--first N] [--rules rlscheduler|default] [--skip-bad-lines] [--json]
     jaxsched trace generate lublin (--preset lublin-1|lublin-2 | --nodes P) [--typed|--typeless]
                                    [--jobs N] [--seed S] [--start-hour H] --out FILE
+    jaxsched evaluate TRACE [--compat rlscheduler] [--policy P,..] [--backfill B,..]
+                      [--metric M,..] [--jobs N] [--starts I,.. | --sequences K --seed S] [--json]
     jaxsched demo
 
 Errors a user can cause (:class:`~jaxsched.errors.JaxschedError`, missing files and other
@@ -158,21 +160,119 @@ def _add_trace(sub) -> None:
 
 
 # ----------------------------------------------------------------------------------------------
-# demo (placeholder until the simulator and trainer land)
+# evaluate
+# ----------------------------------------------------------------------------------------------
+def _csv(text: str) -> list[str]:
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}")
+    return items
+
+
+def _csv_ints(text: str) -> list[int]:
+    try:
+        return [int(t) for t in _csv(text)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def _cmd_evaluate(args) -> int:
+    import jaxsched.sim  # noqa: F401  (enables x64)
+    from jaxsched.sim.evaluate import evaluate, format_table
+    from jaxsched.workload import read_swf, reference_starts
+
+    trace = read_swf(args.trace, on_error="skip" if args.skip_bad_lines else "raise")
+    jobs = trace.jobs(args.rules)
+    compat = args.compat == "rlscheduler"
+    backfills = args.backfill or (["none", "rlscheduler"] if compat else ["none", "easy"])
+    if args.starts is not None:
+        starts = args.starts
+    else:
+        starts = reference_starts(args.seed, args.sequences, args.jobs, jobs.n_jobs,
+                                  batch_job_slice=args.slice)
+    res = evaluate(jobs, starts, args.jobs, args.policy, backfills, compat=compat,
+                   metrics=args.metric)
+    if args.json:
+        print(json.dumps(res.to_json()))
+    else:
+        mode = "reference SchedGym (compat)" if compat else "correct mode"
+        print(f"{args.trace}: {len(res.starts)} sequences x {args.jobs} jobs, {mode}; "
+              f"starts {', '.join(map(str, res.starts[:10]))}{' ...' if len(res.starts) > 10 else ''}")
+        print(format_table(res))
+        t = res.timing
+        print(f"\n{t['decisions']} decisions in {t['run_s']:.2f} s "
+              f"({t['decisions'] / max(t['run_s'], 1e-9):,.0f}/s); compile {t['compile_s']:.1f} s")
+    return 0
+
+
+@command("evaluate")
+def _add_evaluate(sub) -> None:
+    from jaxsched.policies.heuristics import PAPER_POLICIES, POLICIES
+
+    p = sub.add_parser(
+        "evaluate", help="evaluate schedulers on job sequences of a trace",
+        description="Schedule sequences of consecutive jobs of an SWF trace with heuristic "
+                    "policies, with and without backfilling, and report the metrics (mean over "
+                    "sequences; --json gives every sequence).")
+    p.add_argument("trace", metavar="TRACE", help="SWF file (.swf or .swf.gz)")
+    p.add_argument("--compat", choices=("rlscheduler",), default=None,
+                   help="reproduce the RLScheduler reference simulator exactly (quirks "
+                        "included); default: the correct mode")
+    p.add_argument("--policy", type=_csv, default=list(PAPER_POLICIES), metavar="P[,P...]",
+                   help=f"heuristics ({', '.join(POLICIES)}); default: {','.join(PAPER_POLICIES)}")
+    p.add_argument("--backfill", type=_csv, default=None, metavar="B[,B...]",
+                   help="none, rlscheduler, easy (default: none,rlscheduler with --compat, "
+                        "else none,easy)")
+    p.add_argument("--metric", type=_csv, default=["bsld"], metavar="M[,M...]",
+                   help="bsld, sld, wait, turnaround, util, util_ref, util_busy, max_wait, "
+                        "makespan, fairness (default bsld)")
+    p.add_argument("--jobs", type=_positive_int, default=1024, metavar="N",
+                   help="jobs per sequence (default 1024)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--starts", type=_csv_ints, default=None, metavar="I[,I...]",
+                   help="0-based start indices into the loaded job list")
+    p.add_argument("--sequences", type=_positive_int, default=10, metavar="K",
+                   help="number of sequences to draw (default 10)")
+    g.add_argument("--seed", type=_int, default=1, metavar="S",
+                   help="draw starts as the reference does (default 1: the paper's Table V "
+                        "sequences)")
+    p.add_argument("--slice", type=_int, default=0, metavar="U",
+                   help="draw starts from the first U jobs only (the reference's "
+                        "batch_job_slice; the paper used 10000 for SDSC-SP2 and HPC2N)")
+    p.add_argument("--rules", choices=("rlscheduler", "default"), default="rlscheduler",
+                   help="trace cleaning rules (default rlscheduler)")
+    p.add_argument("--skip-bad-lines", action="store_true",
+                   help="skip malformed job lines instead of failing")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=_cmd_evaluate)
+
+
+# ----------------------------------------------------------------------------------------------
+# demo: the README's main job
 # ----------------------------------------------------------------------------------------------
 def _cmd_demo(args) -> int:
     from jaxsched.workload import default_trace_path
 
     path = default_trace_path()
-    print(f"jaxsched demo: the bundled default trace {path}\n")
+    print(f"jaxsched demo on the bundled default trace {path} (Lublin-1)\n")
     print(_trace_report(path))
-    return 0
+    print("\nHeuristic schedulers on the RLScheduler paper's 10 test sequences (seed 1, 1024 jobs),")
+    print("reference semantics (--compat rlscheduler): Tables V/VI heuristic columns of the paper.\n")
+    rc = main(["evaluate", str(path), "--compat", "rlscheduler", "--metric", "bsld,util",
+               "--sequences", str(args.sequences)])
+    if rc:
+        return rc
+    print("\nThe same sequences in the correct mode, with true EASY backfilling:\n")
+    return main(["evaluate", str(path), "--metric", "bsld,util", "--backfill", "none,easy",
+                 "--sequences", str(args.sequences)])
 
 
 @command("demo")
 def _add_demo(sub) -> None:
     p = sub.add_parser("demo", help="a short demonstration on the bundled Lublin-1 trace",
                        description="Show what jaxsched does on the bundled default trace.")
+    p.add_argument("--sequences", type=_positive_int, default=10, metavar="K",
+                   help="number of test sequences (default 10, the paper's)")
     p.set_defaults(handler=_cmd_demo)
 
 
@@ -211,6 +311,24 @@ def _silence_stdout() -> None:
         pass
 
 
+def _enable_compile_cache() -> None:
+    """Keep XLA's compiled programs in ``$JAXSCHED_CACHE`` (default ``~/.cache/jaxsched/xla``) so
+    a repeated command skips compilation. ``JAXSCHED_CACHE=off`` disables it."""
+    import os
+
+    where = os.environ.get("JAXSCHED_CACHE", os.path.join(os.path.expanduser("~"), ".cache",
+                                                          "jaxsched", "xla"))
+    if where.lower() in ("off", "0", "none", ""):
+        return
+    try:
+        import jax
+
+        jax.config.update("jax_compilation_cache_dir", where)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
+    except Exception:  # an old JAX without the option: just compile every time
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 user error)."""
     parser = build_parser()
@@ -220,6 +338,8 @@ def main(argv: list[str] | None = None) -> int:
         return _error(f"{e.message} (usage: {e.usage.removeprefix('usage: ')})")
     except SystemExit as e:  # --help / --version
         return e.code if isinstance(e.code, int) else 0
+    if args.command in ("evaluate", "demo"):
+        _enable_compile_cache()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SWFWarning)
         try:

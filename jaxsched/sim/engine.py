@@ -85,28 +85,38 @@ class SimState:
 
     Attributes:
       t: int64 clock. free: int32 free nodes. next: int32 index of the next job to arrive.
-      q_job: int32 ``[Q]`` job index per queue slot, -1 = empty.
-      r_job: int32 ``[R]`` job index per running slot, -1 = empty; the running jobs form a
-        prefix sorted by estimated finish ``r_e`` (so reservations are a cumulative sum);
-        r_f / r_e: int64 actual and
-        estimated finish; r_k: int32 nodes; r_flag: bool, present at a reservation sort
-        (reference list-order emulation, spec §2.8.4); r_cnt: int32 start order.
+      q_job: int32 ``[Q]`` job index per queue slot, -1 = empty; q_k (int32 nodes), q_req
+        (int64 requested time), q_s (int64 submit), q_rank (int32 policy rank): copies of the
+        waiting job's attributes, so a step reads contiguous slots instead of gathering.
+        n_q: int32 number of waiting jobs.
+      r_job: int32 ``[R]`` job index per running slot; the ``n_r`` running jobs form a prefix
+        sorted by estimated finish ``r_e`` (so reservations are a cumulative sum);
+        r_f / r_e: int64 actual and estimated finish; r_k: int32 nodes; r_flag: bool, present
+        at a reservation sort (reference list-order emulation, spec §2.8.4); r_cnt: int32 start
+        order.
       cj: int32 committed job (-1 none); cslot: its queue slot; shadow: int64 reservation time;
         nac: int32 ``next`` when the job was committed (jobs ≥ nac arrived "late", §2.8.2).
       cnt: int32 jobs started so far. start: int64 ``[L]`` start times (-1 = not started).
-      prank: int32 ``[L]`` the policy's static rank of each job (backfill order, static keys).
-      done, overflow, stuck: bool flags. decisions, steps: int32 counters.
+      prank: int32 ``[L]`` the policy's static rank of each job (decision and backfill order).
+      done, stuck: bool flags; overflow: int32, bit 0 = queue full, bit 1 = running list full.
+      decisions, steps: int32 counters.
     """
     t: chex.Array
     free: chex.Array
     next: chex.Array
     q_job: chex.Array
+    q_k: chex.Array
+    q_req: chex.Array
+    q_s: chex.Array
+    q_rank: chex.Array
+    n_q: chex.Array
     r_job: chex.Array
     r_f: chex.Array
     r_e: chex.Array
     r_k: chex.Array
     r_flag: chex.Array
     r_cnt: chex.Array
+    n_r: chex.Array
     cj: chex.Array
     cslot: chex.Array
     shadow: chex.Array
@@ -130,17 +140,21 @@ def reset(seq: Sequence, prank: chex.Array, queue_cap: int, run_cap: int) -> Sim
     """
     L = seq.submit.shape[0]
     i32, i64 = jnp.int32, jnp.int64
-    q_job = jnp.full((queue_cap,), -1, i32).at[0].set(0)
+    prank = prank.astype(i32)
+    zq = lambda dt: jnp.zeros((queue_cap,), dt)
+    zr = lambda dt: jnp.zeros((run_cap,), dt)
     return SimState(
         t=seq.submit[0].astype(i64), free=seq.num_nodes.astype(i32), next=jnp.asarray(1, i32),
-        q_job=q_job,
-        r_job=jnp.full((run_cap,), -1, i32), r_f=jnp.zeros((run_cap,), i64),
-        r_e=jnp.zeros((run_cap,), i64), r_k=jnp.zeros((run_cap,), i32),
-        r_flag=jnp.zeros((run_cap,), bool), r_cnt=jnp.zeros((run_cap,), i32),
+        q_job=jnp.full((queue_cap,), -1, i32).at[0].set(0),
+        q_k=zq(i32).at[0].set(seq.nodes[0]), q_req=zq(i64).at[0].set(seq.req[0]),
+        q_s=zq(i64).at[0].set(seq.submit[0]), q_rank=zq(i32).at[0].set(prank[0]),
+        n_q=jnp.asarray(1, i32),
+        r_job=jnp.full((run_cap,), -1, i32), r_f=zr(i64), r_e=zr(i64), r_k=zr(i32),
+        r_flag=zr(bool), r_cnt=zr(i32), n_r=jnp.asarray(0, i32),
         cj=jnp.asarray(-1, i32), cslot=jnp.asarray(-1, i32), shadow=jnp.asarray(0, i64),
         nac=jnp.asarray(0, i32), cnt=jnp.asarray(0, i32),
-        start=jnp.full((L,), -1, i64), prank=prank.astype(i32),
-        done=jnp.asarray(False), overflow=jnp.asarray(False), stuck=jnp.asarray(False),
+        start=jnp.full((L,), -1, i64), prank=prank,
+        done=jnp.asarray(False), overflow=jnp.asarray(0, i32), stuck=jnp.asarray(False),
         decisions=jnp.asarray(0, i32), steps=jnp.asarray(0, i32),
     )
 
@@ -178,16 +192,17 @@ def heuristic_choice(seq: Sequence, params: SimParams, st: SimState,
     queue slot and micro-step).
     """
     qv = st.q_job >= 0
+    slot = jnp.argmin(jnp.where(qv, st.q_rank, jnp.iinfo(jnp.int32).max)).astype(jnp.int32)
+    if not dynamic:
+        return slot
+    dyn = H.is_dynamic(params.policy, params.compat)
     qj = jnp.where(qv, st.q_job, 0)
-    key = st.prank[qj].astype(jnp.float64)
-    if dynamic:
-        dyn = H.is_dynamic(params.policy, params.compat)
-        key = jnp.where(dyn, H.dynamic_key(params.policy, st.t, seq.submit[qj], seq.req[qj],
-                                           seq.procs[qj]), key)
+    key = H.dynamic_key(params.policy, st.t, st.q_s, st.q_req, seq.procs[qj])
     key = jnp.where(qv, key, jnp.inf)
     m = jnp.min(key)
     cand = qv & ((key == m) | jnp.isnan(m))
-    return jnp.argmin(jnp.where(cand, qj, jnp.iinfo(jnp.int32).max)).astype(jnp.int32)
+    dslot = jnp.argmin(jnp.where(cand, qj, jnp.iinfo(jnp.int32).max)).astype(jnp.int32)
+    return jnp.where(dyn, dslot, slot)
 
 
 def micro_step(seq: Sequence, params: SimParams, st: SimState, choice: chex.Array) -> SimState:
@@ -195,21 +210,21 @@ def micro_step(seq: Sequence, params: SimParams, st: SimState, choice: chex.Arra
     this step is a decision (ignored otherwise). A finished state is returned unchanged."""
     L = seq.submit.shape[0]
     Q = st.q_job.shape[0]
+    R = st.r_job.shape[0]
     i32 = jnp.int32
     active = ~st.done
     bf = params.backfill
+    qi = jnp.arange(Q, dtype=i32)
+    ri = jnp.arange(R, dtype=i32)
 
     qv = st.q_job >= 0
-    qj = jnp.where(qv, st.q_job, 0)
-    qk = seq.nodes[qj]
-    qreq = seq.req[qj]
-    has_q = qv.any()
+    has_q = st.n_q > 0
     committed = st.cj >= 0
-    rv = st.r_job >= 0
+    rv = ri < st.n_r
 
     # the job under consideration: the committed one, or the new choice
     cur_slot = jnp.where(committed, st.cslot, choice).astype(i32)
-    cur_k = qk[cur_slot]
+    cur_k = st.q_k[cur_slot]
     fits = cur_k <= st.free
 
     # reservation (recomputed every step for EASY; latched at commit for the greedy variant)
@@ -220,14 +235,15 @@ def micro_step(seq: Sequence, params: SimParams, st: SimState, choice: chex.Arra
     extra = nodes_at - cur_k
 
     # backfill candidate: first in scan order that is eligible and fits now
-    late = qj >= st.nac
+    late = st.q_job >= st.nac
     bkey = jnp.where(params.compat,
-                     seq.submit[qj] * (4 * L) + late * (2 * L) + jnp.where(late, qj, st.prank[qj]),
-                     qj.astype(jnp.int64))
-    elig = jnp.where(easy, (st.t + qreq <= shadow) | (qk <= extra), st.t + qreq < shadow)
-    elig = elig & qv & (jnp.arange(Q) != cur_slot) & (qk <= st.free) & (bf != BACKFILL_NONE)
-    has_bf = elig.any()
+                     st.q_s * (4 * L) + late * (2 * L) + jnp.where(late, st.q_job, st.q_rank),
+                     st.q_job.astype(jnp.int64))
+    elig = jnp.where(easy, (st.t + st.q_req <= shadow) | (st.q_k <= extra),
+                     st.t + st.q_req < shadow)
+    elig = elig & qv & (qi != cur_slot) & (st.q_k <= st.free) & (bf != BACKFILL_NONE)
     bslot = jnp.argmin(jnp.where(elig, bkey, IMAX)).astype(i32)
+    has_bf = elig[bslot]
 
     # advance candidate: arrival vs the earliest release (ties: reference list order)
     fmin = jnp.min(jnp.where(rv, st.r_f, BIG))
@@ -236,7 +252,8 @@ def micro_step(seq: Sequence, params: SimParams, st: SimState, choice: chex.Arra
     tie = jnp.where(params.compat, tie_compat, st.r_cnt.astype(jnp.int64))
     rslot = jnp.argmin(jnp.where(rv & (st.r_f == fmin), tie, IMAX)).astype(i32)
     more = st.next < seq.n_jobs
-    s_next = seq.submit[jnp.minimum(st.next, L - 1)]
+    nj = jnp.minimum(st.next, L - 1)
+    s_next = seq.submit[nj]
     arrive = more & (s_next <= fmin)
 
     # what this step does
@@ -246,20 +263,16 @@ def micro_step(seq: Sequence, params: SimParams, st: SimState, choice: chex.Arra
     do_commit = decide & ~fits
     do_adv = active & ~decide & ~(committed & (fits | has_bf))
     do_arr = do_adv & arrive
-    do_rel = do_adv & ~arrive & rv.any()
-    stuck = do_adv & ~arrive & ~rv.any()
+    do_rel = do_adv & ~arrive & (st.n_r > 0)
+    stuck = do_adv & ~arrive & (st.n_r == 0)
 
-    # --- start a job
-    sj = qj[start_slot]
-    sk = qk[start_slot]
+    # --- start a job: leave the queue, enter the running list (sorted by estimated finish)
+    sj = jnp.maximum(st.q_job[start_slot], 0)
+    sk = st.q_k[start_slot]
     free = st.free - jnp.where(do_start, sk, 0)
-    q_job = st.q_job.at[start_slot].set(jnp.where(do_start, -1, st.q_job[start_slot]))
-    # insert into the running list, kept sorted by estimated finish (after equal ones)
-    R = st.r_job.shape[0]
-    ri = jnp.arange(R)
-    new_e = st.t + seq.req[sj]
+    new_e = st.t + st.q_req[start_slot]
     pos = jnp.sum(rv & (st.r_e <= new_e))
-    r_over = do_start & rv.all()
+    r_over = do_start & (st.n_r >= R)
 
     def put(a, v):
         ins = jnp.where(ri < pos, a, jnp.where(ri == pos, v, jnp.roll(a, 1)))
@@ -282,10 +295,21 @@ def micro_step(seq: Sequence, params: SimParams, st: SimState, choice: chex.Arra
     nac = jnp.where(do_commit, st.next, st.nac)
     r_flag = jnp.where(do_commit & params.compat & (bf != BACKFILL_NONE), r_flag | rv, r_flag)
 
-    # --- advance one event
-    qs_free = jnp.argmin(q_job >= 0).astype(i32)
-    q_over = do_arr & (q_job >= 0).all()
-    q_job = q_job.at[qs_free].set(jnp.where(do_arr, st.next, q_job[qs_free]))
+    # --- advance one event: an arrival fills the start slot's hole or the first free slot
+    fslot = jnp.where(do_start, start_slot, jnp.argmin(qv)).astype(i32)
+    q_over = do_arr & (st.n_q >= Q)
+    put_q = do_arr | do_start
+    new_job = jnp.where(do_arr, st.next, -1)
+
+    def setq(a, v):
+        return a.at[fslot].set(jnp.where(put_q, v, a[fslot]))
+
+    q_job = setq(st.q_job, new_job)
+    q_k = setq(st.q_k, seq.nodes[nj])
+    q_req = setq(st.q_req, seq.req[nj])
+    q_s = setq(st.q_s, s_next)
+    q_rank = setq(st.q_rank, st.prank[nj])
+    n_q = st.n_q + do_arr.astype(i32) - do_start.astype(i32)
     nxt = st.next + do_arr.astype(i32)
     t = jnp.where(do_arr, jnp.maximum(st.t, s_next), jnp.where(do_rel, jnp.maximum(st.t, fmin), st.t))
     free = free + jnp.where(do_rel, r_k[rslot], 0)
@@ -296,24 +320,26 @@ def micro_step(seq: Sequence, params: SimParams, st: SimState, choice: chex.Arra
 
     r_job, r_f, r_e = drop(r_job, -1), drop(r_f, 0), drop(r_e, 0)
     r_k, r_flag, r_cnt = drop(r_k, 0), drop(r_flag, False), drop(r_cnt, 0)
+    n_r = st.n_r + do_start.astype(i32) - do_rel.astype(i32)
 
     # --- episode end: after a start, nothing waits, nothing left to arrive
     # (an overflow ends the run early: its result is discarded and re-run with more room)
     done = (st.done | stuck | r_over | q_over
-            | (do_start & ~(q_job >= 0).any() & (nxt >= seq.n_jobs) & (cj < 0)))
+            | (do_start & (n_q == 0) & (nxt >= seq.n_jobs) & (cj < 0)))
 
     return SimState(
-        t=t, free=free, next=nxt, q_job=q_job, r_job=r_job, r_f=r_f, r_e=r_e, r_k=r_k,
-        r_flag=r_flag, r_cnt=r_cnt, cj=cj, cslot=cslot, shadow=shadow_l, nac=nac, cnt=cnt,
-        start=start, prank=st.prank, done=done, overflow=st.overflow | r_over | q_over,
-        stuck=st.stuck | stuck, decisions=st.decisions + decide.astype(i32),
-        steps=st.steps + active.astype(i32),
+        t=t, free=free, next=nxt, q_job=q_job, q_k=q_k, q_req=q_req, q_s=q_s, q_rank=q_rank,
+        n_q=n_q, r_job=r_job, r_f=r_f, r_e=r_e, r_k=r_k, r_flag=r_flag, r_cnt=r_cnt, n_r=n_r,
+        cj=cj, cslot=cslot, shadow=shadow_l, nac=nac, cnt=cnt, start=start, prank=st.prank,
+        done=done, overflow=st.overflow | q_over.astype(i32) | (2 * r_over.astype(i32)),
+        stuck=st.stuck | stuck,
+        decisions=st.decisions + decide.astype(i32), steps=st.steps + active.astype(i32),
     )
 
 
 def at_decision(st: SimState) -> chex.Array:
     """True when the state is a scheduling point: a job must be chosen from the queue."""
-    return ~st.done & (st.cj < 0) & (st.q_job >= 0).any()
+    return ~st.done & (st.cj < 0) & (st.n_q > 0)
 
 
 def run_heuristic(seq: Sequence, params: SimParams, st: SimState, dynamic: bool = True) -> SimState:

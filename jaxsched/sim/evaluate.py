@@ -101,9 +101,17 @@ def _run_batch(arrays: dict, pol: np.ndarray, bf: np.ndarray, compat: bool, num_
         st = E.run_heuristic(seq, params, E.reset(seq, prank, Q, R), dynamic=dynamic)
         m = M.all_metrics(submit, run, procs, st.start, valid, num_procs, compat,
                           users=user if fairness else None)
-        return st.start, m, st.overflow | st.stuck, st.stuck, st.decisions, st.steps
+        return st.start, m, st.overflow, st.stuck, st.decisions, st.steps
 
-    fn = jax.jit(jax.vmap(one))
+    fn = jax.vmap(one)
+    n_dev = jax.local_device_count()
+    if n_dev > 1 and len(pol) % n_dev == 0:
+        # one independent while_loop per device (CPU: one per core with
+        # XLA_FLAGS=--xla_force_host_platform_device_count=N, see use_all_cpu_cores())
+        mesh = jax.sharding.Mesh(np.array(jax.local_devices()), ("b",))
+        spec = jax.sharding.PartitionSpec("b")
+        fn = jax.shard_map(fn, mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False)
+    fn = jax.jit(fn)
     args = [jnp.asarray(arrays[k]) for k in ("submit", "run", "req", "procs", "nodes", "user")]
     args += [jnp.asarray(pol, jnp.int32), jnp.asarray(bf, jnp.int32)]
     t0 = time.perf_counter()
@@ -117,10 +125,26 @@ def _run_batch(arrays: dict, pol: np.ndarray, bf: np.ndarray, compat: bool, num_
 
 
 def _bucket(n: int) -> int:
-    b = 1
+    """Batch size for ``n`` runs: a power of two (few distinct compiled shapes), at least the
+    number of devices."""
+    b = max(1, jax.local_device_count())
     while b < n:
         b *= 2
     return b
+
+
+def use_all_cpu_cores() -> None:
+    """Expose every CPU core as a JAX device (call before JAX initialises its backend, i.e. before
+    the first computation). :func:`evaluate` then runs one share of the batch per core. Does
+    nothing if ``XLA_FLAGS`` already sets a device count or a GPU/TPU is the default backend."""
+    import os
+
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "xla_force_host_platform_device_count" in flags:
+        return
+    n = os.cpu_count() or 1
+    if n > 1:
+        os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={n}".strip()
 
 
 def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backfills: Seq[str],
@@ -177,7 +201,7 @@ def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backf
             k = len(todo)
             if stuck[:k].any():
                 raise ConfigError("a sequence could not be scheduled (a job never fits)")
-            ok = ~bad[:k]
+            ok = bad[:k] == 0
             done_idx = todo[ok]
             start_out[done_idx] = start[:k][ok]
             for name in metrics:
@@ -187,9 +211,11 @@ def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backf
             timing["capacities"].append({"queue": Q, "running": R, "runs": int(ok.sum())})
             todo = todo[~ok]
             if len(todo):
-                if Q >= qmax and R >= rmax:
+                if (Q >= qmax and R >= rmax) or not (bad[:k] & 3).any():
                     raise ConfigError("internal error: capacity overflow at maximum capacity")
-                Q, R = min(Q * 4, qmax), min(R * 4, rmax)
+                flags = np.bitwise_or.reduce(bad[:k])
+                Q = min(Q * 4, qmax) if flags & 1 else Q
+                R = min(R * 4, rmax) if flags & 2 else R
     rows = []
     for i in range(n):
         for name in metrics:
@@ -199,3 +225,22 @@ def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backf
     return EvalResult(rows=rows, starts=starts, policies=policies, backfills=backfills,
                       metrics=list(metrics), start_times=start_out.reshape(S, P, B, L),
                       timing=timing)
+
+
+def format_table(res: EvalResult) -> str:
+    """A readable table: one row per policy, one column per metric × backfill mode (mean over
+    the sequences)."""
+    cols = [(m, b) for m in res.metrics for b in res.backfills]
+    tables = {m: res.table(m) for m in res.metrics}
+    head = ["policy"] + [f"{m} ({'no bf' if b == 'none' else b})" for m, b in cols]
+    body = []
+    for p in res.policies:
+        row = [p]
+        for m, b in cols:
+            v = tables[m][(p, b)]
+            row.append(f"{v:.4f}" if abs(v) < 10 else f"{v:,.2f}")
+        body.append(row)
+    widths = [max(len(r[i]) for r in [head] + body) for i in range(len(head))]
+    fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+    lines = [fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in body]
+    return "\n".join(lines)
