@@ -1,4 +1,4 @@
-"""The `jaxsched trace ...` and `jaxsched demo` command line, called in-process."""
+"""The `jaxsched trace ...`, `jaxsched evaluate` and `jaxsched demo` command line, called in-process."""
 from __future__ import annotations
 
 import gzip
@@ -125,7 +125,7 @@ def test_help_exits_0(capsys):
 
 
 def test_subcommand_registry_has_room_for_more():
-    assert list(cli.COMMANDS)[:2] == ["trace", "demo"]
+    assert list(cli.COMMANDS)[:3] == ["trace", "evaluate", "demo"]
 
     @cli.command("zz-test")
     def _add(sub):
@@ -190,11 +190,15 @@ def test_generate_lublin_real_module(capsys, tmp_path):
     assert t.n_jobs == 50 and t.max_nodes == 256
 
 
-def test_demo_prints_trace_info_of_default_trace(capsys):
-    rc, out, err = run(capsys, "demo")
+def test_demo_prints_trace_info_and_heuristic_tables(capsys):
+    rc, out, err = run(capsys, "demo", "--sequences", "1")
     assert rc == 0, err
     assert "lublin-1.swf" in out and "jobs:         10,000" in out
     assert "rules rlscheduler: 10,000 jobs loaded" in out
+    # the reference-mode table and the correct-mode table, one row per paper heuristic
+    assert "bsld (rlscheduler)" in out and "bsld (easy)" in out
+    for p in ("fcfs", "wfp3", "unicep", "sjf", "f1"):
+        assert sum(line.startswith(p + " ") for line in out.splitlines()) == 2
 
 
 def test_demo_missing_default_trace(capsys, monkeypatch, tmp_path):

@@ -18,6 +18,8 @@ the default mode depend on the clock and are evaluated at every decision
 """
 from __future__ import annotations
 
+from jaxsched.errors import ConfigError
+
 import jax
 import jax.numpy as jnp
 
@@ -41,7 +43,7 @@ def policy_code(name: str) -> int:
     key = name.strip().lower()
     key = ALIASES.get(key, key)
     if key not in POLICY_CODE:
-        raise ValueError(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}")
+        raise ConfigError(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}")
     return POLICY_CODE[key]
 
 

@@ -21,6 +21,8 @@ and ``R`` are static; if a run needs more the ``overflow`` flag is set and the h
 """
 from __future__ import annotations
 
+from jaxsched.errors import ConfigError
+
 import jax
 import jax.numpy as jnp
 import chex
@@ -40,7 +42,7 @@ def backfill_code(name: str) -> int:
     """``"none"|"rlscheduler"|"easy"`` (also ``"greedy"`` for rlscheduler) → int code."""
     key = {"greedy": "rlscheduler", "off": "none", "no": "none"}.get(name.strip().lower(), name.strip().lower())
     if key not in BACKFILLS:
-        raise ValueError(f"unknown backfill mode {name!r}; choose from {', '.join(BACKFILLS)}")
+        raise ConfigError(f"unknown backfill mode {name!r}; choose from {', '.join(BACKFILLS)}")
     return BACKFILLS.index(key)
 
 

@@ -1,0 +1,94 @@
+"""`jaxsched evaluate`, called in-process: output schema, agreement with the oracle, errors."""
+import json
+
+import numpy as np
+import pytest
+
+from jaxsched.cli import main
+from jaxsched.sim import oracle
+from jaxsched.workload import read_swf
+
+TRACE = "traces/lublin-1.swf"
+
+
+def run(capsys, *argv):
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def one_error_line(err):
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("jaxsched: error: "), err
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def jobs():
+    return read_swf(TRACE).jobs("rlscheduler")
+
+
+def test_json_rows_match_the_oracle(capsys, jobs):
+    rc, out, err = run(capsys, "evaluate", TRACE, "--compat", "rlscheduler", "--policy", "sjf,f1",
+                       "--backfill", "none,rlscheduler", "--metric", "bsld,util", "--jobs", "96",
+                       "--starts", "100,4000", "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert set(doc) == {"results", "timing"}
+    assert {"compile_s", "run_s", "decisions"} <= set(doc["timing"])
+    rows = doc["results"]
+    assert len(rows) == 2 * 2 * 2 * 2
+    for r in rows:
+        assert set(r) == {"start", "jobs", "policy", "backfill", "metric", "value"}
+        s = r["start"]
+        sl = slice(s, s + 96)
+        starts = oracle.simulate(jobs.submit[sl], jobs.run[sl], jobs.req_time[sl], jobs.procs[sl],
+                                 num_nodes=jobs.num_nodes, procs_per_node=jobs.procs_per_node,
+                                 policy=r["policy"], backfill=r["backfill"], compat=True)
+        m = oracle.metrics(jobs.submit[sl], jobs.run[sl], jobs.procs[sl], starts,
+                           num_procs=jobs.num_procs, compat=True)
+        want = m["util_ref"] if r["metric"] == "util" else m[r["metric"]]
+        assert r["value"] == pytest.approx(want, rel=1e-12)
+        assert r["jobs"] == 96
+
+
+def test_table_output(capsys):
+    rc, out, err = run(capsys, "evaluate", TRACE, "--policy", "fcfs,sjf", "--backfill", "none,easy",
+                       "--metric", "wait", "--jobs", "64", "--starts", "10")
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert any(l.startswith("policy") and "wait (no bf)" in l and "wait (easy)" in l for l in lines)
+    assert sum(l.startswith(("fcfs ", "sjf ")) for l in lines) == 2
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--policy", "fifo"], "unknown policy 'fifo'"),
+    (["--backfill", "conservative"], "unknown backfill mode 'conservative'"),
+    (["--metric", "speed"], "unknown metric 'speed'"),
+    (["--starts", "9990"], "sequence start 9990 with 1024 jobs runs past the 10000 loaded jobs"),
+    (["--compat", "rlscheduler", "--backfill", "easy"], "backfill 'easy' is not part of the reference"),
+    (["--jobs", "0"], "expected a positive integer"),
+    (["--starts", "1,x"], "expected comma-separated integers"),
+])
+def test_bad_flags_are_one_line_errors(capsys, argv, needle):
+    rc, out, err = run(capsys, "evaluate", TRACE, *argv)
+    assert rc == 2 and out == ""
+    assert needle in one_error_line(err)
+
+
+def test_missing_trace_is_one_line_error(capsys, tmp_path):
+    rc, _, err = run(capsys, "evaluate", str(tmp_path / "nope.swf"))
+    assert rc == 2
+    assert "nope.swf" in one_error_line(err)
+
+
+def test_job_larger_than_machine_is_reported(capsys, tmp_path):
+    bad = tmp_path / "big.swf"
+    bad.write_text("; MaxNodes: 4\n; MaxProcs: 4\n"
+                   "1 0 -1 10 2 -1 -1 2 10 -1 1 1 1 -1 -1 -1 -1 -1\n"
+                   "2 5 -1 10 9 -1 -1 9 10 -1 1 1 1 -1 -1 -1 -1 -1\n")
+    rc, _, err = run(capsys, "evaluate", str(bad), "--jobs", "2", "--starts", "0")
+    assert rc == 2
+    line = one_error_line(err)
+    assert "big.swf:4" in line and "9" in line
