@@ -88,7 +88,8 @@ def window_arrays(jobs, starts: Seq[int], length: int) -> dict:
 
 
 def _run_batch(arrays: dict, pol: np.ndarray, bf: np.ndarray, compat: bool, num_nodes: int,
-               num_procs: float, Q: int, R: int, dynamic: bool, fairness: bool, timing: dict):
+               num_procs: float, Q: int, R: int, dynamic: bool, fast: bool, fairness: bool,
+               timing: dict):
     """Compile (timed separately) and run one batch; returns numpy outputs."""
     L = arrays["submit"].shape[1]
 
@@ -98,7 +99,10 @@ def _run_batch(arrays: dict, pol: np.ndarray, bf: np.ndarray, compat: bool, num_
         params = E.SimParams(policy=policy, backfill=backfill, compat=jnp.asarray(compat))
         valid = jnp.ones(L, bool)
         prank = H.static_rank(policy, submit, req, procs, jnp.zeros(L, jnp.float64), valid)
-        st = E.run_heuristic(seq, params, E.reset(seq, prank, Q, R), dynamic=dynamic)
+        if fast:
+            st = E.run_static_nobf(seq, prank, R)
+        else:
+            st = E.run_heuristic(seq, params, E.reset(seq, prank, Q, R), dynamic=dynamic)
         m = M.all_metrics(submit, run, procs, st.start, valid, num_procs, compat,
                           users=user if fairness else None)
         return st.start, m, st.overflow, st.stuck, st.decisions, st.steps
@@ -188,8 +192,13 @@ def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backf
     start_out = np.full((n, L), -1, np.int64)
     met_out = {m: np.full(n, np.nan) for m in metrics}
     qmax, rmax = L, min(L, int(jobs.num_nodes))
-    for dynamic in (False, True):
-        todo = np.nonzero(dyn_mask == dynamic)[0]
+    # three compiled variants: static keys without backfilling (bitmask fast path), static keys
+    # with backfilling, clock-dependent keys (WFP3/UNICEP in the correct mode)
+    fast_mask = ~dyn_mask & (bfc == E.BACKFILL_NONE)
+    groups = [(False, True, fast_mask), (False, False, ~dyn_mask & ~fast_mask),
+              (True, False, dyn_mask)]
+    for dynamic, fast, mask in groups:
+        todo = np.nonzero(mask)[0]
         Q, R = min(queue_cap, qmax), min(run_cap, rmax)
         while len(todo):
             nb = _bucket(len(todo))
@@ -197,7 +206,7 @@ def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backf
             sub = {k: v[si[pad]] for k, v in arrays.items()}
             start, m, bad, stuck, dec, steps = _run_batch(
                 sub, pol[pad], bfc[pad], compat, int(jobs.num_nodes), float(jobs.num_procs),
-                Q, R, dynamic, fairness, timing)
+                Q, R, dynamic, fast, fairness, timing)
             k = len(todo)
             if stuck[:k].any():
                 raise ConfigError("a sequence could not be scheduled (a job never fits)")
