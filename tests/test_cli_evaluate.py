@@ -92,3 +92,20 @@ def test_job_larger_than_machine_is_reported(capsys, tmp_path):
     assert rc == 2
     line = one_error_line(err)
     assert "big.swf:4" in line and "9" in line
+
+
+def test_job_without_processors_is_reported(capsys, tmp_path):
+    """The reference's parse rules keep a job with no processor count (spec §10.3); the
+    simulator refuses it with file, line and field instead of corrupting the node count."""
+    bad = tmp_path / "zero.swf"
+    bad.write_text("; MaxNodes: 4\n; MaxProcs: 4\n"
+                   "1 0 -1 10 2 -1 -1 2 10 -1 1 1 1 -1 -1 -1 -1 -1\n"
+                   "2 5 -1 10 0 -1 -1 0 10 -1 1 1 1 -1 -1 -1 -1 -1\n")
+    rc, _, err = run(capsys, "evaluate", str(bad), "--compat", "rlscheduler", "--jobs", "2",
+                     "--starts", "0")
+    assert rc == 2
+    line = one_error_line(err)
+    assert "zero.swf:4" in line and "processors" in line, line
+    # the default rules drop the job (counted) and the sequence runs
+    rc, out, err = run(capsys, "evaluate", str(bad), "--jobs", "1", "--starts", "0")
+    assert rc == 0, err

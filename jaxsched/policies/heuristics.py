@@ -12,11 +12,22 @@ Keys are computed in float64 from
   decision time.
 
 Static keys (all keys in ``compat=True`` mode, and all but WFP3/UNICEP in the default mode) are
-turned into per-sequence integer ranks once per episode (:func:`static_rank`); WFP3/UNICEP in
-the default mode depend on the clock and are evaluated at every decision
-(:func:`dynamic_key`).
+turned into per-sequence integer ranks once per episode; WFP3/UNICEP in the default mode depend
+on the clock and are evaluated at every decision (:func:`dynamic_key`).
+
+Exactness: the reference's keys use libm's ``log10``/``log2``/``pow``; XLA's own versions can
+differ by one ulp, which reorders mathematically equal keys (F1's ``log10(3)*9`` and
+``log10(27)*3`` are bit-identical in libm and tie, broken by the index). So the exact ranks are
+computed on the host (:func:`host_keys`, :func:`host_rank`, libm through :mod:`math` on the
+distinct values only), and the clock-dependent UNICEP key gets its ``log2(n + 1e-15)`` from the
+host too (:func:`host_log2n`). :func:`static_rank` (device, inside ``jit``) is kept for callers
+that only need an order up to such ties.
 """
 from __future__ import annotations
+
+import math
+
+import numpy as np
 
 from jaxsched.errors import ConfigError
 
@@ -91,18 +102,22 @@ def is_dynamic(code, compat):
     return jnp.logical_and(jnp.logical_not(compat), (code == WFP3) | (code == UNICEP))
 
 
-def dynamic_key(code, t, s, q, n):
+def dynamic_key(code, t, s, q, n, log2n=None):
     """WFP3 / UNICEP with the real waiting time ``w = t - s`` (paper definitions, float64).
 
-    WFP3 = -(w/q)^3 * n and UNICEP = -(w + 1e-15) / (log2(n + 1e-15) * q); any other code
-    returns WFP3 (callers select with :func:`is_dynamic`).
+    WFP3 = -(x*x*x) * n with x = w/q (two roundings, the same in the oracle) and
+    UNICEP = -(w + 1e-15) / (log2(n + 1e-15) * q); any other code returns WFP3 (callers select
+    with :func:`is_dynamic`). ``log2n``: float64 ``[...]`` ``log2(n + 1e-15)`` from the host
+    (:func:`host_log2n`, libm-exact); computed on the device if None.
     """
     w = (t - s).astype(jnp.float64)
     qf = q.astype(jnp.float64)
     nf = n.astype(jnp.float64)
     x = w / qf
     wfp3 = -(x * x * x) * nf
-    unicep = -(w + 1e-15) / (jnp.log2(nf + 1e-15) * qf)
+    if log2n is None:
+        log2n = jnp.log2(nf + 1e-15)
+    unicep = -(w + 1e-15) / (log2n * qf)
     return jnp.where(code == UNICEP, unicep, wfp3)
 
 
@@ -125,3 +140,107 @@ def static_rank(code, s, q, n, rand_u, valid):
 def random_uniforms(key, length):
     """float64 ``[length]`` uniforms for the ``random`` policy."""
     return jax.random.uniform(key, (length,), dtype=jnp.float64)
+
+
+# ----------------------------------------------------------------------------------------------
+# Host-side exact keys (libm, like the reference)
+# ----------------------------------------------------------------------------------------------
+def _unique_map(fn, x: np.ndarray) -> np.ndarray:
+    """Apply the scalar libm function ``fn`` to a float64 array through its distinct values."""
+    u, inv = np.unique(x, return_inverse=True)
+    return np.asarray([fn(float(v)) for v in u], np.float64)[inv].reshape(x.shape)
+
+
+def _libm_log10(x: float) -> float:
+    if x > 0:
+        return math.log10(x)
+    return -math.inf if x == 0 else math.nan
+
+
+def _libm_log2(x: float) -> float:
+    if x > 0:
+        return math.log2(x)
+    return -math.inf if x == 0 else math.nan
+
+
+def _libm_sqrt(x: float) -> float:
+    return math.sqrt(x) if x >= 0 else math.nan
+
+
+def _libm_cube(x: float) -> float:
+    try:
+        return math.pow(x, 3)
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def host_keys(code, s, q, n, rand_u=None) -> tuple:
+    """Exact priority keys (numpy, float64) as the reference computes them.
+
+    Args:
+      code: policy code or name; s, q, n: int ``[...]`` submit time, requested time, processors;
+      rand_u: float64 ``[...]`` uniforms for ``random`` (zeros if None).
+    Returns:
+      a tuple of float64 arrays, most significant first (SJF and SQF have the submit time as a
+      second key); ties after them go to the lower trace index. WFP3/UNICEP are the reference's
+      static keys (waiting time ``-1 - s``, spec §10.2).
+    """
+    code = policy_code(code) if isinstance(code, str) else int(code)
+    name = POLICIES[code]
+    sf = np.asarray(s, np.float64)
+    qf = np.asarray(q, np.float64)
+    nf = np.asarray(n, np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if name == "fcfs":
+            return (sf,)
+        if name == "sjf":
+            return (qf, sf)
+        if name == "smallest":
+            return (nf, sf)
+        if name == "f1":
+            return (_unique_map(_libm_log10, np.where(qf > 0, qf, 0.1)) * nf
+                    + 870.0 * _unique_map(_libm_log10, np.where(sf > 0, sf, 0.1)),)
+        if name == "f2":
+            return (_unique_map(_libm_sqrt, qf) * nf + 25600.0 * _unique_map(_libm_log10, sf),)
+        if name == "f3":
+            return (qf * nf + 6860000.0 * _unique_map(_libm_log10, sf),)
+        if name == "f4":
+            return (qf * _unique_map(_libm_sqrt, nf) + 530000.0 * _unique_map(_libm_log10, sf),)
+        if name == "wfp3":
+            return (-_unique_map(_libm_cube, (-1.0 - sf) / qf) * nf,)
+        if name == "unicep":
+            return (-((-1.0 - sf) + 1e-15) / (_unique_map(_libm_log2, nf + 1e-15) * qf),)
+        if name == "saf":
+            return (qf * nf,)
+        if name == "srf":
+            return (np.where(nf > 0, qf / nf, np.inf),)
+        if name == "ljf":
+            return (-qf,)
+        if name == "lcfs":
+            return (-sf,)
+        if name == "random":
+            return (np.zeros_like(sf) if rand_u is None else np.asarray(rand_u, np.float64),)
+    raise ConfigError(f"unknown policy code {code}")
+
+
+def host_rank(code, s, q, n, rand_u=None) -> np.ndarray:
+    """Rank of every job in ascending ``(keys…, index)`` order along the last axis.
+
+    Args: as :func:`host_keys`, arrays ``[..., L]`` (one sequence per row).
+    Returns: int32 ``[..., L]``, 0 = scheduled first. NaN keys rank last.
+    """
+    keys = host_keys(code, s, q, n, rand_u)
+    shape = keys[0].shape
+    L = shape[-1]
+    rows = int(np.prod(shape[:-1], dtype=np.int64))
+    row = np.repeat(np.arange(rows), L)
+    idx = np.tile(np.arange(L), rows)
+    order = np.lexsort((idx,) + tuple(k.reshape(-1) for k in reversed(keys)) + (row,))
+    rank = np.empty(rows * L, np.int32)
+    rank[order] = np.tile(np.arange(L, dtype=np.int32), rows)
+    return rank.reshape(shape)
+
+
+def host_log2n(n) -> np.ndarray:
+    """float64 ``log2(n + 1e-15)`` with libm (the UNICEP denominator's transcendental part)."""
+    return _unique_map(_libm_log2, np.asarray(n, np.float64) + 1e-15)

@@ -56,6 +56,9 @@ class Sequence:
       nodes: int32 whole nodes a job occupies, ``ceil(procs / procs_per_node)``.
       n_jobs: int32 scalar, number of valid jobs (the rest is padding).
       num_nodes: int32 scalar, nodes of the machine.
+      log2n: optional float64 ``[L]`` ``log2(procs + 1e-15)`` computed on the host with libm
+        (:func:`jaxsched.policies.heuristics.host_log2n`); only the correct-mode UNICEP key
+        reads it, and without it the device's log2 may break exact ties differently.
     """
     submit: chex.Array
     run: chex.Array
@@ -64,6 +67,7 @@ class Sequence:
     nodes: chex.Array
     n_jobs: chex.Array
     num_nodes: chex.Array
+    log2n: chex.Array = None
 
 
 @struct.dataclass
@@ -199,7 +203,8 @@ def heuristic_choice(seq: Sequence, params: SimParams, st: SimState,
         return slot
     dyn = H.is_dynamic(params.policy, params.compat)
     qj = jnp.where(qv, st.q_job, 0)
-    key = H.dynamic_key(params.policy, st.t, st.q_s, st.q_req, seq.procs[qj])
+    key = H.dynamic_key(params.policy, st.t, st.q_s, st.q_req, seq.procs[qj],
+                        None if seq.log2n is None else seq.log2n[qj])
     key = jnp.where(qv, key, jnp.inf)
     m = jnp.min(key)
     cand = qv & ((key == m) | jnp.isnan(m))

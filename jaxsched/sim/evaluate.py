@@ -77,28 +77,53 @@ def window_arrays(jobs, starts: Seq[int], length: int) -> dict:
                           f"jobs (valid starts: 0 … {n - length})")
     idx = starts[:, None] + np.arange(length)[None, :]
     nodes = np.ceil(jobs.procs / jobs.procs_per_node).astype(np.int64)
-    if (nodes > jobs.num_nodes).any():
-        j = int(np.argmax(nodes > jobs.num_nodes))
-        raise ConfigError(f"job {int(jobs.job_id[j])} needs {int(nodes[j])} nodes but the "
-                          f"machine has {jobs.num_nodes}")
+    used = np.zeros(n, bool)
+    used[idx.ravel()] = True
+    _check_jobs(jobs, nodes, used)
     return {
         "submit": jobs.submit[idx], "run": jobs.run[idx], "req": jobs.req_time[idx],
         "procs": jobs.procs[idx], "nodes": nodes[idx].astype(np.int32), "user": jobs.user[idx],
+        "log2n": H.host_log2n(jobs.procs[idx]),
     }
 
 
-def _run_batch(arrays: dict, pol: np.ndarray, bf: np.ndarray, compat: bool, num_nodes: int,
-               num_procs: float, Q: int, R: int, dynamic: bool, fast: bool, fairness: bool,
-               timing: dict):
-    """Compile (timed separately) and run one batch; returns numpy outputs."""
-    L = arrays["submit"].shape[1]
+def _where(jobs, j: int) -> str:
+    """``file:line: job N`` (as much of it as is known) for error messages."""
+    line = getattr(jobs, "line", None)
+    path = getattr(jobs, "path", None)
+    at = ""
+    if path:
+        at = f"{path}:{int(line[j])}: " if line is not None and line[j] > 0 else f"{path}: "
+    return f"{at}job {int(jobs.job_id[j])}"
 
-    def one(submit, run, req, procs, nodes, user, policy, backfill):
+
+def _check_jobs(jobs, nodes: np.ndarray, used: np.ndarray) -> None:
+    """Reject jobs the simulator cannot schedule (spec §10.3), among those ``used``."""
+    bad = used & (jobs.procs <= 0)
+    if bad.any():
+        j = int(np.argmax(bad))
+        raise ConfigError(f"{_where(jobs, j)}: processors: {int(jobs.procs[j])} requested; a job "
+                          f"needs at least one processor (the default parse rules drop such jobs)")
+    bad = used & (nodes > jobs.num_nodes)
+    if bad.any():
+        j = int(np.argmax(bad))
+        raise ConfigError(f"{_where(jobs, j)}: processors: needs {int(nodes[j])} nodes but the "
+                          f"machine has {jobs.num_nodes}")
+
+
+_COMPILED: dict = {}
+
+
+def _batch_fn(Q: int, R: int, dynamic: bool, fast: bool, fairness: bool):
+    """The jitted batch function of one static configuration (built once per process)."""
+
+    def one(submit, run, req, procs, nodes, user, log2n, prank, policy, backfill, compat,
+            num_nodes, num_procs):
+        L = submit.shape[0]
         seq = E.Sequence(submit=submit, run=run, req=req, procs=procs, nodes=nodes,
-                         n_jobs=jnp.asarray(L, jnp.int32), num_nodes=jnp.asarray(num_nodes, jnp.int32))
-        params = E.SimParams(policy=policy, backfill=backfill, compat=jnp.asarray(compat))
+                         n_jobs=jnp.asarray(L, jnp.int32), num_nodes=num_nodes, log2n=log2n)
+        params = E.SimParams(policy=policy, backfill=backfill, compat=compat)
         valid = jnp.ones(L, bool)
-        prank = H.static_rank(policy, submit, req, procs, jnp.zeros(L, jnp.float64), valid)
         if fast:
             st = E.run_static_nobf(seq, prank, R)
         else:
@@ -107,19 +132,36 @@ def _run_batch(arrays: dict, pol: np.ndarray, bf: np.ndarray, compat: bool, num_
                           users=user if fairness else None)
         return st.start, m, st.overflow, st.stuck, st.decisions, st.steps
 
-    fn = jax.vmap(one)
+    fn = jax.vmap(one, in_axes=(0,) * 10 + (None,) * 3)
     n_dev = jax.local_device_count()
-    if n_dev > 1 and len(pol) % n_dev == 0:
+    if n_dev > 1:
         # one independent while_loop per device (CPU: one per core with
         # XLA_FLAGS=--xla_force_host_platform_device_count=N, see use_all_cpu_cores())
         mesh = jax.sharding.Mesh(np.array(jax.local_devices()), ("b",))
         spec = jax.sharding.PartitionSpec("b")
-        fn = jax.shard_map(fn, mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False)
-    fn = jax.jit(fn)
-    args = [jnp.asarray(arrays[k]) for k in ("submit", "run", "req", "procs", "nodes", "user")]
-    args += [jnp.asarray(pol, jnp.int32), jnp.asarray(bf, jnp.int32)]
+        rep = jax.sharding.PartitionSpec()
+        fn = jax.shard_map(fn, mesh=mesh, in_specs=(spec,) * 10 + (rep,) * 3,
+                           out_specs=spec, check_vma=False)
+    return jax.jit(fn)
+
+
+def _run_batch(arrays: dict, prank: np.ndarray, pol: np.ndarray, bf: np.ndarray, compat: bool,
+               num_nodes: int, num_procs: float, Q: int, R: int, dynamic: bool, fast: bool,
+               fairness: bool, timing: dict):
+    """Run one batch (compiling it first if this configuration and these shapes are new, timed
+    separately); returns numpy outputs."""
+    args = [jnp.asarray(arrays[k]) for k in ("submit", "run", "req", "procs", "nodes", "user",
+                                             "log2n")]
+    args += [jnp.asarray(prank, jnp.int32), jnp.asarray(pol, jnp.int32),
+             jnp.asarray(bf, jnp.int32), jnp.asarray(compat),
+             jnp.asarray(num_nodes, jnp.int32), jnp.asarray(num_procs, jnp.float64)]
+    key = (Q, R, dynamic, fast, fairness, jax.local_device_count(),
+           tuple((a.shape, str(a.dtype)) for a in args))
     t0 = time.perf_counter()
-    compiled = fn.lower(*args).compile()
+    compiled = _COMPILED.get(key)
+    if compiled is None:
+        compiled = _batch_fn(Q, R, dynamic, fast, fairness).lower(*args).compile()
+        _COMPILED[key] = compiled
     t1 = time.perf_counter()
     out = jax.block_until_ready(compiled(*args))
     t2 = time.perf_counter()
@@ -153,7 +195,7 @@ def use_all_cpu_cores() -> None:
 
 def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backfills: Seq[str],
              *, compat: bool = True, metrics: Seq[str] = ("bsld", "wait", "turnaround", "sld", "util"),
-             queue_cap: int = 64, run_cap: int = 64) -> EvalResult:
+             queue_cap: int = 64, run_cap: int = 64, seed: int = 0) -> EvalResult:
     """Evaluate heuristics on sequences of a loaded trace.
 
     Args:
@@ -165,6 +207,7 @@ def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backf
       compat: True = the reference SchedGym semantics, False = the correct default mode.
       metrics: names from :data:`METRICS`.
       queue_cap, run_cap: first-try capacities (grown automatically on overflow).
+      seed: seeds the ``random`` policy's per-job uniforms (one draw per sequence and run).
     """
     starts = np.asarray(list(starts), dtype=np.int64)
     policies = [p.strip().lower() for p in policies]
@@ -185,6 +228,13 @@ def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backf
     pol = np.asarray(pcodes)[pi]
     bfc = np.asarray(bcodes)[bi]
     n = len(si)
+    prank = np.zeros((n, L), np.int32)
+    rng = np.random.default_rng(seed)
+    for p_i, code in enumerate(pcodes):
+        rows = np.nonzero(pi == p_i)[0]
+        sub = {k: arrays[k][si[rows]] for k in ("submit", "req", "procs")}
+        rand_u = rng.random((len(rows), L)) if code == H.RANDOM else None
+        prank[rows] = H.host_rank(code, sub["submit"], sub["req"], sub["procs"], rand_u)
     dyn_mask = (~np.asarray(compat)) & ((pol == H.WFP3) | (pol == H.UNICEP))
     fairness = "fairness" in metrics
     timing = {"compile_s": 0.0, "run_s": 0.0, "decisions": 0, "micro_steps": 0, "runs": n,
@@ -205,7 +255,7 @@ def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backf
             pad = np.concatenate([todo, np.repeat(todo[:1], nb - len(todo))])
             sub = {k: v[si[pad]] for k, v in arrays.items()}
             start, m, bad, stuck, dec, steps = _run_batch(
-                sub, pol[pad], bfc[pad], compat, int(jobs.num_nodes), float(jobs.num_procs),
+                sub, prank[pad], pol[pad], bfc[pad], compat, int(jobs.num_nodes), float(jobs.num_procs),
                 Q, R, dynamic, fast, fairness, timing)
             k = len(todo)
             if stuck[:k].any():

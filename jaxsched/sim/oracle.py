@@ -137,7 +137,10 @@ def priority_keys(policy: str, submit, req_time, procs) -> list:
 
 
 def _wfp3_dynamic(w: int, q: int, n: int) -> float:
-    return -math.pow(float(w) / q, 3) * n
+    # correct mode (our definition, no reference): the cube as two float64 products, which the
+    # JAX engine computes bit-identically (libm's pow may differ from it by one ulp)
+    x = float(w) / q
+    return -(x * x * x) * n
 
 
 def _unicep_dynamic(w: int, q: int, n: int) -> float:
