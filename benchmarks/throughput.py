@@ -1,0 +1,394 @@
+"""Throughput of the batched JAX engine against the plain-Python oracle, with a correctness check.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/throughput.py [--batch-multiplier 1,10] [--gpu-scale]
+        [--json FILE] [--trace PATH] [--seed 1] [--sequences 10] [--length 1024]
+        [--policies fcfs,wfp3,unicep,sjf,f1] [--backfills none,rlscheduler]
+
+Workload (defaults): the 10 paper sequences of 1024 jobs of Lublin-1 (``traces/lublin-1.swf``,
+start indices ``reference_starts(1, 10, 1024, 10000)``, i.e. Tables V/VI), the five paper
+heuristics, without and with the reference's backfilling, ``compat=True`` (SchedGym semantics):
+5 × 2 × 10 = 100 simulation runs.
+
+(a) JAX: ONE ``jaxsched.sim.evaluate.evaluate`` call over all 100 runs, done ``--jax-runs`` (2)
+    times. Throughput = the LAST call's ``timing["run_s"]``; compile time = the FIRST call's
+    ``timing["compile_s"]`` (the driver compiles inside every call, so both calls compile).
+    ``--batch-multiplier K[,K...]`` replicates the sequence list K times (K × 100 runs in one
+    call) to show how the throughput scales with the batch size; ``--gpu-scale`` = ``1,10,100``.
+(b) Oracle: ``jaxsched.sim.oracle.simulate_detailed`` in a loop over the same 100 runs, each run
+    timed on its own (best of ``--oracle-repeat``).
+
+Decisions: a decision is one committed heuristic pick (jobs started by a backfill pass are not
+decisions); without backfilling every job is one decision. Per-cell counts come from the
+oracle's ``SimResult.decisions``; the JAX side only reports a batch total
+(``timing["decisions"]``), which is checked against the oracle's total. The JAX engine's time is
+not split per cell (one batched call), so JAX decisions/s is the batch aggregate
+(total decisions / run_s) and the per-cell ratio is that aggregate over the oracle's decisions/s
+in the cell; the geometric mean is taken over the cells. The aggregate ratio (oracle total
+seconds / JAX run_s) is printed too.
+
+Reference figures: the issue's timings of the original reference simulator (RLScheduler's
+SchedGym) on this 2-core machine, no backfilling, ms per 1024-job Lublin-1 sequence. They are
+converted to decisions/s with the decisions counted in that cell (1024 per sequence without
+backfilling), and compared with the JAX aggregate decisions/s.
+
+Correctness: the start time of every job of every run (and every replica) must be identical in
+JAX and in the oracle; the script prints OK or the number of differing runs (exit status 1).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import jax  # noqa: E402
+
+from jaxsched.sim import oracle  # noqa: E402
+from jaxsched.sim.evaluate import evaluate  # noqa: E402
+from jaxsched.workload import read_swf, reference_starts  # noqa: E402
+
+DEFAULT_TRACE = REPO / "traces" / "lublin-1.swf"
+PAPER_POLICIES = ("fcfs", "wfp3", "unicep", "sjf", "f1")
+BACKFILLS = ("none", "rlscheduler")
+#: the issue's figures for the original reference simulator on this 2-core machine:
+#: no backfilling, milliseconds per 1024-job Lublin-1 sequence
+REFERENCE_MS_NO_BACKFILL = {"sjf": 11.0, "fcfs": 16.0, "f1": 44.0, "unicep": 90.0, "wfp3": 200.0}
+REFERENCE_LENGTH = 1024
+
+
+def geomean(xs) -> float:
+    xs = [float(x) for x in xs]
+    if not xs or any(not x > 0 for x in xs):
+        return float("nan")
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def code_version() -> str:
+    """``git describe`` of the checkout, ``+dirty`` if jaxsched/ has uncommitted changes."""
+    import subprocess
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, text=True,
+                              capture_output=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "jaxsched"], cwd=REPO,
+                               text=True, capture_output=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (head or "unknown") + ("+dirty" if dirty else "")
+
+
+def machine_info() -> dict:
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover (non-Linux)
+        usable = os.cpu_count()
+    return {"jax_devices": [str(d) for d in jax.devices()], "jax_backend": jax.default_backend(),
+            "jax_version": jax.__version__, "cpu_count": os.cpu_count(), "cpus_usable": usable,
+            "cpu_model": cpu_model(), "python": platform.python_version(),
+            "loadavg_start": list(os.getloadavg()), "jaxsched_commit": code_version()}
+
+
+def load(trace: Path, seed: int, n_seq: int, length: int):
+    jobs = read_swf(trace).jobs("rlscheduler")
+    starts = reference_starts(seed, n_seq, length, min(10000, jobs.n_jobs))
+    return jobs, [int(a) for a in starts]
+
+
+# ----------------------------------------------------------------------------------------------
+# JAX side
+# ----------------------------------------------------------------------------------------------
+def run_jax(jobs, starts, length, policies, backfills, multiplier: int, runs: int) -> dict:
+    """``runs`` identical ``evaluate`` calls on the start list replicated ``multiplier`` times."""
+    rep = list(starts) * multiplier
+    calls = []
+    res = None
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        res = evaluate(jobs, rep, length, policies, backfills, compat=True, metrics=("bsld",))
+        wall = time.perf_counter() - t0
+        calls.append({"compile_s": res.timing["compile_s"], "run_s": res.timing["run_s"],
+                      "wall_s": wall})
+    tm = res.timing
+    run_s = tm["run_s"]
+    return {
+        "multiplier": multiplier, "runs": tm["runs"], "sequences": len(rep),
+        "compile_s_first_call": calls[0]["compile_s"], "run_s": run_s, "calls": calls,
+        "decisions": tm["decisions"], "micro_steps": tm["micro_steps"],
+        "capacities": tm["capacities"],
+        "decisions_per_s": tm["decisions"] / run_s if run_s > 0 else float("nan"),
+        "ms_per_sequence_run": 1e3 * run_s / tm["runs"],
+        "start_times": res.start_times,   # [S*K, P, B, L]; dropped from the JSON
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# Oracle side
+# ----------------------------------------------------------------------------------------------
+def run_oracle(jobs, starts, length, policies, backfills, repeat: int = 1) -> dict:
+    """Every (sequence, policy, backfill) run in plain Python, timed one by one."""
+    N, ppn = int(jobs.num_nodes), float(jobs.procs_per_node)
+    cols = (jobs.submit, jobs.run, jobs.req_time, jobs.procs)
+    windows = [tuple(c[a:a + length].tolist() for c in cols) for a in starts]
+    S, P, B = len(starts), len(policies), len(backfills)
+    start_times = np.full((S, P, B, length), -1, np.int64)
+    cells = {}
+    for pi, pol in enumerate(policies):
+        for bi, bf in enumerate(backfills):
+            secs, decs, bfd = [], [], []
+            for si, w in enumerate(windows):
+                best = float("inf")
+                for _ in range(max(1, repeat)):
+                    t0 = time.perf_counter()
+                    r = oracle.simulate_detailed(*w, num_nodes=N, procs_per_node=ppn,
+                                                 policy=pol, backfill=bf, compat=True)
+                    best = min(best, time.perf_counter() - t0)
+                secs.append(best)
+                decs.append(r.decisions)
+                bfd.append(sum(r.backfilled))
+                start_times[si, pi, bi] = r.starts
+            tot = sum(secs)
+            cells[(pol, bf)] = {
+                "policy": pol, "backfill": bf, "seconds": tot,
+                "ms_per_sequence": 1e3 * tot / S, "decisions": sum(decs),
+                "decisions_per_sequence": sum(decs) / S, "backfilled": sum(bfd),
+                "decisions_per_s": sum(decs) / tot if tot > 0 else float("nan"),
+            }
+    return {"cells": cells, "start_times": start_times}
+
+
+def count_mismatches(jax_st: np.ndarray, oracle_st: np.ndarray) -> tuple[int, int]:
+    """(runs whose schedule differs, runs compared); JAX rows may be K replicas of the oracle's."""
+    S = oracle_st.shape[0]
+    K = jax_st.shape[0] // S
+    ref = np.tile(oracle_st, (K, 1, 1, 1))
+    if jax_st.shape != ref.shape:
+        raise ValueError(f"shape mismatch: JAX {jax_st.shape} vs oracle {ref.shape}")
+    bad = (jax_st != ref).any(axis=-1)
+    return int(bad.sum()), int(bad.size)
+
+
+# ----------------------------------------------------------------------------------------------
+# Driver
+# ----------------------------------------------------------------------------------------------
+def _multipliers(args) -> list[int]:
+    ks = [1]
+    spec = "1,10,100" if args.gpu_scale else (args.batch_multiplier or "1")
+    for tok in str(spec).split(","):
+        if tok.strip():
+            k = int(tok)
+            if k < 1:
+                raise SystemExit("--batch-multiplier values must be >= 1")
+            if k not in ks:
+                ks.append(k)
+    return ks
+
+
+def benchmark(trace=DEFAULT_TRACE, seed=1, n_seq=10, length=1024, policies=PAPER_POLICIES,
+              backfills=BACKFILLS, multipliers=(1,), jax_runs=2, oracle_repeat=1,
+              out=print) -> dict:
+    """Run both sides, print the report through ``out`` and return every number."""
+    policies = [p.strip().lower() for p in policies]
+    backfills = [b.strip().lower() for b in backfills]
+    info = machine_info()
+    jobs, starts = load(Path(trace), seed, n_seq, length)
+    n_runs = len(starts) * len(policies) * len(backfills)
+    out(f"jaxsched throughput: {Path(trace).name}, {len(starts)} sequences x {length} jobs "
+        f"(reference_starts seed {seed}: {starts}), policies {', '.join(policies)}, "
+        f"backfill {', '.join(backfills)}, compat=True -> {n_runs} runs")
+    out(f"device: jax.devices() = {info['jax_devices']} (backend {info['jax_backend']}, "
+        f"jax {info['jax_version']}); CPUs: os.cpu_count() = {info['cpu_count']}, usable "
+        f"{info['cpus_usable']} ({info['cpu_model']}); Python {info['python']}; load average "
+        f"at start {info['loadavg_start'][0]:.2f} (above the CPU count: other processes "
+        f"compete and skew the timings); jaxsched at {info['jaxsched_commit']}")
+
+    # ---- JAX
+    jx = {}
+    for k in multipliers:
+        jx[k] = run_jax(jobs, starts, length, policies, backfills, k, jax_runs)
+    base = jx[multipliers[0]]
+
+    # ---- oracle
+    t0 = time.perf_counter()
+    orc = run_oracle(jobs, starts, length, policies, backfills, oracle_repeat)
+    oracle_wall = time.perf_counter() - t0
+    cells = orc["cells"]
+    o_dec = sum(c["decisions"] for c in cells.values())
+    o_sec = sum(c["seconds"] for c in cells.values())
+    o_dps = o_dec / o_sec
+
+    # ---- correctness
+    correctness = {}
+    for k, r in jx.items():
+        bad, total = count_mismatches(r["start_times"], orc["start_times"])
+        correctness[k] = {"mismatched_runs": bad, "runs": total,
+                          "decisions_agree": r["decisions"] == k * o_dec}
+    mismatches = sum(c["mismatched_runs"] for c in correctness.values())
+
+    # ---- per-cell table
+    j_dps = base["decisions_per_s"]
+    out("")
+    out(f"JAX: one batched evaluate() call over the {base['runs']} runs, called {jax_runs}x; "
+        f"compile time (1st call, all capacity buckets) {base['compile_s_first_call']:.2f} s; "
+        f"run time (call {jax_runs}) {base['run_s']:.3f} s = "
+        f"{base['ms_per_sequence_run']:.2f} ms per run (batch aggregate); "
+        f"{base['decisions']} decisions, {base['micro_steps']} micro-steps; capacity passes "
+        + ", ".join(f"Q{c['queue']}/R{c['running']}:{c['runs']}" for c in base["capacities"]))
+    out(f"oracle: plain-Python loop over the same {n_runs} runs, {o_sec:.2f} s "
+        f"(best of {oracle_repeat} per run), {o_dec} decisions")
+    out("decisions = committed heuristic picks (jobs started by backfilling excluded), counted "
+        "per cell by the oracle; JAX decisions/s = batch total / run_s (not split per cell);")
+    out("ratio = JAX decisions/s / oracle decisions/s (> 1: JAX faster).")
+    out("")
+    hdr = (f"{'policy':8s} {'backfill':12s} {'oracle ms/seq':>14s} {'decisions/seq':>14s} "
+           f"{'oracle dec/s':>13s} {'JAX dec/s':>12s} {'ratio':>8s}")
+    out(hdr)
+    out("-" * len(hdr))
+    rows = []
+    for pol in policies:
+        for bf in backfills:
+            c = cells[(pol, bf)]
+            ratio = j_dps / c["decisions_per_s"]
+            rows.append({**c, "jax_decisions_per_s": j_dps, "ratio": ratio})
+            out(f"{pol:8s} {bf:12s} {c['ms_per_sequence']:14.1f} "
+                f"{c['decisions_per_sequence']:14.1f} {c['decisions_per_s']:13.0f} "
+                f"{j_dps:12.0f} {ratio:8.2f}")
+    gm = geomean(r["ratio"] for r in rows)
+    out("-" * len(hdr))
+    out(f"geometric mean of the {len(rows)} per-cell ratios (JAX / oracle): {gm:.3f}")
+    out(f"aggregate: oracle {o_dps:.0f} decisions/s ({o_sec:.2f} s) vs JAX {j_dps:.0f} "
+        f"decisions/s ({base['run_s']:.3f} s): ratio {j_dps / o_dps:.3f}")
+
+    # ---- against the issue's reference figures
+    ref_rows = []
+    out("")
+    if length == REFERENCE_LENGTH and "none" in backfills:
+        out("vs the original reference simulator (issue's figures, this 2-core machine, no "
+            "backfilling, ms per 1024-job Lublin-1 sequence; decisions/s = our decisions per "
+            "sequence in the cell / those ms):")
+        h2 = (f"{'policy':8s} {'ref ms/seq':>10s} {'ref dec/s':>10s} {'JAX dec/s':>12s} "
+              f"{'JAX/ref':>8s} {'oracle/ref':>10s}")
+        out(h2)
+        out("-" * len(h2))
+        for pol in policies:
+            if pol not in REFERENCE_MS_NO_BACKFILL:
+                continue
+            c = cells[(pol, "none")]
+            ms = REFERENCE_MS_NO_BACKFILL[pol]
+            ref_dps = c["decisions_per_sequence"] / (ms / 1e3)
+            ref_rows.append({"policy": pol, "reference_ms_per_sequence": ms,
+                             "reference_decisions_per_s": ref_dps, "jax_decisions_per_s": j_dps,
+                             "ratio_jax": j_dps / ref_dps,
+                             "ratio_oracle": c["decisions_per_s"] / ref_dps})
+            out(f"{pol:8s} {ms:10.0f} {ref_dps:10.0f} {j_dps:12.0f} {j_dps / ref_dps:8.3f} "
+                f"{c['decisions_per_s'] / ref_dps:10.3f}")
+        out("-" * len(h2))
+        out(f"geometric mean over the {len(ref_rows)} cells: JAX/reference "
+            f"{geomean(r['ratio_jax'] for r in ref_rows):.3f}, oracle/reference "
+            f"{geomean(r['ratio_oracle'] for r in ref_rows):.3f}")
+        if Path(trace).resolve() != DEFAULT_TRACE.resolve():
+            out("(note: the reference figures are for Lublin-1; this run used another trace)")
+    else:
+        out("vs reference figures: n/a (they are for 1024-job sequences without backfilling)")
+
+    # ---- batch scaling
+    if len(multipliers) > 1:
+        out("")
+        out("batch scaling (the sequence list replicated K times, one evaluate() call; "
+            "run_s of the last of the calls):")
+        h3 = (f"{'K':>5s} {'runs':>7s} {'compile s':>10s} {'run s':>9s} {'ms/run':>8s} "
+              f"{'JAX dec/s':>12s} {'vs oracle':>10s} {'schedules':>12s}")
+        out(h3)
+        out("-" * len(h3))
+        for k in multipliers:
+            r = jx[k]
+            cc = correctness[k]
+            out(f"{k:5d} {r['runs']:7d} {r['compile_s_first_call']:10.2f} {r['run_s']:9.3f} "
+                f"{r['ms_per_sequence_run']:8.3f} {r['decisions_per_s']:12.0f} "
+                f"{r['decisions_per_s'] / o_dps:10.3f} "
+                f"{'OK' if cc['mismatched_runs'] == 0 else str(cc['mismatched_runs']) + ' BAD':>12s}")
+
+    # ---- correctness summary
+    out("")
+    for k in multipliers:
+        cc = correctness[k]
+        tag = "OK" if cc["mismatched_runs"] == 0 else f"MISMATCH in {cc['mismatched_runs']} runs"
+        out(f"schedules JAX vs oracle (K={k}): {tag} ({cc['runs'] - cc['mismatched_runs']}/"
+            f"{cc['runs']} runs identical, every job's start time); decision totals "
+            f"{'agree' if cc['decisions_agree'] else 'DIFFER'} "
+            f"(JAX {jx[k]['decisions']}, oracle {k * o_dec})")
+    info["loadavg_end"] = list(os.getloadavg())
+    out(f"JAX compile time: {base['compile_s_first_call']:.2f} s (first call); "
+        f"oracle wall time {oracle_wall:.1f} s; load average at end "
+        f"{info['loadavg_end'][0]:.2f}")
+
+    result = {
+        "config": {"trace": str(trace), "seed": seed, "sequences": len(starts),
+                   "starts": starts, "length": length, "policies": policies,
+                   "backfills": backfills, "compat": True, "multipliers": list(multipliers),
+                   "jax_runs": jax_runs, "oracle_repeat": oracle_repeat},
+        "machine": info,
+        "jax": {str(k): {kk: vv for kk, vv in r.items() if kk != "start_times"}
+                for k, r in jx.items()},
+        "jax_compile_s": base["compile_s_first_call"],
+        "jax_decisions_per_s": j_dps,
+        "oracle": {"seconds": o_sec, "decisions": o_dec, "decisions_per_s": o_dps,
+                   "wall_s": oracle_wall},
+        "cells": rows,
+        "geomean_ratio_vs_oracle": gm,
+        "aggregate_ratio_vs_oracle": j_dps / o_dps,
+        "reference": {"figures_ms_per_sequence": REFERENCE_MS_NO_BACKFILL, "cells": ref_rows,
+                      "geomean_ratio_jax": geomean(r["ratio_jax"] for r in ref_rows),
+                      "geomean_ratio_oracle": geomean(r["ratio_oracle"] for r in ref_rows)},
+        "correctness": {str(k): v for k, v in correctness.items()},
+        "mismatches": mismatches,
+    }
+    return result
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
+    ap.add_argument("--seed", type=int, default=1, help="reference_starts seed (1 = Tables V/VI)")
+    ap.add_argument("--sequences", type=int, default=10)
+    ap.add_argument("--length", type=int, default=1024)
+    ap.add_argument("--policies", default=",".join(PAPER_POLICIES))
+    ap.add_argument("--backfills", default=",".join(BACKFILLS))
+    ap.add_argument("--batch-multiplier", "--repeat", dest="batch_multiplier", default=None,
+                    help="comma list of K: replicate the sequence list K times (1 is always run)")
+    ap.add_argument("--gpu-scale", action="store_true", help="K = 1,10,100")
+    ap.add_argument("--jax-runs", type=int, default=2,
+                    help="evaluate() calls per K; the last one is timed (default 2)")
+    ap.add_argument("--oracle-repeat", type=int, default=1, help="best of N per oracle run")
+    ap.add_argument("--json", type=Path, default=None, help="write all numbers to FILE")
+    args = ap.parse_args(argv)
+    res = benchmark(trace=args.trace, seed=args.seed, n_seq=args.sequences, length=args.length,
+                    policies=args.policies.split(","), backfills=args.backfills.split(","),
+                    multipliers=_multipliers(args), jax_runs=max(1, args.jax_runs),
+                    oracle_repeat=args.oracle_repeat)
+    if args.json:
+        args.json.write_text(json.dumps(res, indent=1, default=float) + "\n")
+        print(f"wrote {args.json}")
+    return 0 if res["mismatches"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
