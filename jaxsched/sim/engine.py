@@ -30,6 +30,19 @@ from flax import struct
 
 from jaxsched.policies import heuristics as H
 
+def _argmin(x: chex.Array) -> chex.Array:
+    """Index (int32) of the first minimum of a 1-D array: two plain reductions, which XLA
+    vectorises (its variadic argmin reduction is several times slower on CPU)."""
+    i = jnp.arange(x.shape[0], dtype=jnp.int32)
+    return jnp.min(jnp.where(x == jnp.min(x), i, jnp.int32(x.shape[0] - 1)))
+
+
+def _argmax_bool(x: chex.Array) -> chex.Array:
+    """Index (int32) of the first True of a bool array (0 if none)."""
+    i = jnp.arange(x.shape[0], dtype=jnp.int32)
+    return jnp.min(jnp.where(x, i, jnp.int32(x.shape[0]))) % x.shape[0]
+
+
 BIG = jnp.iinfo(jnp.int64).max // 4      # "infinite" time
 IMAX = jnp.iinfo(jnp.int64).max          # argmin sentinel for composite keys
 
@@ -99,7 +112,8 @@ class SimState:
         sorted by estimated finish ``r_e`` (so reservations are a cumulative sum);
         r_f / r_e: int64 actual and estimated finish; r_k: int32 nodes; r_flag: bool, present
         at a reservation sort (reference list-order emulation, spec §2.8.4); r_cnt: int32 start
-        order.
+        order; r_cum: int32 running sum of ``r_k`` over the sorted prefix (kept up to date on
+        insert and release, so a reservation needs no prefix sum).
       cj: int32 committed job (-1 none); cslot: its queue slot; shadow: int64 reservation time;
         nac: int32 ``next`` when the job was committed (jobs ≥ nac arrived "late", §2.8.2).
       cnt: int32 jobs started so far. start: int64 ``[L]`` start times (-1 = not started).
@@ -122,6 +136,7 @@ class SimState:
     r_k: chex.Array
     r_flag: chex.Array
     r_cnt: chex.Array
+    r_cum: chex.Array
     n_r: chex.Array
     cj: chex.Array
     cslot: chex.Array
@@ -156,7 +171,7 @@ def reset(seq: Sequence, prank: chex.Array, queue_cap: int, run_cap: int) -> Sim
         q_s=zq(i64).at[0].set(seq.submit[0]), q_rank=zq(i32).at[0].set(prank[0]),
         n_q=jnp.asarray(1, i32),
         r_job=jnp.full((run_cap,), -1, i32), r_f=zr(i64), r_e=zr(i64), r_k=zr(i32),
-        r_flag=zr(bool), r_cnt=zr(i32), n_r=jnp.asarray(0, i32),
+        r_flag=zr(bool), r_cnt=zr(i32), r_cum=zr(i32), n_r=jnp.asarray(0, i32),
         cj=jnp.asarray(-1, i32), cslot=jnp.asarray(-1, i32), shadow=jnp.asarray(0, i64),
         nac=jnp.asarray(0, i32), cnt=jnp.asarray(0, i32),
         start=jnp.full((L,), -1, i64), prank=prank,
@@ -165,7 +180,7 @@ def reset(seq: Sequence, prank: chex.Array, queue_cap: int, run_cap: int) -> Sim
     )
 
 
-def reservation(e, k, valid, free, need, t):
+def reservation(e, k, cum, valid, free, need, t):
     """Shadow time and free nodes at it for a job needing ``need`` nodes (spec §2.6).
 
     The running slots are kept sorted by estimated finish ``e`` (valid slots first), so the
@@ -174,18 +189,16 @@ def reservation(e, k, valid, free, need, t):
 
     Args:
       e: int64 ``[R]`` estimated finish, ascending over the valid prefix; k: int32 ``[R]``
-      nodes; valid: bool ``[R]`` (a prefix); free, need: int32 scalars; t: int64 clock (the
-      shadow when nothing runs).
+      nodes; cum: int32 ``[R]`` running sum of ``k`` over the prefix; valid: bool ``[R]`` (a
+      prefix); free, need: int32 scalars; t: int64 clock (the shadow when nothing runs).
     Returns:
       ``(shadow, nodes_at_shadow)``: int64, int32.
     """
-    kk = jnp.where(valid, k, 0)
-    cum = free + jnp.cumsum(kk)
-    ok = valid & (cum >= need)
-    first = jnp.argmax(ok)
+    ok = valid & (free + cum >= need)
+    first = _argmax_bool(ok)
     last = jnp.maximum(jnp.sum(valid) - 1, 0)
     shadow = jnp.where(ok.any(), e[first], jnp.where(valid.any(), e[last], t))
-    at = free + jnp.sum(jnp.where(valid & (e <= shadow), kk, 0))
+    at = free + jnp.sum(jnp.where(valid & (e <= shadow), k, 0))
     return shadow, at.astype(jnp.int32)
 
 
@@ -198,7 +211,7 @@ def heuristic_choice(seq: Sequence, params: SimParams, st: SimState,
     queue slot and micro-step).
     """
     qv = st.q_job >= 0
-    slot = jnp.argmin(jnp.where(qv, st.q_rank, jnp.iinfo(jnp.int32).max)).astype(jnp.int32)
+    slot = _argmin(jnp.where(qv, st.q_rank, jnp.iinfo(jnp.int32).max))
     if not dynamic:
         return slot
     dyn = H.is_dynamic(params.policy, params.compat)
@@ -208,13 +221,22 @@ def heuristic_choice(seq: Sequence, params: SimParams, st: SimState,
     key = jnp.where(qv, key, jnp.inf)
     m = jnp.min(key)
     cand = qv & ((key == m) | jnp.isnan(m))
-    dslot = jnp.argmin(jnp.where(cand, qj, jnp.iinfo(jnp.int32).max)).astype(jnp.int32)
+    dslot = _argmin(jnp.where(cand, qj, jnp.iinfo(jnp.int32).max))
     return jnp.where(dyn, dslot, slot)
 
 
 def micro_step(seq: Sequence, params: SimParams, st: SimState, choice: chex.Array) -> SimState:
     """One micro-step (see the module docstring). ``choice`` is the queue slot to decide on when
     this step is a decision (ignored otherwise). A finished state is returned unchanged."""
+    return _micro(seq, params, st, choice, True)[0]
+
+
+def _micro(seq: Sequence, params: SimParams, st: SimState, choice: chex.Array,
+           write_start: bool):
+    """:func:`micro_step`, also returning the job started by this step (int32, -1 = none; it
+    starts at ``st.t``). With ``write_start=False`` the ``start`` array is left untouched (the
+    batched runner logs starts instead: a per-step write into ``[L]`` costs more than the
+    rest of the step)."""
     L = seq.submit.shape[0]
     Q = st.q_job.shape[0]
     R = st.r_job.shape[0]
@@ -237,7 +259,7 @@ def micro_step(seq: Sequence, params: SimParams, st: SimState, choice: chex.Arra
     # reservation (recomputed every step for EASY; latched at commit for the greedy variant)
     easy = bf == BACKFILL_EASY
     e_eff = jnp.where(easy, jnp.maximum(st.r_e, st.t), st.r_e)
-    shadow_now, nodes_at = reservation(e_eff, st.r_k, rv, st.free, cur_k, st.t)
+    shadow_now, nodes_at = reservation(e_eff, st.r_k, st.r_cum, rv, st.free, cur_k, st.t)
     shadow = jnp.where(easy, shadow_now, st.shadow)
     extra = nodes_at - cur_k
 
@@ -249,7 +271,7 @@ def micro_step(seq: Sequence, params: SimParams, st: SimState, choice: chex.Arra
     elig = jnp.where(easy, (st.t + st.q_req <= shadow) | (st.q_k <= extra),
                      st.t + st.q_req < shadow)
     elig = elig & qv & (qi != cur_slot) & (st.q_k <= st.free) & (bf != BACKFILL_NONE)
-    bslot = jnp.argmin(jnp.where(elig, bkey, IMAX)).astype(i32)
+    bslot = _argmin(jnp.where(elig, bkey, IMAX))
     has_bf = elig[bslot]
 
     # advance candidate: arrival vs the earliest release (ties: reference list order)
@@ -257,7 +279,7 @@ def micro_step(seq: Sequence, params: SimParams, st: SimState, choice: chex.Arra
     base = seq.submit[0]
     tie_compat = jnp.where(st.r_flag, (st.r_e - base + 1) << 20, jnp.int64(1) << 61) | st.r_cnt
     tie = jnp.where(params.compat, tie_compat, st.r_cnt.astype(jnp.int64))
-    rslot = jnp.argmin(jnp.where(rv & (st.r_f == fmin), tie, IMAX)).astype(i32)
+    rslot = _argmin(jnp.where(rv & (st.r_f == fmin), tie, IMAX))
     more = st.next < seq.n_jobs
     nj = jnp.minimum(st.next, L - 1)
     s_next = seq.submit[nj]
@@ -291,7 +313,13 @@ def micro_step(seq: Sequence, params: SimParams, st: SimState, choice: chex.Arra
     r_k = put(st.r_k, sk)
     r_flag = put(st.r_flag, False)
     r_cnt = put(st.r_cnt, st.cnt)
-    start = st.start.at[sj].set(jnp.where(do_start, st.t, st.start[sj]))
+    r_cum = jnp.where(do_start, jnp.where(ri < pos, st.r_cum,
+                                          jnp.where(ri == 0, 0, jnp.roll(st.r_cum, 1)) + sk),
+                      st.r_cum)
+    if write_start:
+        start = st.start.at[sj].set(jnp.where(do_start, st.t, st.start[sj]))
+    else:
+        start = st.start
     cnt = st.cnt + do_start.astype(i32)
     cj = jnp.where(do_start & committed & fits, -1, st.cj)
 
@@ -303,13 +331,15 @@ def micro_step(seq: Sequence, params: SimParams, st: SimState, choice: chex.Arra
     r_flag = jnp.where(do_commit & params.compat & (bf != BACKFILL_NONE), r_flag | rv, r_flag)
 
     # --- advance one event: an arrival fills the start slot's hole or the first free slot
-    fslot = jnp.where(do_start, start_slot, jnp.argmin(qv)).astype(i32)
+    fslot = jnp.where(do_start, start_slot, _argmax_bool(~qv)).astype(i32)
     q_over = do_arr & (st.n_q >= Q)
     put_q = do_arr | do_start
     new_job = jnp.where(do_arr, st.next, -1)
 
+    hit = put_q & (qi == fslot)
+
     def setq(a, v):
-        return a.at[fslot].set(jnp.where(put_q, v, a[fslot]))
+        return jnp.where(hit, v, a)
 
     q_job = setq(st.q_job, new_job)
     q_k = setq(st.q_k, seq.nodes[nj])
@@ -319,7 +349,9 @@ def micro_step(seq: Sequence, params: SimParams, st: SimState, choice: chex.Arra
     n_q = st.n_q + do_arr.astype(i32) - do_start.astype(i32)
     nxt = st.next + do_arr.astype(i32)
     t = jnp.where(do_arr, jnp.maximum(st.t, s_next), jnp.where(do_rel, jnp.maximum(st.t, fmin), st.t))
-    free = free + jnp.where(do_rel, r_k[rslot], 0)
+    k_rel = r_k[rslot]
+    free = free + jnp.where(do_rel, k_rel, 0)
+    r_cum = jnp.where(do_rel, jnp.where(ri < rslot, r_cum, jnp.roll(r_cum, -1) - k_rel), r_cum)
 
     def drop(a, fill):
         out = jnp.where(ri < rslot, a, jnp.where(ri == R - 1, fill, jnp.roll(a, -1)))
@@ -336,12 +368,13 @@ def micro_step(seq: Sequence, params: SimParams, st: SimState, choice: chex.Arra
 
     return SimState(
         t=t, free=free, next=nxt, q_job=q_job, q_k=q_k, q_req=q_req, q_s=q_s, q_rank=q_rank,
-        n_q=n_q, r_job=r_job, r_f=r_f, r_e=r_e, r_k=r_k, r_flag=r_flag, r_cnt=r_cnt, n_r=n_r,
+        n_q=n_q, r_job=r_job, r_f=r_f, r_e=r_e, r_k=r_k, r_flag=r_flag, r_cnt=r_cnt, r_cum=r_cum,
+        n_r=n_r,
         cj=cj, cslot=cslot, shadow=shadow_l, nac=nac, cnt=cnt, start=start, prank=st.prank,
         done=done, overflow=st.overflow | q_over.astype(i32) | (2 * r_over.astype(i32)),
         stuck=st.stuck | stuck,
         decisions=st.decisions + decide.astype(i32), steps=st.steps + active.astype(i32),
-    )
+    ), jnp.where(do_start, sj, -1)
 
 
 def at_decision(st: SimState) -> chex.Array:
@@ -355,6 +388,59 @@ def run_heuristic(seq: Sequence, params: SimParams, st: SimState, dynamic: bool 
     def body(s):
         return micro_step(seq, params, s, heuristic_choice(seq, params, s, dynamic))
     return jax.lax.while_loop(lambda s: ~s.done, body, st)
+
+
+#: ``overflow`` bit of runs stopped unfinished because most of their batch overflowed
+ABORTED = 4
+
+
+def _logged_loop(step, st, max_steps: int):
+    """Run the batched ``step(st) -> (st, started)`` until every run is done, logging the job
+    each run starts at every iteration; returns ``(st, start)`` with int64 ``[B, L]`` start
+    times filled in once at the end. The loop counter is shared by the batch, so the log write
+    is one in-place row update per iteration. Runs not done after ``max_steps`` are flagged
+    ``stuck``.
+
+    Once more than half of the batch has overflowed its capacities (it will be re-run with
+    larger ones), the loop stops early and the unfinished runs get the :data:`ABORTED`
+    overflow bit, so the driver re-runs them too instead of finishing them at this size."""
+    B, L = st.start.shape
+    log_j = jnp.full((max_steps, B), -1, jnp.int32)
+    log_t = jnp.zeros((max_steps, B), jnp.int64)
+
+    def body(c):
+        it, s, lj, lt = c
+        s2, started = step(s)
+        lj = jax.lax.dynamic_update_slice(lj, started[None, :], (it, jnp.int32(0)))
+        lt = jax.lax.dynamic_update_slice(lt, s.t[None, :], (it, jnp.int32(0)))
+        return it + 1, s2, lj, lt
+
+    def cond(c):
+        it, s = c[0], c[1]
+        many_over = 2 * jnp.sum(s.overflow != 0) > B
+        return (it < max_steps) & jnp.any(~s.done) & ~many_over
+
+    it, st, log_j, log_t = jax.lax.while_loop(
+        cond, body, (jnp.asarray(0, jnp.int32), st, log_j, log_t))
+    rows = jnp.broadcast_to(jnp.arange(B)[None, :], log_j.shape)
+    cols = jnp.where(log_j >= 0, log_j, L)
+    start = st.start.at[rows, cols].set(log_t, mode="drop")
+    aborted = ~st.done & (2 * jnp.sum(st.overflow != 0) > B)
+    st = st.replace(start=start, stuck=st.stuck | (~st.done & ~aborted),
+                    overflow=st.overflow | jnp.where(aborted, ABORTED, 0).astype(jnp.int32))
+    return st, start
+
+
+def run_heuristic_batch(seq: Sequence, params: SimParams, st: SimState,
+                        dynamic: bool = True) -> SimState:
+    """:func:`run_heuristic` for a batch (every leaf with a leading batch axis ``B``), with the
+    start times logged per iteration instead of written per micro-step (faster on CPU)."""
+    L = st.start.shape[1]
+
+    def step(s):
+        return jax.vmap(lambda q, p, x: _micro(q, p, x, heuristic_choice(q, p, x, dynamic),
+                                               False))(seq, params, s)
+    return _logged_loop(step, st, 4 * L + 8)[0]
 
 
 def advance_to_decision(seq: Sequence, params: SimParams, st: SimState) -> SimState:
@@ -405,24 +491,12 @@ class NoBackfillState:
     steps: chex.Array
 
 
-def run_static_nobf(seq: Sequence, prank: chex.Array, run_cap: int) -> NoBackfillState:
-    """Run an episode without backfilling under a static-key heuristic (``prank``: int32 ``[L]``
-    rank of each job in (key, index) order). Same semantics as :func:`run_heuristic` with
-    ``backfill = none`` (both modes agree there: no reservation sort, releases tie in start
-    order), with O(L/64 + R) work per micro-step instead of O(Q + R)."""
+def _nobf_init(seq: Sequence, prank: chex.Array, run_cap: int) -> NoBackfillState:
     L = seq.submit.shape[0]
     W = (L + 63) // 64
     i32, i64, u64 = jnp.int32, jnp.int64, jnp.uint64
-    prank = prank.astype(i32)
-    inv = jnp.zeros(L, i32).at[prank].set(jnp.arange(L, dtype=i32))
-    one = jnp.uint64(1)
-    ri = jnp.arange(run_cap, dtype=i32)
-
-    def bit(r):
-        return (r // 64).astype(i32), jnp.left_shift(one, (r % 64).astype(u64))
-
-    w0, b0 = bit(prank[0])
-    st = NoBackfillState(
+    w0, b0 = _bit(prank[0].astype(i32))
+    return NoBackfillState(
         t=seq.submit[0].astype(i64), free=seq.num_nodes.astype(i32), next=jnp.asarray(1, i32),
         n_q=jnp.asarray(1, i32), cj=jnp.asarray(-1, i32),
         wait=jnp.zeros(W, u64).at[w0].set(b0),
@@ -431,58 +505,102 @@ def run_static_nobf(seq: Sequence, prank: chex.Array, run_cap: int) -> NoBackfil
         stuck=jnp.asarray(False), overflow=jnp.asarray(0, i32), decisions=jnp.asarray(0, i32),
         steps=jnp.asarray(0, i32))
 
-    def body(s: NoBackfillState) -> NoBackfillState:
-        active = ~s.done
-        committed = s.cj >= 0
-        # lowest waiting rank: first non-zero word, then count trailing zeros
-        wi = jnp.argmax(s.wait != 0).astype(i32)
-        word = s.wait[wi]
-        low = word & (~word + one)
-        tz = jax.lax.population_count(low - one).astype(i32)
-        choice = inv[jnp.minimum(wi * 64 + tz, L - 1)]
-        j = jnp.where(committed, s.cj, choice)
-        kj = seq.nodes[j]
-        fits = kj <= s.free
-        decide = active & ~committed & (s.n_q > 0)
-        do_start = (decide | (active & committed)) & fits
-        do_commit = decide & ~fits
-        do_adv = active & ~(decide | committed) | (active & committed & ~fits)
-        rv = s.r_k > 0
-        fmin = jnp.min(jnp.where(rv, s.r_f, BIG))
-        rslot = jnp.argmin(jnp.where(rv & (s.r_f == fmin), s.r_cnt, jnp.iinfo(i32).max)).astype(i32)
-        nj = jnp.minimum(s.next, L - 1)
-        s_next = seq.submit[nj]
-        arrive = (s.next < seq.n_jobs) & (s_next <= fmin)
-        do_arr = do_adv & arrive
-        do_rel = do_adv & ~arrive & rv.any()
-        stuck = do_adv & ~arrive & ~rv.any()
-        # start j: clear its bit, take a free running slot
-        wj, bj = bit(prank[j])
-        wait = s.wait.at[wj].set(jnp.where(do_start, s.wait[wj] & ~bj, s.wait[wj]))
-        fs = jnp.argmin(rv).astype(i32)
-        r_over = do_start & rv.all()
-        put = do_start & (ri == fs)
-        r_f = jnp.where(put, s.t + seq.run[j], s.r_f)
-        r_k = jnp.where(put, kj, s.r_k)
-        r_cnt = jnp.where(put, s.cnt, s.r_cnt)
-        start = s.start.at[j].set(jnp.where(do_start, s.t, s.start[j]))
-        free = s.free - jnp.where(do_start, kj, 0)
-        cj = jnp.where(do_start, -1, jnp.where(do_commit, j, s.cj))
-        # advance: an arrival sets its bit, a release frees its slot
-        wa, ba = bit(prank[nj])
-        wait = wait.at[wa].set(jnp.where(do_arr, wait[wa] | ba, wait[wa]))
-        free = free + jnp.where(do_rel, r_k[rslot], 0)
-        r_k = jnp.where(do_rel & (ri == rslot), 0, r_k)
-        t = jnp.where(do_arr, jnp.maximum(s.t, s_next),
-                      jnp.where(do_rel, jnp.maximum(s.t, fmin), s.t))
-        n_q = s.n_q + do_arr.astype(i32) - do_start.astype(i32)
-        nxt = s.next + do_arr.astype(i32)
-        done = (s.done | stuck | r_over
-                | (do_start & (n_q == 0) & (nxt >= seq.n_jobs)))
-        return NoBackfillState(
-            t=t, free=free, next=nxt, n_q=n_q, cj=cj, wait=wait, r_f=r_f, r_k=r_k, r_cnt=r_cnt,
-            cnt=s.cnt + do_start.astype(i32), start=start, done=done, stuck=s.stuck | stuck,
-            overflow=s.overflow | (2 * r_over.astype(i32)),
-            decisions=s.decisions + decide.astype(i32), steps=s.steps + active.astype(i32))
 
-    return jax.lax.while_loop(lambda s: ~s.done, body, st)
+def _bit(r):
+    """(word, mask) of bit ``r`` of a uint64 bitmask."""
+    return (r // 64).astype(jnp.int32), jnp.left_shift(jnp.uint64(1), (r % 64).astype(jnp.uint64))
+
+
+def _nobf_step(seq: Sequence, prank: chex.Array, inv: chex.Array, s: NoBackfillState,
+               write_start: bool):
+    """One micro-step of :func:`run_static_nobf`; also returns the job started (-1 = none)."""
+    L = seq.submit.shape[0]
+    i32 = jnp.int32
+    one = jnp.uint64(1)
+    W = s.wait.shape[0]
+    wi_ = jnp.arange(W, dtype=i32)
+    ri = jnp.arange(s.r_k.shape[0], dtype=i32)
+    active = ~s.done
+    committed = s.cj >= 0
+    # lowest waiting rank: first non-zero word, then count trailing zeros
+    wi = _argmax_bool(s.wait != 0)
+    word = jnp.sum(jnp.where(wi_ == wi, s.wait, jnp.uint64(0))).astype(jnp.uint64)
+    low = word & (~word + one)
+    tz = jax.lax.population_count(low - one).astype(i32)
+    choice = inv[jnp.minimum(wi * 64 + tz, L - 1)]
+    j = jnp.where(committed, s.cj, choice)
+    kj = seq.nodes[j]
+    fits = kj <= s.free
+    decide = active & ~committed & (s.n_q > 0)
+    do_start = (decide | (active & committed)) & fits
+    do_commit = decide & ~fits
+    do_adv = active & ~(decide | committed) | (active & committed & ~fits)
+    rv = s.r_k > 0
+    fmin = jnp.min(jnp.where(rv, s.r_f, BIG))
+    rslot = _argmin(jnp.where(rv & (s.r_f == fmin), s.r_cnt, jnp.iinfo(i32).max))
+    nj = jnp.minimum(s.next, L - 1)
+    s_next = seq.submit[nj]
+    arrive = (s.next < seq.n_jobs) & (s_next <= fmin)
+    do_arr = do_adv & arrive
+    do_rel = do_adv & ~arrive & rv.any()
+    stuck = do_adv & ~arrive & ~rv.any()
+    # start j: clear its bit, take a free running slot; an arrival sets its bit
+    wj, bj = _bit(prank[j])
+    wa, ba = _bit(prank[nj])
+    wait = jnp.where(do_start & (wi_ == wj), s.wait & ~bj, s.wait)
+    wait = jnp.where(do_arr & (wi_ == wa), wait | ba, wait)
+    fs = _argmax_bool(~rv)
+    r_over = do_start & rv.all()
+    put = do_start & (ri == fs)
+    r_f = jnp.where(put, s.t + seq.run[j], s.r_f)
+    r_k = jnp.where(put, kj, s.r_k)
+    r_cnt = jnp.where(put, s.cnt, s.r_cnt)
+    if write_start:
+        start = s.start.at[j].set(jnp.where(do_start, s.t, s.start[j]))
+    else:
+        start = s.start
+    free = s.free - jnp.where(do_start, kj, 0)
+    cj = jnp.where(do_start, -1, jnp.where(do_commit, j, s.cj))
+    # a release frees its slot
+    free = free + jnp.where(do_rel, jnp.sum(jnp.where(ri == rslot, r_k, 0)).astype(i32), 0)
+    r_k = jnp.where(do_rel & (ri == rslot), 0, r_k)
+    t = jnp.where(do_arr, jnp.maximum(s.t, s_next),
+                  jnp.where(do_rel, jnp.maximum(s.t, fmin), s.t))
+    n_q = s.n_q + do_arr.astype(i32) - do_start.astype(i32)
+    nxt = s.next + do_arr.astype(i32)
+    done = (s.done | stuck | r_over
+            | (do_start & (n_q == 0) & (nxt >= seq.n_jobs)))
+    return NoBackfillState(
+        t=t, free=free, next=nxt, n_q=n_q, cj=cj, wait=wait, r_f=r_f, r_k=r_k, r_cnt=r_cnt,
+        cnt=s.cnt + do_start.astype(i32), start=start, done=done, stuck=s.stuck | stuck,
+        overflow=s.overflow | (2 * r_over.astype(i32)),
+        decisions=s.decisions + decide.astype(i32),
+        steps=s.steps + active.astype(i32)), jnp.where(do_start, j, -1)
+
+
+def _inverse(prank: chex.Array) -> chex.Array:
+    L = prank.shape[0]
+    return jnp.zeros(L, jnp.int32).at[prank].set(jnp.arange(L, dtype=jnp.int32))
+
+
+def run_static_nobf(seq: Sequence, prank: chex.Array, run_cap: int) -> NoBackfillState:
+    """Run an episode without backfilling under a static-key heuristic (``prank``: int32 ``[L]``
+    rank of each job in (key, index) order). Same semantics as :func:`run_heuristic` with
+    ``backfill = none`` (both modes agree there: no reservation sort, releases tie in start
+    order), with O(L/64 + R) work per micro-step instead of O(Q + R)."""
+    prank = prank.astype(jnp.int32)
+    inv = _inverse(prank)
+    return jax.lax.while_loop(lambda s: ~s.done,
+                              lambda s: _nobf_step(seq, prank, inv, s, True)[0],
+                              _nobf_init(seq, prank, run_cap))
+
+
+def run_static_nobf_batch(seq: Sequence, prank: chex.Array, run_cap: int) -> NoBackfillState:
+    """:func:`run_static_nobf` for a batch (leading axis ``B`` on every leaf), with the start
+    times logged per iteration (see :func:`run_heuristic_batch`)."""
+    prank = prank.astype(jnp.int32)
+    L = prank.shape[1]
+    inv = jax.vmap(_inverse)(prank)
+    st = jax.vmap(lambda q, p: _nobf_init(q, p, run_cap))(seq, prank)
+    step = jax.vmap(lambda q, p, i, s: _nobf_step(q, p, i, s, False), in_axes=(0, 0, 0, 0))
+    return _logged_loop(lambda s: step(seq, prank, inv, s), st, 4 * L + 8)[0]

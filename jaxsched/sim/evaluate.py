@@ -117,22 +117,26 @@ _COMPILED: dict = {}
 def _batch_fn(Q: int, R: int, dynamic: bool, fast: bool, fairness: bool):
     """The jitted batch function of one static configuration (built once per process)."""
 
-    def one(submit, run, req, procs, nodes, user, log2n, prank, policy, backfill, compat,
-            num_nodes, num_procs):
-        L = submit.shape[0]
+    def batch(submit, run, req, procs, nodes, user, log2n, prank, policy, backfill, compat,
+              num_nodes, num_procs):
+        B, L = submit.shape
         seq = E.Sequence(submit=submit, run=run, req=req, procs=procs, nodes=nodes,
-                         n_jobs=jnp.asarray(L, jnp.int32), num_nodes=num_nodes, log2n=log2n)
-        params = E.SimParams(policy=policy, backfill=backfill, compat=compat)
-        valid = jnp.ones(L, bool)
+                         n_jobs=jnp.full((B,), L, jnp.int32),
+                         num_nodes=jnp.full((B,), num_nodes, jnp.int32), log2n=log2n)
         if fast:
-            st = E.run_static_nobf(seq, prank, R)
+            st = E.run_static_nobf_batch(seq, prank, R)
         else:
-            st = E.run_heuristic(seq, params, E.reset(seq, prank, Q, R), dynamic=dynamic)
-        m = M.all_metrics(submit, run, procs, st.start, valid, num_procs, compat,
-                          users=user if fairness else None)
+            params = E.SimParams(policy=policy, backfill=backfill,
+                                 compat=jnp.full((B,), compat))
+            st0 = jax.vmap(lambda q, p: E.reset(q, p, Q, R))(seq, prank)
+            st = E.run_heuristic_batch(seq, params, st0, dynamic=dynamic)
+        valid = jnp.ones(L, bool)
+        m = jax.vmap(lambda s_, r_, p_, st_, u_: M.all_metrics(
+            s_, r_, p_, st_, valid, num_procs, compat, users=u_ if fairness else None))(
+            submit, run, procs, st.start, user)
         return st.start, m, st.overflow, st.stuck, st.decisions, st.steps
 
-    fn = jax.vmap(one, in_axes=(0,) * 10 + (None,) * 3)
+    fn = batch
     n_dev = jax.local_device_count()
     if n_dev > 1:
         # one independent while_loop per device (CPU: one per core with
@@ -270,7 +274,8 @@ def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backf
             timing["capacities"].append({"queue": Q, "running": R, "runs": int(ok.sum())})
             todo = todo[~ok]
             if len(todo):
-                if (Q >= qmax and R >= rmax) or not (bad[:k] & 3).any():
+                if not (bad[:k] & 3).any() or (
+                        Q >= qmax and R >= rmax and not (bad[:k] & E.ABORTED).any()):
                     raise ConfigError("internal error: capacity overflow at maximum capacity")
                 flags = np.bitwise_or.reduce(bad[:k])
                 Q = min(Q * 4, qmax) if flags & 1 else Q
