@@ -453,8 +453,15 @@ def advance_to_decision(seq: Sequence, params: SimParams, st: SimState) -> SimSt
 def schedule(seq: Sequence, params: SimParams, st: SimState, slot: chex.Array) -> SimState:
     """Decision-level API: at a scheduling point, choose the waiting job in queue ``slot``;
     returns the state at the next scheduling point (or the final state)."""
-    st = micro_step(seq, params, st, jnp.asarray(slot, jnp.int32))
-    return advance_to_decision(seq, params, st)
+    slot = jnp.asarray(slot, jnp.int32)
+
+    # one loop (the decision is its first iteration): micro_step is traced and compiled once
+    def body(c):
+        s, first = c
+        return micro_step(seq, params, s, jnp.where(first, slot, 0)), jnp.asarray(False)
+
+    return jax.lax.while_loop(lambda c: c[1] | (~c[0].done & ~at_decision(c[0])), body,
+                              (st, jnp.asarray(True)))[0]
 
 
 # ----------------------------------------------------------------------------------------------
