@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["JaxschedError", "SWFError", "SWFWarning", "ConfigError"]
+__all__ = ["JaxschedError", "SWFError", "SWFWarning", "ConfigError", "CheckpointError"]
 
 
 class JaxschedError(Exception):
@@ -18,6 +18,11 @@ class JaxschedError(Exception):
 
 class ConfigError(JaxschedError, ValueError):
     """An invalid user-supplied parameter (sequence length, start index, seed, ...)."""
+
+
+class CheckpointError(JaxschedError):
+    """A checkpoint that cannot be used: missing, corrupt, truncated, or saved for a different
+    configuration / parameter shapes.  The message is one line naming the file."""
 
 
 class SWFError(JaxschedError, ValueError):
