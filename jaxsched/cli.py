@@ -5,7 +5,11 @@
                                    [--jobs N] [--seed S] [--start-hour H] --out FILE
     jaxsched evaluate TRACE [--compat rlscheduler] [--policy P,..] [--backfill B,..]
                       [--metric M,..] [--jobs N] [--starts I,.. | --sequences K --seed S] [--json]
-    jaxsched demo
+    jaxsched demo [--sequences K] [--train-minutes M]
+    jaxsched train rlscheduler TRACE --epochs E --out DIR [--metric M] [--backfill B]
+                   [--compat rlscheduler] [--seed S] [--resume] [--trajectories N] ...
+    jaxsched evaluate ... --model DIR [--sample]
+    jaxsched plot DIR [--out FILE]
 
 Errors a user can cause (:class:`~jaxsched.errors.JaxschedError`, missing files and other
 ``OSError``, bad arguments) are printed as one line, ``jaxsched: error: <message>``, on stderr,
@@ -192,6 +196,15 @@ def _cmd_evaluate(args) -> int:
                                   batch_job_slice=args.slice)
     res = evaluate(jobs, starts, args.jobs, args.policy, backfills, compat=compat,
                    metrics=args.metric)
+    if args.model:
+        from jaxsched.train.rlscheduler import load_policy, model_rows
+
+        for d in args.model:
+            pol = load_policy(d)
+            name = f"rl:{pol.path.parent.name}" if len(args.model) > 1 else "rl"
+            res.rows += model_rows(pol, jobs, res.starts, args.jobs, res.backfills, res.metrics,
+                                   compat, sample=args.sample, name=name)
+            res.policies.append(name)
     if args.json:
         print(json.dumps(res.to_json()))
     else:
@@ -243,6 +256,12 @@ def _add_evaluate(sub) -> None:
                    help="trace cleaning rules (default rlscheduler)")
     p.add_argument("--skip-bad-lines", action="store_true",
                    help="skip malformed job lines instead of failing")
+    p.add_argument("--model", action="append", default=None, metavar="DIR",
+                   help="also evaluate the learned policy of a `jaxsched train` directory "
+                        "(repeatable)")
+    p.add_argument("--sample", action="store_true",
+                   help="sample the learned policy's actions (the reference's test script) "
+                        "instead of taking the most probable job")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=_cmd_evaluate)
 
@@ -274,6 +293,91 @@ def _add_demo(sub) -> None:
     p.add_argument("--sequences", type=_positive_int, default=10, metavar="K",
                    help="number of test sequences (default 10, the paper's)")
     p.set_defaults(handler=_cmd_demo)
+
+
+# ----------------------------------------------------------------------------------------------
+# train / plot
+# ----------------------------------------------------------------------------------------------
+def _cmd_train_rlscheduler(args) -> int:
+    import jaxsched.sim  # noqa: F401  (enables x64)
+    from jaxsched.train.rlscheduler import train
+
+    ppo = {}
+    for flag, field in (("trajectories", "num_envs"), ("pi_iters", "train_pi_iters"),
+                        ("v_iters", "train_v_iters"), ("pi_lr", "pi_lr"), ("vf_lr", "vf_lr")):
+        v = getattr(args, flag)
+        if v is not None:
+            ppo[field] = v
+    ppo["max_episode_steps"] = args.length
+    compat = args.compat == "rlscheduler"
+    res = train(args.trace, args.out, args.epochs, metric=args.metric, backfill=args.backfill,
+                compat=compat, seed=args.seed, resume=args.resume, ppo=ppo, length=args.length,
+                policy=args.policy_net, value=args.value_net, compare=not args.no_compare,
+                progress=not args.no_progress)
+    hist = res["history"]
+    print(f"trained {res['epochs']} epochs; checkpoint and log in {args.out}")
+    return 0
+
+
+@command("train")
+def _add_train(sub) -> None:
+    from jaxsched.sim.metrics import METRICS
+
+    p = sub.add_parser("train", help="train a learned scheduler",
+                       description="Train a learned scheduler on an SWF trace.")
+    algs = p.add_subparsers(dest="algorithm", metavar="{rlscheduler}", required=True)
+    r = algs.add_parser(
+        "rlscheduler", help="RLScheduler: kernel policy network trained with PPO",
+        description="Train RLScheduler's kernel policy network with PPO on sequences sampled "
+                    "from TRACE; a checkpoint and a log line every epoch in --out DIR.")
+    r.add_argument("trace", metavar="TRACE", help="SWF file (.swf or .swf.gz)")
+    r.add_argument("--metric", choices=METRICS, default="bsld",
+                   help="what to optimise (default bsld)")
+    r.add_argument("--backfill", choices=("none", "rlscheduler", "easy"), default="none")
+    r.add_argument("--compat", choices=("rlscheduler",), default=None,
+                   help="train in the reference simulator's semantics (the paper's); default: "
+                        "the correct mode")
+    r.add_argument("--epochs", type=_positive_int, required=True, metavar="E",
+                   help="total epochs (with --resume: including the ones already done)")
+    r.add_argument("--out", required=True, metavar="DIR", help="run directory")
+    r.add_argument("--seed", type=_int, default=0, metavar="S")
+    r.add_argument("--resume", action="store_true",
+                   help="continue the run in DIR from its newest checkpoint")
+    r.add_argument("--trajectories", type=_positive_int, default=None, metavar="N",
+                   help="sequences per epoch (default 100)")
+    r.add_argument("--length", type=_positive_int, default=256, metavar="L",
+                   help="jobs per training sequence (default 256)")
+    r.add_argument("--pi-iters", type=_positive_int, default=None, metavar="K",
+                   help="policy steps per epoch (default 80, KL early stop)")
+    r.add_argument("--v-iters", type=_positive_int, default=None, metavar="K",
+                   help="value steps per epoch (default 80)")
+    r.add_argument("--pi-lr", type=float, default=None, metavar="LR")
+    r.add_argument("--vf-lr", type=float, default=None, metavar="LR")
+    r.add_argument("--policy-net", default="kernel",
+                   help="kernel (default), mlp_v1, mlp_v2, mlp_v3, lenet")
+    r.add_argument("--value-net", default="kernel", help="kernel (default) or mlp")
+    r.add_argument("--no-compare", action="store_true",
+                   help="do not evaluate SJF/F1 on each epoch's sequences")
+    r.add_argument("--no-progress", action="store_true", help="log lines instead of a bar")
+    r.set_defaults(handler=_cmd_train_rlscheduler)
+
+
+def _cmd_plot(args) -> int:
+    from jaxsched.train.rlscheduler import plot
+
+    print(plot(args.dir, args.out))
+    return 0
+
+
+@command("plot")
+def _add_plot(sub) -> None:
+    p = sub.add_parser("plot", help="plot a training run's learning curve (PNG)",
+                       description="Training curve of a `jaxsched train` directory: the metric "
+                                   "per epoch with SJF and F1 on the same sequences.")
+    p.add_argument("dir", metavar="DIR")
+    p.add_argument("--out", default=None, metavar="FILE",
+                   help="PNG path (default DIR/training_curve.png)")
+    p.set_defaults(handler=_cmd_plot)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -338,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
         return _error(f"{e.message} (usage: {e.usage.removeprefix('usage: ')})")
     except SystemExit as e:  # --help / --version
         return e.code if isinstance(e.code, int) else 0
-    if args.command in ("evaluate", "demo"):
+    if args.command in ("evaluate", "demo", "train"):
         _enable_compile_cache()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SWFWarning)

@@ -1,0 +1,360 @@
+"""Train and evaluate RLScheduler policies on a trace (the engine behind ``jaxsched train``).
+
+The pieces: the pick-a-job environment (:class:`jaxsched.envs.RLSchedulerEnv`, with
+auto-reset), the kernel policy and value networks (:mod:`jaxsched.nets`) and the compiled PPO
+update (:func:`jaxsched.train.make_train`). The Python loop here only logs, compares with the
+heuristics, checkpoints and resumes.
+
+Run directory layout (``--out DIR``)::
+
+    DIR/run.json                  what was trained (trace, metric, backfill, PPO config, seed)
+    DIR/log.jsonl                 one JSON object per epoch (return, metric, SJF/F1 of the same
+                                  sequences, KL, losses, seconds)
+    DIR/checkpoint_00000012.ckpt  the newest checkpoint (parameters, optimiser states, RNG,
+                                  epoch, metrics history)
+
+Example::
+
+    from jaxsched.train.rlscheduler import train, load_policy, policy_metric
+    train("traces/lublin-1.swf", "runs/l1", epochs=20)
+    pol = load_policy("runs/l1")
+    policy_metric(pol, jobs, starts=[1981, 2756], length=1024)     # greedy (argmax) picks
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from pathlib import Path
+from typing import Callable, Optional, Sequence as Seq
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsched import nets
+from jaxsched.envs import AutoResetWrapper, RLSchedulerEnv
+from jaxsched.errors import CheckpointError, ConfigError
+from jaxsched.sim.evaluate import evaluate
+from jaxsched.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from jaxsched.train.ppo import PPOConfig, make_train
+from jaxsched.workload import read_swf
+
+RUN_FILE = "run.json"
+LOG_FILE = "log.jsonl"
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    """Everything that shapes a training run (saved as ``run.json`` and in checkpoints).
+
+    Attributes:
+      trace: SWF path; rules: parse rules of :meth:`jaxsched.workload.Trace.jobs`.
+      metric: reward metric (:data:`jaxsched.sim.metrics.METRICS`); backfill: ``none``,
+        ``rlscheduler`` or ``easy``; compat: reference semantics (True) or the correct mode.
+      length: jobs per training sequence (256); max_queue: observation slots (128);
+      cutoff: ``reference`` or ``fcfs``; job_slice: sample starts from the first N jobs
+        (0 = all).
+      policy, value: network names (:func:`jaxsched.nets.make_policy` / ``make_value``).
+      seed: PRNG seed; ppo: :class:`PPOConfig` as a dict.
+    """
+    trace: str
+    rules: str = "rlscheduler"
+    metric: str = "bsld"
+    backfill: str = "none"
+    compat: bool = True
+    length: int = 256
+    max_queue: int = 128
+    cutoff: str = "reference"
+    job_slice: int = 0
+    policy: str = "kernel"
+    value: str = "kernel"
+    seed: int = 0
+    ppo: dict = dataclasses.field(default_factory=lambda: PPOConfig().to_dict())
+
+    def ppo_config(self) -> PPOConfig:
+        return PPOConfig.from_dict(self.ppo)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "RunConfig":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ConfigError(f"unknown run setting(s): {', '.join(sorted(unknown))}")
+        return cls(**d)
+
+
+def make_env(jobs, rc: RunConfig, length: Optional[int] = None) -> RLSchedulerEnv:
+    """The environment of a run (``length`` overrides the training length, e.g. 1024 for the
+    paper's test sequences)."""
+    return RLSchedulerEnv(jobs, length=length or rc.length, backfill=rc.backfill,
+                          compat=rc.compat, metric=rc.metric, max_queue=rc.max_queue,
+                          cutoff=rc.cutoff, job_slice=rc.job_slice)
+
+
+def _episode_fn(env: RLSchedulerEnv, policy_net, sample: bool):
+    """``(params, start, key) -> (metric, start_times)`` for one sequence, compiled once."""
+    def run(params, start, key):
+        state, ts = env.reset_at(start)
+
+        def cond(c):
+            return ~c[1].last()
+
+        def body(c):
+            st, t, k = c
+            k, sub = jax.random.split(k)
+            logits = policy_net.apply(params, t.observation.obs, t.observation.mask)
+            a = (nets.sample_action(sub, logits, t.observation.mask) if sample
+                 else nets.greedy_action(logits, t.observation.mask))
+            st, t = env.step(st, a)
+            return st, t, k
+
+        state, ts, _ = jax.lax.while_loop(cond, body, (state, ts, key))
+        return env.metric_value(state), state.sim.start
+    return run
+
+
+@dataclasses.dataclass
+class LoadedPolicy:
+    """A trained policy: its run configuration, network and parameters."""
+    run: RunConfig
+    net: object
+    params: object
+    epoch: int
+    path: Path
+
+
+def load_policy(path) -> LoadedPolicy:
+    """Load the newest checkpoint of a run directory (or a checkpoint file)."""
+    p = Path(path)
+    run_file = (p if p.is_dir() else p.parent) / RUN_FILE
+    if not run_file.is_file():
+        raise CheckpointError(f"{run_file}: missing (not a jaxsched training directory)")
+    try:
+        rc = RunConfig.from_dict(json.loads(run_file.read_text()))
+    except (ValueError, TypeError) as e:
+        raise CheckpointError(f"{run_file}: unreadable run settings: {e}") from None
+    ck = load_checkpoint(p)
+    st = ck.state
+    if not isinstance(st, dict) or "policy_params" not in st:
+        raise CheckpointError(f"{ck.path}: no policy parameters in this checkpoint")
+    params = jax.tree_util.tree_map(jnp.asarray, st["policy_params"])
+    return LoadedPolicy(run=rc, net=nets.make_policy(rc.policy), params=params,
+                        epoch=ck.epoch, path=ck.path)
+
+
+def policy_metric(policy: LoadedPolicy, jobs, starts: Seq[int], length: int, *,
+                  backfill: Optional[str] = None, metric: Optional[str] = None,
+                  sample: bool = False, seed: int = 0):
+    """Run a learned policy on the sequences ``start … start+length-1`` (greedy picks, or
+    sampled ones as the reference's test script does with ``sample=True``).
+
+    Returns ``(values, start_times)``: float64 ``[S]`` metric per sequence and int64
+    ``[S, length]`` start times.
+    """
+    rc = policy.run
+    if backfill is not None or metric is not None:
+        rc = dataclasses.replace(rc, backfill=backfill or rc.backfill,
+                                 metric=metric or rc.metric)
+    env = make_env(jobs, rc, length)
+    fn = jax.jit(jax.vmap(_episode_fn(env, policy.net, sample), in_axes=(None, 0, 0)))
+    starts = np.asarray(list(starts), np.int32)
+    n = jobs.n_jobs
+    bad = [int(s) for s in starts if s < 0 or s + length > n]
+    if bad:
+        raise ConfigError(f"sequence start {bad[0]} with {length} jobs runs past the {n} "
+                          f"loaded jobs")
+    keys = jax.random.split(jax.random.PRNGKey(seed), len(starts))
+    vals, st = fn(policy.params, jnp.asarray(starts), keys)
+    return np.asarray(vals, np.float64), np.asarray(st)
+
+
+# ----------------------------------------------------------------------------------------------
+# Training loop
+# ----------------------------------------------------------------------------------------------
+def _episode_starts(metrics: dict) -> np.ndarray:
+    s = np.asarray(metrics.get("episode_info_start", []))
+    ok = np.asarray(metrics.get("episode_info_valid", np.ones(s.shape, bool)), bool)
+    return s[ok].astype(np.int64)
+
+
+def _heuristic_means(jobs, starts, rc: RunConfig, policies=("sjf", "f1")) -> dict:
+    if len(starts) == 0:
+        return {}
+    res = evaluate(jobs, starts, rc.length, list(policies), [rc.backfill], compat=rc.compat,
+                   metrics=(rc.metric,))
+    return {p: float(v) for (p, _), v in res.table(rc.metric).items()}
+
+
+def _fmt(x: float) -> str:
+    return "nan" if not np.isfinite(x) else (f"{x:.4f}" if abs(x) < 10 else f"{x:,.2f}")
+
+
+def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "none",
+          compat: bool = True, seed: int = 0, resume: bool = False, rules: str = "rlscheduler",
+          ppo: Optional[dict] = None, length: int = 256, max_queue: int = 128,
+          cutoff: str = "reference", job_slice: int = 0, policy: str = "kernel",
+          value: str = "kernel", compare: bool = True, progress: bool = True,
+          log: Callable[[str], None] = print) -> dict:
+    """Train an RLScheduler policy for ``epochs`` epochs in total (``resume`` continues the
+    run in ``out`` from its newest checkpoint, bit for bit; without it ``out`` must not hold a
+    run yet). Returns ``{"epochs", "history", "run"}``.
+
+    ``ppo``: overrides of :class:`PPOConfig` fields (e.g. ``{"num_envs": 20}``); ``compare``:
+    evaluate SJF and F1 on each epoch's sequences for the log (cheap: one batched call).
+    """
+    out = Path(out)
+    jobs_cache = {}
+    rc = RunConfig(trace=str(trace), rules=rules, metric=metric, backfill=backfill,
+                   compat=compat, length=length, max_queue=max_queue, cutoff=cutoff,
+                   job_slice=job_slice, policy=policy, value=value, seed=seed,
+                   ppo=PPOConfig.from_dict({**PPOConfig().to_dict(), **(ppo or {})}).to_dict())
+    run_file = out / RUN_FILE
+    if resume:
+        if not run_file.is_file():
+            raise ConfigError(f"{out}: nothing to resume (no {RUN_FILE}); drop --resume to "
+                              f"start a new run")
+        saved = RunConfig.from_dict(json.loads(run_file.read_text()))
+        rc = saved
+    elif run_file.exists():
+        raise ConfigError(f"{out}: already holds a training run; use --resume to continue it "
+                          f"or choose another --out")
+    if epochs < 1:
+        raise ConfigError(f"--epochs must be >= 1 (got {epochs})")
+    jobs = jobs_cache.setdefault(rc.trace, read_swf(rc.trace).jobs(rc.rules))
+    env = AutoResetWrapper(make_env(jobs, rc))
+    trainer = make_train(rc.ppo_config(), env, nets.make_policy(rc.policy),
+                         nets.make_value(rc.value),
+                         episode_info_fn=lambda ts: {"start": ts.extras["start"]})
+    t0 = time.perf_counter()
+    state = trainer.init(jax.random.PRNGKey(rc.seed))
+    history: list = []
+    done_epochs = 0
+    if resume and latest_checkpoint(out) is not None:
+        ck = load_checkpoint(out, target=state, config=trainer.run_config())
+        state, history, done_epochs = ck.state, list(ck.metrics_history), ck.epoch
+        log(f"resuming {out} at epoch {done_epochs}")
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        run_file.write_text(json.dumps(rc.to_dict(), indent=1) + "\n")
+        (out / LOG_FILE).write_text("")
+    if done_epochs >= epochs:
+        log(f"{out}: already trained for {done_epochs} epochs (asked for {epochs})")
+        return {"epochs": done_epochs, "history": history, "run": rc}
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=epochs, initial=done_epochs, unit="epoch", dynamic_ncols=True)
+    compile_s = None
+    try:
+        for epoch in range(done_epochs + 1, epochs + 1):
+            e0 = time.perf_counter()
+            state, m = trainer.update(state)
+            m = jax.device_get(m)
+            e1 = time.perf_counter()
+            if compile_s is None:
+                compile_s = e1 - t0
+            starts = _episode_starts(m)
+            row = {"epoch": epoch, "seconds": round(e1 - e0, 3),
+                   "episodes": int(len(starts)),
+                   "return": float(m["episode_return"]),
+                   rc.metric: float(abs(m["episode_return"])),
+                   "approx_kl": float(m["approx_kl"]), "pi_iters": int(m["pi_iters"]),
+                   "pi_loss": float(m["pi_loss"]), "v_loss": float(m["v_loss"]),
+                   "entropy": float(m["entropy"])}
+            if compare:
+                row.update({f"{p}_{rc.metric}": v
+                            for p, v in _heuristic_means(jobs, starts, rc).items()})
+            if epoch == done_epochs + 1:
+                row["first_epoch_s_incl_compile"] = round(e1 - t0, 3)
+            hist_m = {k: v for k, v in m.items() if not k.startswith("episode_info")}
+            history.append(hist_m)
+            save_checkpoint(out, state, epoch=epoch, config=trainer.run_config(),
+                            metrics_history=history, keep=1)
+            with open(out / LOG_FILE, "a") as f:
+                f.write(json.dumps(row) + "\n")
+            msg = (f"{rc.metric} {_fmt(row[rc.metric])}"
+                   + "".join(f" {p} {_fmt(row.get(f'{p}_{rc.metric}', math.nan))}"
+                             for p in ("sjf", "f1") if compare)
+                   + f" {row['seconds']:.1f}s/epoch")
+            if bar is not None:
+                bar.set_postfix_str(msg)
+                bar.update(1)
+            else:
+                log(f"epoch {epoch}/{epochs}: {msg}")
+    finally:
+        if bar is not None:
+            bar.close()
+    return {"epochs": epochs, "history": history, "run": rc}
+
+
+def read_log(out) -> list:
+    """The per-epoch rows of ``DIR/log.jsonl``."""
+    p = Path(out) / LOG_FILE
+    if not p.is_file():
+        raise ConfigError(f"{p}: missing (not a jaxsched training directory)")
+    rows = []
+    for i, line in enumerate(p.read_text().splitlines(), 1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                raise ConfigError(f"{p}:{i}: not a JSON object") from None
+    return rows
+
+
+def plot(out, path=None) -> Path:
+    """Training curve (metric per epoch, with SJF and F1 of the same sequences) as a PNG."""
+    rows = read_log(out)
+    if not rows:
+        raise ConfigError(f"{Path(out) / LOG_FILE}: no epochs logged yet")
+    rc = RunConfig.from_dict(json.loads((Path(out) / RUN_FILE).read_text()))
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ConfigError("plotting needs matplotlib: pip install 'jaxsched[plot]'") from None
+    ep = [r["epoch"] for r in rows]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(ep, [r[rc.metric] for r in rows], label="RL (training sequences)")
+    for p in ("sjf", "f1"):
+        k = f"{p}_{rc.metric}"
+        if any(k in r for r in rows):
+            ax.plot(ep, [r.get(k, np.nan) for r in rows], "--", label=p.upper())
+    ax.set_xlabel("epoch")
+    ax.set_ylabel(rc.metric)
+    ax.set_title(f"{Path(rc.trace).name}, backfill {rc.backfill}")
+    ax.legend()
+    fig.tight_layout()
+    path = Path(path) if path else Path(out) / "training_curve.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def model_rows(policy: LoadedPolicy, jobs, starts: Seq[int], length: int, backfills: Seq[str],
+               metrics: Seq[str], compat: bool, *, sample: bool = False, name: str = "rl",
+               seed: int = 0) -> list:
+    """Rows in :class:`jaxsched.sim.evaluate.EvalResult`'s schema for a learned policy on the
+    given sequences (one run per backfill mode), metrics computed from its schedules."""
+    from jaxsched.sim import oracle
+
+    rows = []
+    for bf in backfills:
+        rc = dataclasses.replace(policy.run, backfill=bf, compat=bool(compat))
+        pol = dataclasses.replace(policy, run=rc)
+        _, st = policy_metric(pol, jobs, starts, length, sample=sample, seed=seed)
+        for s, times in zip(starts, st):
+            sl = slice(int(s), int(s) + length)
+            m = oracle.metrics(jobs.submit[sl], jobs.run[sl], jobs.procs[sl], times,
+                               num_procs=float(jobs.num_procs), compat=bool(compat),
+                               users=jobs.user[sl])
+            for name_m in metrics:
+                rows.append({"start": int(s), "jobs": length, "policy": name, "backfill": bf,
+                             "metric": name_m, "value": float(m[name_m])})
+    return rows
