@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 import warnings
 from collections.abc import Callable
 
@@ -270,6 +271,8 @@ def _add_evaluate(sub) -> None:
 # demo: the README's main job
 # ----------------------------------------------------------------------------------------------
 def _cmd_demo(args) -> int:
+    import tempfile
+
     from jaxsched.workload import default_trace_path
 
     path = default_trace_path()
@@ -282,8 +285,27 @@ def _cmd_demo(args) -> int:
     if rc:
         return rc
     print("\nThe same sequences in the correct mode, with true EASY backfilling:\n")
-    return main(["evaluate", str(path), "--metric", "bsld,util", "--backfill", "none,easy",
-                 "--sequences", str(args.sequences)])
+    rc = main(["evaluate", str(path), "--metric", "bsld,util", "--backfill", "none,easy",
+               "--sequences", str(args.sequences)])
+    if rc or args.train_epochs == 0:
+        return rc
+    out = args.out or tempfile.mkdtemp(prefix="jaxsched-demo-")
+    print(f"\nTraining an RLScheduler policy (kernel network, PPO) for bounded slowdown without "
+          f"backfilling: {args.train_epochs} epochs of {args.trajectories} sampled 256-job "
+          f"sequences, {args.iters} policy/value steps each (the paper: 100 sequences, 80 "
+          f"steps, ~30 epochs) -> {out}\n")
+    argv = ["train", "rlscheduler", str(path), "--compat", "rlscheduler", "--epochs",
+            str(args.train_epochs), "--out", out, "--trajectories", str(args.trajectories),
+            "--pi-iters", str(args.iters), "--v-iters", str(args.iters)]
+    if args.out and (Path(out) / "run.json").exists():
+        argv.append("--resume")
+    rc = main(argv)
+    if rc:
+        return rc
+    print("\nThe learned policy (greedy picks) next to the heuristics on the held-out test "
+          "sequences:\n")
+    return main(["evaluate", str(path), "--compat", "rlscheduler", "--metric", "bsld",
+                 "--backfill", "none", "--sequences", str(args.sequences), "--model", out])
 
 
 @command("demo")
@@ -292,6 +314,16 @@ def _add_demo(sub) -> None:
                        description="Show what jaxsched does on the bundled default trace.")
     p.add_argument("--sequences", type=_positive_int, default=10, metavar="K",
                    help="number of test sequences (default 10, the paper's)")
+    p.add_argument("--train-epochs", type=_int, default=6, metavar="E",
+                   help="epochs of RLScheduler training (default 6, a few minutes on a "
+                        "2-core CPU; 0 = skip training)")
+    p.add_argument("--trajectories", type=_positive_int, default=20, metavar="N",
+                   help="sampled sequences per epoch (default 20)")
+    p.add_argument("--iters", type=_positive_int, default=40, metavar="K",
+                   help="policy and value steps per epoch (default 40)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="training directory (default: a new temporary directory; an existing "
+                        "run there is resumed)")
     p.set_defaults(handler=_cmd_demo)
 
 

@@ -191,7 +191,7 @@ def test_generate_lublin_real_module(capsys, tmp_path):
 
 
 def test_demo_prints_trace_info_and_heuristic_tables(capsys):
-    rc, out, err = run(capsys, "demo", "--sequences", "1")
+    rc, out, err = run(capsys, "demo", "--sequences", "1", "--train-epochs", "0")
     assert rc == 0, err
     assert "lublin-1.swf" in out and "jobs:         10,000" in out
     assert "rules rlscheduler: 10,000 jobs loaded" in out
@@ -208,3 +208,18 @@ def test_demo_missing_default_trace(capsys, monkeypatch, tmp_path):
     assert rc == 2
     assert one_error_line(err) == (f"jaxsched: error: {tmp_path / 'traces' / 'lublin-1.swf'}: "
                                    f"no such file")
+
+
+def test_demo_trains_and_compares(capsys, tmp_path):
+    """The main job's training part, shrunk: one tiny epoch, then the learned policy as one more
+    row next to the heuristics on the held-out sequence."""
+    out = tmp_path / "demo"
+    rc, text, err = run(capsys, "demo", "--sequences", "1", "--train-epochs", "1",
+                        "--trajectories", "2", "--iters", "2", "--out", str(out))
+    assert rc == 0, err
+    assert (out / "run.json").is_file() and (out / "log.jsonl").read_text().count("\n") == 1
+    tail = text.split("held-out test sequences")[-1]
+    rows = {line.split()[0]: line.split()[-1] for line in tail.splitlines()
+            if line.split() and line.split()[0] in ("fcfs", "sjf", "rl")}
+    assert set(rows) == {"fcfs", "sjf", "rl"}
+    assert float(rows["rl"].replace(",", "")) >= 1.0
