@@ -105,8 +105,11 @@ class SimState:
     Attributes:
       t: int64 clock. free: int32 free nodes. next: int32 index of the next job to arrive.
       q_job: int32 ``[Q]`` job index per queue slot, -1 = empty; q_k (int32 nodes), q_req
-        (int64 requested time), q_s (int64 submit), q_rank (int32 policy rank): copies of the
-        waiting job's attributes, so a step reads contiguous slots instead of gathering.
+        (int32 requested time, clamped to 2^31-1), q_s (int64 submit), q_rank (int32 policy
+        rank), q_b (the reference's backfill scan key of a job that arrived before the
+        commit: ``g * L + rank`` with g the first index of its submit time; int32 for
+        L <= 46340, else int64): copies of the waiting job's attributes, so a step reads
+        contiguous slots instead of gathering. g_arr: int32 g of the newest arrival.
         n_q: int32 number of waiting jobs.
       r_job: int32 ``[R]`` job index per running slot; the ``n_r`` running jobs form a prefix
         sorted by estimated finish ``r_e`` (so reservations are a cumulative sum);
@@ -129,6 +132,8 @@ class SimState:
     q_req: chex.Array
     q_s: chex.Array
     q_rank: chex.Array
+    q_b: chex.Array
+    g_arr: chex.Array
     n_q: chex.Array
     r_job: chex.Array
     r_f: chex.Array
@@ -152,6 +157,19 @@ class SimState:
     steps: chex.Array
 
 
+_I32MIN, _I32MAX = -(2 ** 31), 2 ** 31 - 1
+
+
+def _req32(q):
+    """Requested time as int32 (clamped; 2^31 s is 68 years)."""
+    return jnp.clip(q, _I32MIN, _I32MAX).astype(jnp.int32)
+
+
+def _key_dtype(L: int):
+    """Integer type of the backfill scan keys (``L*L + L`` must fit)."""
+    return jnp.int32 if L * L + 2 * L < 2 ** 31 else jnp.int64
+
+
 def reset(seq: Sequence, prank: chex.Array, queue_cap: int, run_cap: int) -> SimState:
     """The initial state: idle cluster, clock at the first submit, job 0 in the queue.
 
@@ -167,8 +185,9 @@ def reset(seq: Sequence, prank: chex.Array, queue_cap: int, run_cap: int) -> Sim
     return SimState(
         t=seq.submit[0].astype(i64), free=seq.num_nodes.astype(i32), next=jnp.asarray(1, i32),
         q_job=jnp.full((queue_cap,), -1, i32).at[0].set(0),
-        q_k=zq(i32).at[0].set(seq.nodes[0]), q_req=zq(i64).at[0].set(seq.req[0]),
+        q_k=zq(i32).at[0].set(seq.nodes[0]), q_req=zq(i32).at[0].set(_req32(seq.req[0])),
         q_s=zq(i64).at[0].set(seq.submit[0]), q_rank=zq(i32).at[0].set(prank[0]),
+        q_b=zq(_key_dtype(L)).at[0].set(prank[0]), g_arr=jnp.asarray(0, i32),
         n_q=jnp.asarray(1, i32),
         r_job=jnp.full((run_cap,), -1, i32), r_f=zr(i64), r_e=zr(i64), r_k=zr(i32),
         r_flag=zr(bool), r_cnt=zr(i32), r_cum=zr(i32), n_r=jnp.asarray(0, i32),
@@ -264,14 +283,18 @@ def _micro(seq: Sequence, params: SimParams, st: SimState, choice: chex.Array,
     extra = nodes_at - cur_k
 
     # backfill candidate: first in scan order that is eligible and fits now
+    # compat scan order (spec §2.8.3): jobs that arrived before the commit by (submit, policy
+    # rank) -- q_b -- then the later arrivals by index; all earlier arrivals come first since
+    # submit times are non-decreasing in the index. Correct mode: (submit, index) = index.
+    KD = st.q_b.dtype
     late = st.q_job >= st.nac
-    bkey = jnp.where(params.compat,
-                     st.q_s * (4 * L) + late * (2 * L) + jnp.where(late, st.q_job, st.q_rank),
-                     st.q_job.astype(jnp.int64))
-    elig = jnp.where(easy, (st.t + st.q_req <= shadow) | (st.q_k <= extra),
-                     st.t + st.q_req < shadow)
+    qj = st.q_job.astype(KD)
+    bkey = jnp.where(params.compat, jnp.where(late, L * L + qj, st.q_b), qj)
+    # t + q < shadow (greedy) or t + q <= shadow (EASY), compared in int32 as q <= bound
+    bound = jnp.clip(shadow - st.t - jnp.where(easy, 0, 1), _I32MIN, _I32MAX).astype(i32)
+    elig = (st.q_req <= bound) | (easy & (st.q_k <= extra))
     elig = elig & qv & (qi != cur_slot) & (st.q_k <= st.free) & (bf != BACKFILL_NONE)
-    bslot = _argmin(jnp.where(elig, bkey, IMAX))
+    bslot = _argmin(jnp.where(elig, bkey, jnp.iinfo(KD).max))
     has_bf = elig[bslot]
 
     # advance candidate: arrival vs the earliest release (ties: reference list order)
@@ -299,7 +322,7 @@ def _micro(seq: Sequence, params: SimParams, st: SimState, choice: chex.Array,
     sj = jnp.maximum(st.q_job[start_slot], 0)
     sk = st.q_k[start_slot]
     free = st.free - jnp.where(do_start, sk, 0)
-    new_e = st.t + st.q_req[start_slot]
+    new_e = st.t + seq.req[sj]
     pos = jnp.sum(rv & (st.r_e <= new_e))
     r_over = do_start & (st.n_r >= R)
 
@@ -343,9 +366,12 @@ def _micro(seq: Sequence, params: SimParams, st: SimState, choice: chex.Array,
 
     q_job = setq(st.q_job, new_job)
     q_k = setq(st.q_k, seq.nodes[nj])
-    q_req = setq(st.q_req, seq.req[nj])
+    q_req = setq(st.q_req, _req32(seq.req[nj]))
     q_s = setq(st.q_s, s_next)
     q_rank = setq(st.q_rank, st.prank[nj])
+    g_new = jnp.where(s_next == seq.submit[jnp.maximum(nj - 1, 0)], st.g_arr, nj)
+    g_arr = jnp.where(do_arr, g_new, st.g_arr)
+    q_b = setq(st.q_b, (g_new.astype(st.q_b.dtype) * L + st.prank[nj]).astype(st.q_b.dtype))
     n_q = st.n_q + do_arr.astype(i32) - do_start.astype(i32)
     nxt = st.next + do_arr.astype(i32)
     t = jnp.where(do_arr, jnp.maximum(st.t, s_next), jnp.where(do_rel, jnp.maximum(st.t, fmin), st.t))
@@ -368,6 +394,7 @@ def _micro(seq: Sequence, params: SimParams, st: SimState, choice: chex.Array,
 
     return SimState(
         t=t, free=free, next=nxt, q_job=q_job, q_k=q_k, q_req=q_req, q_s=q_s, q_rank=q_rank,
+        q_b=q_b, g_arr=g_arr,
         n_q=n_q, r_job=r_job, r_f=r_f, r_e=r_e, r_k=r_k, r_flag=r_flag, r_cnt=r_cnt, r_cum=r_cum,
         n_r=n_r,
         cj=cj, cslot=cslot, shadow=shadow_l, nac=nac, cnt=cnt, start=start, prank=st.prank,
