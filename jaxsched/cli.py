@@ -346,7 +346,6 @@ def _cmd_train_rlscheduler(args) -> int:
                 compat=compat, seed=args.seed, resume=args.resume, ppo=ppo, length=args.length,
                 policy=args.policy_net, value=args.value_net, compare=not args.no_compare,
                 progress=not args.no_progress)
-    hist = res["history"]
     print(f"trained {res['epochs']} epochs; checkpoint and log in {args.out}")
     return 0
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import os
+
 from pathlib import Path
 
 import numpy as np
@@ -28,13 +28,7 @@ TP = _load("throughput")
 PT = _load("paper_tables")
 
 
-def _shared():
-    cands = [Path(os.environ["JAXSCHED_SHARED"])] if os.environ.get("JAXSCHED_SHARED") else []
-    cands += [REPO.parent / "shared", REPO / "shared", Path("/work/shared")]
-    for c in cands:
-        if (c / "traces" / "lublin_256.swf.gz").exists():
-            return c
-    return None
+from shared_data import shared_dir as _shared
 
 
 # ----------------------------------------------------------------------------------------------
@@ -110,7 +104,6 @@ def test_paper_transcription_shape():
                 assert len(row.split()) == 5
 
 
-@pytest.mark.skipif(_shared() is None, reason="shared/ (spec and traces) not found")
 def test_paper_lublin_cells_agree_with_spec_oracle_values():
     """The paper's printed Lublin cells vs the spec §8.4 oracle values, under our rules."""
     spec = PT.spec_oracle_values(_shared() / "spec" / "rlscheduler.md")
@@ -129,7 +122,6 @@ def test_paper_lublin_cells_agree_with_spec_oracle_values():
     assert seen == [("X", "none", "Lublin-1", "sjf"), ("X", "rlscheduler", "Lublin-2", "fcfs")]
 
 
-@pytest.mark.skipif(_shared() is None, reason="shared/ (spec and traces) not found")
 def test_paper_tables_tiny():
     from jaxsched.sim import oracle
     from jaxsched.workload import read_swf, reference_starts

@@ -1,7 +1,6 @@
 """`jaxsched evaluate`, called in-process: output schema, agreement with the oracle, errors."""
 import json
 
-import numpy as np
 import pytest
 
 from jaxsched.cli import main

@@ -26,9 +26,7 @@ import collections
 import dataclasses
 import functools
 import json
-import os
 import types
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -43,15 +41,7 @@ from jaxsched.sim.evaluate import evaluate
 from jaxsched.workload import read_swf
 
 
-def _shared() -> Path:
-    env = os.environ.get("JAXSCHED_SHARED")
-    if env:
-        return Path(env)
-    local = Path(__file__).resolve().parent.parent / "shared"
-    return local if (local / "traces").is_dir() else Path("/work/shared")
-
-
-SHARED = _shared()
+from shared_data import SHARED
 REFERENCE_POLICIES = ("fcfs", "sjf", "wfp3", "unicep", "f1", "f2", "f3", "f4", "smallest")
 REFERENCE_METRICS = ("bsld", "wait", "turnaround", "sld", "util")
 

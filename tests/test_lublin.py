@@ -16,11 +16,7 @@ from jaxsched.workload import lublin as L
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _shared_dir() -> Path:
-    for cand in (REPO / "shared", REPO.parent / "shared", Path("/work/shared")):
-        if (cand / "traces" / "lublin_256.swf.gz").exists():
-            return cand
-    raise FileNotFoundError("shared/traces/lublin_256.swf.gz not found next to the checkout")
+from shared_data import shared_dir as _shared_dir
 
 
 def _load_swf(path: Path) -> np.ndarray:

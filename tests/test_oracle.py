@@ -27,14 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 REFERENCE_POLICIES = ("fcfs", "sjf", "wfp3", "unicep", "f1", "f2", "f3", "f4", "smallest")
 
 
-def _shared_dir() -> Path:
-    for cand in (REPO / "shared", REPO.parent / "shared", Path("/work/shared")):
-        if (cand / "reference" / "lublin_256_new2-seq1024.json").exists():
-            return cand
-    raise FileNotFoundError("shared/reference/ not found next to the checkout")
-
-
-SHARED = _shared_dir()
+from shared_data import SHARED
 
 
 # ----------------------------------------------------------------------------------------------

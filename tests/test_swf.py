@@ -4,7 +4,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import os
+
 import re
 import time
 import warnings
@@ -22,15 +22,7 @@ DATA = Path(__file__).parent / "data"
 TINY = DATA / "tiny.swf"
 
 
-def _shared() -> Path:
-    env = os.environ.get("JAXSCHED_SHARED")
-    if env:
-        return Path(env)
-    local = Path(__file__).resolve().parent.parent / "shared"
-    return local if (local / "traces").is_dir() else Path("/work/shared")
-
-
-SHARED = _shared()
+from shared_data import SHARED
 TRACES = SHARED / "traces"
 
 # job counts from shared/traces/README.md
