@@ -37,6 +37,16 @@ def _argmin(x: chex.Array) -> chex.Array:
     return jnp.min(jnp.where(x == jnp.min(x), i, jnp.int32(x.shape[0] - 1)))
 
 
+def _argmin_unique(key: chex.Array, valid: chex.Array, bound: int) -> chex.Array:
+    """Index (int32) of the smallest key among ``valid`` entries, for keys that are distinct
+    where valid and lie in ``[0, bound)``: one min reduction over ``key * n + index``
+    (``bound * n`` must fit the key's integer type). 0 if nothing is valid."""
+    n = key.shape[0]
+    i = jnp.arange(n, dtype=key.dtype)
+    code = jnp.where(valid, key * n + i, jnp.asarray(bound, key.dtype) * n)
+    return (jnp.min(code) % n).astype(jnp.int32) * jnp.any(valid)
+
+
 def _argmax_bool(x: chex.Array) -> chex.Array:
     """Index (int32) of the first True of a bool array (0 if none)."""
     i = jnp.arange(x.shape[0], dtype=jnp.int32)
@@ -230,7 +240,11 @@ def heuristic_choice(seq: Sequence, params: SimParams, st: SimState,
     queue slot and micro-step).
     """
     qv = st.q_job >= 0
-    slot = _argmin(jnp.where(qv, st.q_rank, jnp.iinfo(jnp.int32).max))
+    L, Q = seq.submit.shape[0], st.q_job.shape[0]
+    if L * Q + Q < 2 ** 31:
+        slot = _argmin_unique(st.q_rank, qv, L)          # ranks are a permutation of 0..L-1
+    else:
+        slot = _argmin(jnp.where(qv, st.q_rank, jnp.iinfo(jnp.int32).max))
     if not dynamic:
         return slot
     dyn = H.is_dynamic(params.policy, params.compat)
@@ -294,7 +308,9 @@ def _micro(seq: Sequence, params: SimParams, st: SimState, choice: chex.Array,
     bound = jnp.clip(shadow - st.t - jnp.where(easy, 0, 1), _I32MIN, _I32MAX).astype(i32)
     elig = (st.q_req <= bound) | (easy & (st.q_k <= extra))
     elig = elig & qv & (qi != cur_slot) & (st.q_k <= st.free) & (bf != BACKFILL_NONE)
-    bslot = _argmin(jnp.where(elig, bkey, jnp.iinfo(KD).max))
+    # keys are distinct: one reduction over key * Q + slot
+    bdt = jnp.int32 if (L * L + L + 1) * Q < 2 ** 31 else jnp.int64
+    bslot = _argmin_unique(bkey.astype(bdt), elig, L * L + L)
     has_bf = elig[bslot]
 
     # advance candidate: arrival vs the earliest release (ties: reference list order)

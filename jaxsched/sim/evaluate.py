@@ -175,12 +175,18 @@ def _run_batch(arrays: dict, prank: np.ndarray, pol: np.ndarray, bf: np.ndarray,
 
 
 def _bucket(n: int) -> int:
-    """Batch size for ``n`` runs: a power of two (few distinct compiled shapes), at least the
-    number of devices."""
-    b = max(1, jax.local_device_count())
-    while b < n:
-        b *= 2
-    return b
+    """Batch size for ``n`` runs: few distinct compiled shapes without much padding — a power
+    of two up to 16, then a multiple of 8 (of 32 above 256); at least the number of devices
+    and a multiple of it."""
+    d = max(1, jax.local_device_count())
+    if n <= 16:
+        b = 1
+        while b < n:
+            b *= 2
+    else:
+        step = 8 if n <= 256 else 32
+        b = -(-n // step) * step
+    return -(-max(b, d) // d) * d
 
 
 def use_all_cpu_cores() -> None:
