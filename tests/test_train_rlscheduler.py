@@ -145,3 +145,17 @@ def test_cli_errors_are_one_line(trained, capsys, tmp_path):
         lines = err.strip().splitlines()
         assert rc == 2 and len(lines) == 1 and lines[0].startswith("jaxsched: error: "), err
         assert needle in lines[0], (needle, lines[0])
+
+
+def test_shipped_lublin1_model_loads_and_schedules_well():
+    """The committed work-in-progress Lublin-1 checkpoint stays loadable and keeps beating FCFS
+    by far on two of the paper's test sequences (256 jobs each, to stay quick)."""
+    repo = Path(__file__).resolve().parent.parent
+    pol = load_policy(repo / "models" / "lublin1-none")
+    assert pol.epoch == 41 and pol.run.metric == "bsld" and pol.run.backfill == "none"
+    jobs = read_swf(repo / "traces" / "lublin-1.swf").jobs("rlscheduler")
+    starts = [1981, 2756]
+    rl, _ = policy_metric(pol, jobs, starts, 256)
+    fcfs = evaluate(jobs, starts, 256, ["fcfs"], ["none"], compat=True,
+                    metrics=("bsld",)).table("bsld")[("fcfs", "none")]
+    assert np.all(rl >= 1.0) and rl.mean() < 0.5 * fcfs, (rl, fcfs)
