@@ -1,0 +1,210 @@
+"""Vectorised stepping speed of the RLScheduler environment on the local JAX device.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/env_throughput.py [--batch 1,16,64,256]
+        [--steps 256] [--backfill none,rlscheduler] [--env closed,arg] [--length 256]
+        [--repeats 2] [--trace PATH] [--seed 0] [--json FILE]
+
+Workload: ``RLSchedulerEnv(read_swf(trace).jobs("rlscheduler"), length=256, backfill=B,
+compat=True)`` (Lublin-1 by default) inside :class:`AutoResetWrapper`, so finished episodes are
+replaced by freshly sampled sequences and the rollout never stops. For every batch size B the
+script compiles ONE function: ``jax.jit`` of a ``lax.scan`` of S steps whose body draws a
+uniformly random *valid* action for each of the B environments (uniform over the slots the
+mask allows) and applies ``vmap(env.step)``. The compile time (tracing + XLA compilation,
+ahead of time) is reported on its own; the compiled scan then runs once from the reset states
+(warm-up, not timed) and ``--repeats`` more times, each from where the previous run stopped
+(so the timed runs see steady-state queues, not only fresh episodes); throughput = B × S /
+(best run time), in environment steps (= agent decisions) per second. Only the per-step
+rewards and the number of finished episodes leave the scan, so the figure is the
+environment's own cost (plus the random action draw).
+
+By default the jitted function closes over the env (``--env closed``), as a training loop
+does: the env's trace data are compile-time constants and ``step`` compiles only its backfill
+mode's path. ``--env arg`` passes the env as an argument instead (as ``jit_step`` does: one
+executable for every env of the same shapes, both paths compiled behind a ``lax.cond``).
+
+Reference figure: the original RLScheduler simulator (SchedGym's ``HPCEnv``, observation
+building included) makes about 2,200 environment steps per second on this 2-core machine; the
+ratio to it is printed for every row.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+from jaxsched.envs import AutoResetWrapper, RLSchedulerEnv  # noqa: E402
+from jaxsched.workload import read_swf  # noqa: E402
+
+DEFAULT_TRACE = REPO / "traces" / "lublin-1.swf"
+#: environment steps per second of the reference simulator on this 2-core machine
+REFERENCE_STEPS_PER_S = 2200.0
+
+
+def random_valid_actions(key, mask):
+    """One action per row of ``mask`` (bool ``[B, A]``), uniform over the True slots (slot 0
+    where a row has none): one uniform number per row, scaled to the number of True slots.
+    The env fills the observation slots from the front, so the True slots are a prefix and the
+    k-th of them is slot k; the second output counts rows where that does not hold (checked,
+    it must stay 0)."""
+    B, A = mask.shape
+    n = jnp.sum(mask, axis=1, dtype=jnp.int32)
+    k = jnp.floor(jax.random.uniform(key, (B,)) * n).astype(jnp.int32)
+    k = jnp.clip(k, 0, jnp.maximum(n - 1, 0))
+    prefix = jnp.arange(A, dtype=jnp.int32)[None, :] < n[:, None]
+    return k, jnp.sum(jnp.any(prefix != mask, axis=1))
+
+
+def make_rollout(env, steps: int, env_as_argument: bool = False):
+    """``(rollout, prefix)``: ``rollout(*prefix, state, ts, key) -> (state, ts, key,
+    reward_sum, episodes, bad_masks)`` runs ``steps`` vmapped auto-reset steps with random
+    valid actions (jitted; compiled once per batch size).
+
+    By default the jitted function closes over ``env`` (as a training loop does): its trace
+    data are compile-time constants and ``step`` compiles only the path of its backfill mode.
+    With ``env_as_argument`` the env is passed as an argument (as ``jit_step`` does): one
+    compiled function serves every env of the same shapes, and both the closed-form and the
+    engine path are compiled behind a ``lax.cond``."""
+
+    def run(env, state, ts, key):
+        step = jax.vmap(env.step)
+
+        def body(carry, _):
+            st, ts, key = carry
+            key, sub = jax.random.split(key)
+            a, bad = random_valid_actions(sub, ts.observation.mask)
+            st, ts = step(st, a)
+            return (st, ts, key), (jnp.sum(ts.reward), jnp.sum(ts.last()), bad)
+
+        (state, ts, key), (rew, ends, bad) = jax.lax.scan(body, (state, ts, key), None,
+                                                           length=steps)
+        return state, ts, key, jnp.sum(rew), jnp.sum(ends), jnp.sum(bad)
+
+    if env_as_argument:
+        return jax.jit(run), (env,)
+    return jax.jit(lambda state, ts, key: run(env, state, ts, key)), ()
+
+
+def machine_info() -> dict:
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    return {"jax_devices": [str(d) for d in jax.devices()], "jax_backend": jax.default_backend(),
+            "jax_version": jax.__version__, "cpu_count": os.cpu_count(), "cpus_usable": usable,
+            "python": platform.python_version(), "loadavg_start": list(os.getloadavg())}
+
+
+def bench_one(env, batch: int, steps: int, repeats: int, seed: int,
+              env_as_argument: bool = False) -> dict:
+    wrapped = AutoResetWrapper(env)
+    keys = jax.random.split(jax.random.PRNGKey(seed), batch + 1)
+    state, ts = jax.jit(jax.vmap(wrapped.reset))(keys[1:])
+    jax.block_until_ready((state, ts))
+    rollout, prefix = make_rollout(wrapped, steps, env_as_argument)
+    key = keys[0]
+    t0 = time.perf_counter()
+    compiled = rollout.lower(*prefix, state, ts, key).compile()    # trace + XLA compile
+    compile_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    out = compiled(*prefix, state, ts, key)                          # warm-up run
+    jax.block_until_ready(out)
+    warmup_s = time.perf_counter() - t0
+    state, ts, key = out[:3]
+    times, episodes, reward, bad = [], 0, 0.0, int(out[5])
+    for _ in range(max(repeats, 1)):
+        t0 = time.perf_counter()
+        out = compiled(*prefix, state, ts, key)
+        jax.block_until_ready(out)
+        times.append(time.perf_counter() - t0)
+        state, ts, key = out[:3]
+        episodes += int(out[4])
+        reward += float(out[3])
+        bad += int(out[5])
+    if bad:
+        raise RuntimeError(f"{bad} observation masks were not a prefix of the slots")
+    best = min(times)
+    sps = batch * steps / best
+    return {"batch": batch, "steps": steps, "compile_s": compile_s, "warmup_s": warmup_s,
+            "run_s": times,
+            "best_run_s": best, "steps_per_s": sps, "ratio_to_reference": sps /
+            REFERENCE_STEPS_PER_S, "episodes_finished": episodes,
+            "mean_terminal_reward": reward / episodes if episodes else None}
+
+
+def benchmark(trace=DEFAULT_TRACE, batches=(1, 16, 64, 256), steps=256,
+              backfills=("none", "rlscheduler"), length=256, repeats=2, seed=0,
+              env_modes=("closed",), out=print) -> dict:
+    info = machine_info()
+    out(f"device: jax.devices() = {info['jax_devices']} (jax {info['jax_version']}); CPUs: "
+        f"os.cpu_count() = {info['cpu_count']}, usable {info['cpus_usable']}; load average "
+        f"{' '.join(f'{x:.2f}' for x in info['loadavg_start'])}")
+    jobs = read_swf(trace).jobs("rlscheduler")
+    out(f"workload: {Path(trace).name} ({jobs.n_jobs} jobs, {jobs.num_nodes} nodes), "
+        f"sequences of {length} jobs, compat=True, AutoResetWrapper, uniformly random valid "
+        f"actions; {steps} steps per compiled scan, best of {repeats} runs")
+    out(f"reference simulator: ~{REFERENCE_STEPS_PER_S:,.0f} env steps/s on this machine")
+    out("env: 'closed' = the jitted rollout closes over the env (static backfill mode, as in "
+        "training); 'arg' = the env is an argument (both paths compiled, as in jit_step)")
+    out("")
+    out(f"{'backfill':<12} {'env':<6} {'B':>5} {'steps/s':>11} {'x ref':>8} {'compile s':>10} "
+        f"{'run s':>8} {'episodes':>9}")  # run s: best timed run of B x steps env steps
+    rows = []
+    for bf in backfills:
+        env = RLSchedulerEnv(jobs, length=length, backfill=bf, compat=True)
+        for mode in env_modes:
+            for b in batches:
+                r = bench_one(env, b, steps, repeats, seed, env_as_argument=mode == "arg")
+                r["backfill"], r["env"] = bf, mode
+                rows.append(r)
+                out(f"{bf:<12} {mode:<6} {b:>5} {r['steps_per_s']:>11,.0f} "
+                    f"{r['ratio_to_reference']:>8.1f} {r['compile_s']:>10.1f} "
+                    f"{r['best_run_s']:>8.3f} {r['episodes_finished']:>9}")
+    info["loadavg_end"] = list(os.getloadavg())
+    out(f"\nload average at end {' '.join(f'{x:.2f}' for x in info['loadavg_end'])}")
+    return {"machine": info, "trace": str(trace), "length": length,
+            "reference_steps_per_s": REFERENCE_STEPS_PER_S, "rows": rows}
+
+
+def _ints(s: str):
+    return tuple(int(x) for x in s.split(",") if x)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
+    p.add_argument("--batch", type=_ints, default=(1, 16, 64, 256),
+                   help="comma-separated batch sizes (default 1,16,64,256)")
+    p.add_argument("--steps", type=int, default=256, help="steps per compiled scan (256)")
+    p.add_argument("--backfill", default="none,rlscheduler",
+                   help="comma-separated: none, rlscheduler (default both)")
+    p.add_argument("--length", type=int, default=256, help="jobs per sequence (256)")
+    p.add_argument("--repeats", type=int, default=2, help="timed runs per row, best kept (2)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--env", default="closed",
+                   help="comma-separated: closed (the rollout closes over the env, default), "
+                        "arg (the env is an argument of the jitted rollout)")
+    p.add_argument("--json", type=Path, default=None, help="write the results as JSON here")
+    a = p.parse_args(argv)
+    modes = tuple(x for x in a.env.split(",") if x)
+    if not modes or any(m not in ("closed", "arg") for m in modes):
+        p.error("--env takes closed and/or arg")
+    res = benchmark(a.trace, a.batch, a.steps, tuple(x for x in a.backfill.split(",") if x),
+                    a.length, a.repeats, a.seed, modes)
+    if a.json:
+        a.json.write_text(json.dumps(res, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
