@@ -418,3 +418,20 @@ def test_shape_errors(built):
         m.apply(v, jnp.ones((F,), jnp.float32))
     with pytest.raises(ValueError):
         jax.eval_shape(nets.LeNetPolicy(grid=(4, 4)).init, KEY, _obs(0), None)
+
+
+def test_kernel_value_prefix_with_padding_rows():
+    """KernelValue on a prefix plus n_slots/pad_row == on the full padded observation."""
+    from jaxsched.nets import KernelValue
+    pad = jnp.asarray([0, 1, 1, 1, 1, 1, 1, 0], jnp.float32)
+    net = KernelValue()
+    rng = np.random.default_rng(3)
+    obs = jnp.asarray(rng.uniform(0, 1, (5, 128, 8)), jnp.float32)
+    obs = jnp.where((jnp.arange(128) < 11)[None, :, None], obs, pad)
+    params = net.init(jax.random.PRNGKey(0), obs[0])
+    full = net.apply(params, obs)
+    for K in (11, 16, 64, 128):
+        got = net.apply(params, obs[:, :K], n_slots=128, pad_row=pad)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(full), rtol=1e-5, atol=1e-6)
+    wrong = net.apply(params, obs[:, :16], n_slots=128, pad_row=pad + 1.0)
+    assert np.abs(np.asarray(wrong) - np.asarray(full)).max() > 1e-4

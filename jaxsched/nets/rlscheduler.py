@@ -322,14 +322,29 @@ class KernelValue(nn.Module):
 
     ``__call__(obs, mask=None)``: obs float ``[..., N, F]`` -> value float32 ``[...]``.  The
     mask is accepted for a uniform interface and ignored, as in the reference.
+
+    ``__call__(obs_prefix, n_slots=N, pad_row=row)``: the value of the observation made of
+    ``obs_prefix`` ``[..., K, F]`` followed by ``N − K`` copies of ``row`` ``[F]`` (the
+    environment's padding), with the padding row through the kernel once instead of ``N − K``
+    times; the same parameters and the same value (the trainer's ``slot_buckets`` use it).
     """
     kernel_hidden: Tuple[int, ...] = (32, 16, 8)
     hidden: Tuple[int, ...] = (64, 32, 8)
 
     @nn.compact
-    def __call__(self, obs, mask=None) -> jax.Array:
+    def __call__(self, obs, mask=None, n_slots=None, pad_row=None) -> jax.Array:
         x, _ = _check_obs(obs, mask)
-        per_slot = _row_mlp(x, self.kernel_hidden, 1, "kernel")[..., 0]     # [..., N]
+        K = x.shape[-2]
+        if n_slots is not None and n_slots > K:
+            if pad_row is None:
+                raise ValueError("KernelValue: n_slots needs pad_row")
+            pad = jnp.broadcast_to(jnp.asarray(pad_row, x.dtype), x.shape[:-2] + (1, x.shape[-1]))
+            per = _row_mlp(jnp.concatenate([x, pad], axis=-2), self.kernel_hidden, 1,
+                           "kernel")[..., 0]                                   # [..., K+1]
+            rest = jnp.broadcast_to(per[..., K:], per.shape[:-1] + (n_slots - K,))
+            per_slot = jnp.concatenate([per[..., :K], rest], axis=-1)           # [..., N]
+        else:
+            per_slot = _row_mlp(x, self.kernel_hidden, 1, "kernel")[..., 0]  # [..., N]
         return _row_mlp(per_slot, self.hidden, 1, "mlp")[..., 0]
 
 

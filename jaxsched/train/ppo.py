@@ -62,7 +62,7 @@ slot ``[num_envs * episodes_per_env]`` the ``episode_info_*`` arrays of
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Mapping, NamedTuple, Optional
+from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence
 
 import flax.struct
 import jax
@@ -427,6 +427,12 @@ class PPOTrainer:
       rollout part of an update (``step`` = update index, used by the trajectory filter).
     * ``policy_logits(policy_params, x) -> logits [N]`` — masked logits for one stored input
       ``x = obs_fn(observation)``; ``value(value_params, x) -> scalar``.
+    * ``policy_loss_and_grad(policy_params, x, action, logp_old, adv, w) -> ((loss, (kl,
+      entropy, clip_frac)), grad)`` — the clipped policy loss of a flat batch (leading axis =
+      samples; ``adv`` already normalised, ``w`` bool weights) and its gradient, as one policy
+      step of ``update`` computes them (``slot_buckets`` included).
+    * ``value_loss_and_grad(value_params, x, target, w) -> (loss, grad)`` — the same for one
+      value step.
     """
 
     config: PPOConfig
@@ -437,6 +443,8 @@ class PPOTrainer:
     policy_logits: Callable
     value: Callable
     trajectory_filter: Any = None
+    policy_loss_and_grad: Optional[Callable] = None
+    value_loss_and_grad: Optional[Callable] = None
 
     def run_config(self) -> dict:
         """JSON-able description of everything that shapes training (for checkpoint headers)."""
@@ -452,7 +460,10 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
                value_inputs: Callable = _default_value_inputs,
                trajectory_filter=None,
                filter_value_fn: Optional[Callable] = None,
-               episode_info_fn: Optional[Callable] = None) -> PPOTrainer:
+               episode_info_fn: Optional[Callable] = None,
+               slot_buckets: Optional[Sequence[int]] = None,
+               chunk_size: int = 512,
+               value_pad_row: Optional[Sequence[float]] = None) -> PPOTrainer:
     """Build the PPO functions for ``env`` and two Flax modules.
 
     Args:
@@ -484,6 +495,25 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
             sequence's start index from the environment's extras); read on the timestep of the
             episode's first decision and returned in the metrics as ``episode_info_<key>``
             (see :func:`episode_summaries`).
+        slot_buckets: computation only (the update's numbers change by float rounding at
+            most; not part of :meth:`PPOTrainer.run_config`). For a *per-slot* policy — the
+            logits of slot ``i`` depend only on slot ``i`` of the inputs, as in the kernel
+            network — whose valid slots always form a prefix (``x.mask`` True on slots
+            ``0 .. n−1``, as :class:`jaxsched.envs.RLSchedulerEnv` fills them): the policy
+            steps of the update sort the samples by their number of valid slots, cut them into
+            chunks of ``chunk_size`` and evaluate each chunk on its first ``K`` slots only,
+            ``K`` the smallest bucket that holds the chunk's largest ``n`` (the full slot count
+            is always a bucket). The kernel policy on Lublin-1 mostly sees short queues, so
+            this skips most of the padding rows (several times faster). The policy inputs
+            must be ``x.obs`` ``[N, F]`` and ``x.mask`` ``[N]`` (slot axis first). None: off.
+        chunk_size: samples per chunk with ``slot_buckets``.
+        value_pad_row: with ``slot_buckets``, run the value steps on slot prefixes as well:
+            every slot past an observation's valid prefix holds exactly this row (the
+            environment's padding row, :data:`jaxsched.envs.PAD_ROW`) and the value net
+            accepts ``apply(params, obs_prefix, n_slots=N, pad_row=row)``, giving the value of
+            ``obs_prefix`` followed by ``N − K`` copies of ``row``
+            (:class:`jaxsched.nets.KernelValue` does: its per-slot kernel sees the padding row
+            once). None: value steps on the full width.
 
     Returns:
         :class:`PPOTrainer`.
@@ -492,6 +522,16 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
         raise ConfigError(f"make_train: config must be a PPOConfig, got {type(config).__name__}")
     if (trajectory_filter is None) != (filter_value_fn is None):
         raise ConfigError("make_train: trajectory_filter and filter_value_fn go together")
+    if slot_buckets is not None:
+        if (not isinstance(chunk_size, (int, np.integer)) or isinstance(chunk_size, bool)
+                or chunk_size < 1):
+            raise ConfigError(f"make_train: chunk_size must be an integer >= 1, got "
+                              f"{chunk_size!r}")
+        bad = [b for b in slot_buckets
+               if not isinstance(b, (int, np.integer)) or isinstance(b, bool) or b < 1]
+        if bad or not len(slot_buckets):
+            raise ConfigError(f"make_train: slot_buckets must be integers >= 1, got "
+                              f"{slot_buckets!r}")
     cfg = config
     E = cfg.num_envs
     T = cfg.rollout_steps
@@ -583,6 +623,122 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
         v = batched_value(params, x)
         return masked_mean((target - v) ** 2, w)
 
+    # -- the losses on slot prefixes (slot_buckets) ----------------------------------------
+    def _sorted_chunks(x, action, logp_old, adv, target, w):
+        """The samples sorted by their number of valid slots and cut into chunks:
+        ``(bucket [n_chunks] int32, chunks, total weight, buckets)``; ``chunks`` holds ``(x,
+        action, logp_old, adv, target, w)`` with leading axes ``[n_chunks, C]``; padding
+        samples (copies of sample 0) carry no weight."""
+        n_slots = x.mask.shape[-1]
+        buckets = sorted({min(int(b), n_slots) for b in slot_buckets} | {n_slots})
+        S = action.shape[0]
+        C = min(int(chunk_size), S)
+        n_chunks = -(-S // C)
+        key = jnp.where(w, jnp.sum(x.mask, axis=-1, dtype=jnp.int32), 0)
+        order = jnp.argsort(key)
+        order = jnp.concatenate([order, jnp.zeros((n_chunks * C - S,), order.dtype)])
+        real = jnp.arange(n_chunks * C) < S            # False: padding (a copy, no weight)
+        chunk = lambda a: jnp.reshape(a, (n_chunks, C) + a.shape[1:])  # noqa: E731
+        data = jax.tree_util.tree_map(lambda a: chunk(a[order]),
+                                      (x, action, logp_old, adv, target))
+        data = data + (chunk(w[order] & real),)
+        kmax = jnp.max(chunk(jnp.where(real, key[order], 0)), axis=1)
+        bucket = jnp.searchsorted(jnp.asarray(buckets, jnp.int32), kmax, side="left")
+        total = jnp.maximum(jnp.sum(w.astype(_F32)), 1.0)
+        return bucket.astype(jnp.int32), data, total, tuple(buckets)
+
+    def _prefix(x, K):
+        return x._replace(obs=x.obs[:, :K], mask=x.mask[:, :K])
+
+    def _pi_chunk(params, K, total, x, action, logp_old, adv, target, w):
+        """Policy-loss share and (kl, entropy, clip) sums of one chunk on its first K slots."""
+        logits = batched_logits(params, _prefix(x, K))                      # [C, K]
+        logp_all = jax.nn.log_softmax(logits, axis=-1)
+        a = jnp.minimum(action, K - 1)      # weightless samples may point past the prefix
+        logp = jnp.take_along_axis(logp_all, a[:, None], axis=-1)[:, 0]
+        ratio = jnp.exp(logp - logp_old)
+        clipped = jnp.where(adv > 0, 1.0 + cfg.clip_ratio, 1.0 - cfg.clip_ratio) * adv
+        surrogate = jnp.minimum(ratio * adv, clipped)
+        ent = -jnp.sum(jnp.exp(logp_all) * logp_all, axis=-1)
+        s = lambda v: jnp.sum(jnp.where(w, v, 0.0))            # noqa: E731
+        loss = -(s(surrogate) + cfg.entropy_coef * s(ent)) / total
+        clip = (jnp.abs(ratio - 1.0) > cfg.clip_ratio).astype(_F32)
+        return loss.astype(_F32), (s(logp_old - logp).astype(_F32), s(ent).astype(_F32),
+                                   s(clip).astype(_F32))
+
+    def _v_chunk(params, K, total, x, action, logp_old, adv, target, w):
+        """Value-loss share of one chunk, the value net run on the first K slots (the rest
+        are ``value_pad_row``)."""
+        n_slots = x.mask.shape[-1]
+        pad = jnp.asarray(value_pad_row, _F32)
+        v = jax.vmap(lambda o: value_net.apply(params, o, n_slots=n_slots, pad_row=pad))(
+            x.obs[:, :K])
+        v = jnp.reshape(jnp.asarray(v, _F32), target.shape)
+        err = (jnp.asarray(target, _F32) - v) ** 2
+        return (jnp.sum(jnp.where(w, err, 0.0)) / total).astype(_F32), ()
+
+    def _chunked(terms, with_grad: bool):
+        """``f(params, bucket, chunks, total, buckets)``: the sum over the chunks of
+        ``terms`` (``(loss share, aux sums)``), each chunk on its bucket's slot prefix, and the
+        gradient when ``with_grad`` (accumulated chunk by chunk)."""
+        def f(params, bucket, chunks, total, buckets):
+            def branch(K):
+                def g(params, c):
+                    if with_grad:
+                        (l, aux), grad = jax.value_and_grad(terms, has_aux=True)(
+                            params, K, total, *c)
+                        return l, aux, grad
+                    l, aux = terms(params, K, total, *c)
+                    return l, aux, None
+                return g
+
+            branches = [branch(K) for K in buckets]
+            aux0 = jax.eval_shape(lambda: terms(params, buckets[0], total,
+                                                *jax.tree_util.tree_map(lambda a: a[0],
+                                                                        chunks))[1])
+            aux0 = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), aux0)
+            g0 = jax.tree_util.tree_map(jnp.zeros_like, params) if with_grad else None
+
+            def body(carry, inp):
+                b, c = inp
+                l, aux, g = jax.lax.switch(b, branches, params, c)
+                loss, sums, gs = carry
+                sums = jax.tree_util.tree_map(jnp.add, sums, aux)
+                if with_grad:
+                    gs = jax.tree_util.tree_map(jnp.add, gs, g)
+                return (loss + l, sums, gs), None
+
+            (loss, sums, g), _ = jax.lax.scan(
+                body, (jnp.zeros((), _F32), aux0, g0), (bucket, chunks))
+            sums = tuple(v / total for v in sums)
+            out = (loss, sums) if sums else loss
+            return (out, g) if with_grad else out
+        return f
+
+    def _loss_fns(x, action, logp_old, adv, target, w):
+        """``(pi_grad, pi_loss, v_grad, v_loss, pi_data, v_data)``: ``pi_grad(params,
+        *pi_data)`` = ``((loss, (kl, entropy, clip_frac)), grad)`` of the policy loss over the
+        flat batch, ``pi_loss`` the same without the gradient; ``v_grad(params, *v_data)`` =
+        ``(loss, grad)`` of the value loss, ``v_loss`` the loss alone."""
+        if slot_buckets is None:
+            pi_data, v_data = (x, action, logp_old, adv, w), (x, target, w)
+            return (jax.value_and_grad(pi_loss_fn, has_aux=True), pi_loss_fn,
+                    jax.value_and_grad(v_loss_fn), v_loss_fn, pi_data, v_data)
+        data = _sorted_chunks(x, action, logp_old, adv, target, w)
+        if value_pad_row is None:
+            v = (jax.value_and_grad(v_loss_fn), v_loss_fn, (x, target, w))
+        else:
+            v = (_chunked(_v_chunk, True), _chunked(_v_chunk, False), data)
+        return (_chunked(_pi_chunk, True), _chunked(_pi_chunk, False), v[0], v[1], data, v[2])
+
+    def policy_loss_and_grad(params, x, action, logp_old, adv, w):
+        f = _loss_fns(x, action, logp_old, adv, jnp.zeros_like(adv), w)
+        return f[0](params, *f[4])
+
+    def value_loss_and_grad(params, x, target, w):
+        f = _loss_fns(x, jnp.zeros(target.shape, jnp.int32), target, target, target, w)
+        return f[2](params, *f[5])
+
     # -- one update ------------------------------------------------------------------------
     def update(ts: TrainState):
         key = jax.random.wrap_key_data(ts.rng)
@@ -604,13 +760,14 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
         action, logp_old, adv_f, target_f, w_f = map(
             flat, (tr.action, tr.logp, adv, target, w))
 
-        grad_pi = jax.value_and_grad(pi_loss_fn, has_aux=True)
+        grad_pi, pi_eval, grad_v, v_eval, pi_data, v_data = _loss_fns(
+            x, action, logp_old, adv_f, target_f, w_f)
 
         # policy: full-batch steps; KL measured with the gradient (before the step), stop after
         # the step at which it exceeded the limit (Spinning Up / RLScheduler).
         def pi_step(c):
             params, opt = c
-            (_, (kl, _, _)), g = grad_pi(params, x, action, logp_old, adv_f, w_f)
+            (_, (kl, _, _)), g = grad_pi(params, *pi_data)
             upd, opt = pi_tx.update(g, opt, params)
             return (optax.apply_updates(params, upd), opt), kl
 
@@ -620,23 +777,20 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
         # at the old parameters the ratio is 1: the loss needs no forward pass
         ent_old = masked_mean(tr.entropy, w)
         pi_loss_old = -masked_mean(adv, w) - cfg.entropy_coef * ent_old
-        pi_loss_new, (kl_new, _, clip_frac) = pi_loss_fn(pparams, x, action, logp_old,
-                                                         adv_f, w_f)
+        pi_loss_new, (kl_new, _, clip_frac) = pi_eval(pparams, *pi_data)
 
         # value: always all iterations
-        grad_v = jax.value_and_grad(v_loss_fn)
-
         def v_body(c, _):
             params, opt = c
-            loss, g = grad_v(params, x, target_f, w_f)
+            loss, g = grad_v(params, *v_data)
             upd, opt = v_tx.update(g, opt, params)
             return (optax.apply_updates(params, upd), opt), loss
 
         (vparams, v_opt), v_losses = jax.lax.scan(
             v_body, (ts.value_params, ts.value_opt_state), None, length=cfg.train_v_iters)
         v_loss_old = (v_losses[0] if cfg.train_v_iters > 0
-                      else v_loss_fn(ts.value_params, x, target_f, w_f))
-        v_loss_new = v_loss_fn(vparams, x, target_f, w_f)
+                      else v_eval(ts.value_params, *v_data))
+        v_loss_new = v_eval(vparams, *v_data)
 
         n_episodes = jnp.sum((tr.done & w).astype(jnp.int32))
         n_eps_f = jnp.maximum(n_episodes.astype(_F32), 1.0)
@@ -678,7 +832,9 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
     return PPOTrainer(config=cfg, init=jax.jit(init), update=jax.jit(update),
                       train=jax.jit(train, static_argnums=1), collect=jax.jit(collect),
                       policy_logits=policy_logits, value=value,
-                      trajectory_filter=trajectory_filter)
+                      trajectory_filter=trajectory_filter,
+                      policy_loss_and_grad=jax.jit(policy_loss_and_grad),
+                      value_loss_and_grad=jax.jit(value_loss_and_grad))
 
 
 # ----------------------------------------------------------------------------------------------

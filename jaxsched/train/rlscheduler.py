@@ -35,6 +35,7 @@ import numpy as np
 
 from jaxsched import nets
 from jaxsched.envs import AutoResetWrapper, RLSchedulerEnv
+from jaxsched.envs.rlscheduler import PAD_ROW
 from jaxsched.errors import CheckpointError, ConfigError
 from jaxsched.sim.evaluate import evaluate
 from jaxsched.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
@@ -86,6 +87,23 @@ class RunConfig:
         if unknown:
             raise ConfigError(f"unknown run setting(s): {', '.join(sorted(unknown))}")
         return cls(**d)
+
+
+#: slot-prefix buckets of the update (:func:`jaxsched.train.make_train`'s ``slot_buckets``)
+SLOT_BUCKETS = (8, 16, 32, 64)
+
+
+def prefix_options(rc: RunConfig) -> dict:
+    """``make_train`` options that evaluate the per-slot networks of a run on slot prefixes
+    (computation only: the same update up to float rounding). The kernel policy is per-slot;
+    the kernel value net sees the padding rows through :class:`~jaxsched.nets.KernelValue`'s
+    ``pad_row``."""
+    if rc.policy != "kernel":
+        return {}
+    opts = {"slot_buckets": SLOT_BUCKETS}
+    if rc.value == "kernel":
+        opts["value_pad_row"] = PAD_ROW
+    return opts
 
 
 def make_env(jobs, rc: RunConfig, length: Optional[int] = None) -> RLSchedulerEnv:
@@ -229,7 +247,8 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
     env = AutoResetWrapper(make_env(jobs, rc))
     trainer = make_train(rc.ppo_config(), env, nets.make_policy(rc.policy),
                          nets.make_value(rc.value),
-                         episode_info_fn=lambda ts: {"start": ts.extras["start"]})
+                         episode_info_fn=lambda ts: {"start": ts.extras["start"]},
+                         **prefix_options(rc))
     t0 = time.perf_counter()
     state = trainer.init(jax.random.PRNGKey(rc.seed))
     history: list = []
