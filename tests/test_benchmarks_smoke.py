@@ -7,6 +7,7 @@ paper-table rounding rules against the spec's oracle values.
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 
 from pathlib import Path
@@ -149,3 +150,24 @@ def test_paper_tables_tiny():
             vals.append(oracle.metrics(jobs.submit[sl], jobs.run[sl], jobs.procs[sl], st,
                                        num_procs=jobs.num_procs, compat=True)[cell["metric"]])
         assert cell["value"] == pytest.approx(float(np.mean(vals)), rel=1e-9), cell
+
+
+# ----------------------------------------------------------------------------------------------
+# train_speed.py
+# ----------------------------------------------------------------------------------------------
+def test_train_speed_tiny(tmp_path, capsys):
+    TS = _load("train_speed")
+    out = tmp_path / "speed.json"
+    assert TS.main(["--length", "32", "--trajectories", "3", "--epochs", "1", "--env-batch",
+                    "4", "--env-steps", "16", "--env-backfill", "none", "--pi-iters", "2",
+                    "--v-iters", "2", "--no-full-width", "--run", "none",
+                    "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    res = json.loads(out.read_text())
+    (env,) = res["env"]
+    assert env["backfill"] == "none" and env["steps_per_s"] > 0 and env["batch"] == 4
+    assert env["episodes_finished"] > 0                 # 3 x 16 steps, 32-job episodes
+    (ep,) = res["epochs"]
+    assert ep["update"] == "slot prefixes" and ep["pi_iters"][0] in (1, 2)
+    assert ep["mean_epoch_s"] > 0 and ep["compile_s"] > 0 and ep["ratio_to_paper"] is None
+    assert "runs" not in res and "not the paper's size" in text
