@@ -606,18 +606,24 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
         return tr, completed
 
     # -- losses ----------------------------------------------------------------------------
-    def pi_loss_fn(params, x, action, logp_old, adv, w):
-        logits = batched_logits(params, x)
+    def pi_terms(logits, action, logp_old, adv, w, total):
+        """The clipped policy loss's share of the samples ``w`` (sums divided by ``total``)
+        and the (kl, entropy, clip) sums of those samples, from their masked logits."""
         logp_all = jax.nn.log_softmax(logits, axis=-1)
         logp = jnp.take_along_axis(logp_all, action[:, None], axis=-1)[:, 0]
         ratio = jnp.exp(logp - logp_old)
         clipped = jnp.where(adv > 0, 1.0 + cfg.clip_ratio, 1.0 - cfg.clip_ratio) * adv
         surrogate = jnp.minimum(ratio * adv, clipped)
         ent = -jnp.sum(jnp.exp(logp_all) * logp_all, axis=-1)
-        loss = -masked_mean(surrogate, w) - cfg.entropy_coef * masked_mean(ent, w)
-        kl = masked_mean(logp_old - logp, w)
-        clip_frac = masked_mean((jnp.abs(ratio - 1.0) > cfg.clip_ratio).astype(_F32), w)
-        return loss, (kl, masked_mean(ent, w), clip_frac)
+        clip = (jnp.abs(ratio - 1.0) > cfg.clip_ratio).astype(_F32)
+        s = lambda v: jnp.sum(jnp.where(w, v, 0.0)).astype(_F32)  # noqa: E731
+        loss = -(s(surrogate) + cfg.entropy_coef * s(ent)) / total
+        return loss.astype(_F32), (s(logp_old - logp), s(ent), s(clip))
+
+    def pi_loss_fn(params, x, action, logp_old, adv, w):
+        total = jnp.maximum(jnp.sum(w.astype(_F32)), 1.0)
+        loss, sums = pi_terms(batched_logits(params, x), action, logp_old, adv, w, total)
+        return loss, tuple(v / total for v in sums)
 
     def v_loss_fn(params, x, target, w):
         v = batched_value(params, x)
@@ -651,20 +657,10 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
         return x._replace(obs=x.obs[:, :K], mask=x.mask[:, :K])
 
     def _pi_chunk(params, K, total, x, action, logp_old, adv, target, w):
-        """Policy-loss share and (kl, entropy, clip) sums of one chunk on its first K slots."""
+        """Policy-loss share and (kl, entropy, clip) sums of one chunk on its first K slots
+        (weightless samples may point past the prefix: their action is clipped)."""
         logits = batched_logits(params, _prefix(x, K))                      # [C, K]
-        logp_all = jax.nn.log_softmax(logits, axis=-1)
-        a = jnp.minimum(action, K - 1)      # weightless samples may point past the prefix
-        logp = jnp.take_along_axis(logp_all, a[:, None], axis=-1)[:, 0]
-        ratio = jnp.exp(logp - logp_old)
-        clipped = jnp.where(adv > 0, 1.0 + cfg.clip_ratio, 1.0 - cfg.clip_ratio) * adv
-        surrogate = jnp.minimum(ratio * adv, clipped)
-        ent = -jnp.sum(jnp.exp(logp_all) * logp_all, axis=-1)
-        s = lambda v: jnp.sum(jnp.where(w, v, 0.0))            # noqa: E731
-        loss = -(s(surrogate) + cfg.entropy_coef * s(ent)) / total
-        clip = (jnp.abs(ratio - 1.0) > cfg.clip_ratio).astype(_F32)
-        return loss.astype(_F32), (s(logp_old - logp).astype(_F32), s(ent).astype(_F32),
-                                   s(clip).astype(_F32))
+        return pi_terms(logits, jnp.minimum(action, K - 1), logp_old, adv, w, total)
 
     def _v_chunk(params, K, total, x, action, logp_old, adv, target, w):
         """Value-loss share of one chunk, the value net run on the first K slots (the rest
