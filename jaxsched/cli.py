@@ -70,6 +70,13 @@ def _positive_int(text: str) -> int:
     return v
 
 
+def _nonneg_int(text: str) -> int:
+    v = _int(text)
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return v
+
+
 def _int(text: str) -> int:
     try:
         return int(text)
@@ -345,7 +352,9 @@ def _cmd_train_rlscheduler(args) -> int:
     res = train(args.trace, args.out, args.epochs, metric=args.metric, backfill=args.backfill,
                 compat=compat, seed=args.seed, resume=args.resume, ppo=ppo, length=args.length,
                 policy=args.policy_net, value=args.value_net, compare=not args.no_compare,
-                progress=not args.no_progress)
+                progress=not args.no_progress, validate=args.validate,
+                val_sequences=args.val_sequences, val_jobs=args.val_jobs,
+                val_seed=args.val_seed)
     print(f"trained {res['epochs']} epochs; checkpoint and log in {args.out}")
     return 0
 
@@ -390,6 +399,16 @@ def _add_train(sub) -> None:
     r.add_argument("--no-compare", action="store_true",
                    help="do not evaluate SJF/F1 on each epoch's sequences")
     r.add_argument("--no-progress", action="store_true", help="log lines instead of a bar")
+    r.add_argument("--validate", type=_nonneg_int, default=0, metavar="K",
+                   help="every K epochs run the greedy policy on validation sequences and "
+                        "keep the best checkpoint as DIR/best.ckpt (default 0: off)")
+    r.add_argument("--val-sequences", type=_positive_int, default=10, metavar="N",
+                   help="validation sequences (default 10)")
+    r.add_argument("--val-jobs", type=_positive_int, default=1024, metavar="J",
+                   help="jobs per validation sequence (default 1024)")
+    r.add_argument("--val-seed", type=_int, default=2, metavar="S",
+                   help="seed of the validation starts, drawn as the reference does "
+                        "(default 2; the paper's test sequences are seed 1)")
     r.set_defaults(handler=_cmd_train_rlscheduler)
 
 

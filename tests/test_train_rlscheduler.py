@@ -15,6 +15,9 @@ from jaxsched.train.checkpoint import latest_checkpoint, load_checkpoint
 from jaxsched.train.rlscheduler import load_policy, policy_metric, read_log, train
 from jaxsched.workload import read_swf
 
+#: epoch of each checkpoint committed under models/
+SHIPPED_EPOCHS = {"lublin1-none": 41, "lublin1-bf": 0}
+
 LENGTH = 36
 TEST_STARTS = [100, 400, 700, 1000]
 
@@ -45,7 +48,8 @@ def trained(tmp_path_factory):
     trace = burst_trace(d / "burst.swf")
     out = d / "run"
     train(trace, out, 10, metric="bsld", backfill="none", compat=True, length=LENGTH,
-          ppo=tiny_ppo(), progress=False, compare=True, log=lambda s: None)
+          ppo=tiny_ppo(), progress=False, compare=True, log=lambda s: None,
+          validate=3, val_sequences=3, val_jobs=LENGTH, val_seed=2)
     return trace, out
 
 
@@ -76,6 +80,24 @@ def test_log_rows_and_heuristics_of_the_same_sequences(trained):
         assert r["sjf_bsld"] >= 1.0 and r["f1_bsld"] >= 1.0 and r["seconds"] > 0
     # the RL curve ends clearly below where it started
     assert np.mean([r["bsld"] for r in rows[-3:]]) < np.mean([r["bsld"] for r in rows[:2]])
+
+
+def test_validation_scores_and_best_checkpoint(trained):
+    """Epochs 3, 6, 9 and the last are validated; best.ckpt is the best of them, and its
+    policy re-run on the validation sequences gives the logged score."""
+    trace, out = trained
+    rows = read_log(out)
+    scored = {r["epoch"]: r["val_bsld"] for r in rows if "val_bsld" in r}
+    assert sorted(scored) == [3, 6, 9, 10]
+    info = json.loads((out / "best.json").read_text())
+    best_epoch = min(scored, key=lambda e: (scored[e], e))
+    assert info["epoch"] == best_epoch and info["value"] == scored[best_epoch]
+    assert info["jobs"] == LENGTH and len(info["starts"]) == 3
+    pol = load_policy(out / "best.ckpt")
+    assert pol.epoch == best_epoch
+    jobs = read_swf(trace).jobs("rlscheduler")
+    vals, _ = policy_metric(pol, jobs, info["starts"], LENGTH)
+    assert float(np.mean(vals)) == pytest.approx(info["value"], rel=1e-9)
 
 
 def test_resume_continues_bit_for_bit(tmp_path):
@@ -139,6 +161,10 @@ def test_cli_errors_are_one_line(trained, capsys, tmp_path):
           "--resume"], "nothing to resume"),
         (["train", "rlscheduler", trace, "--epochs", "0", "--out", tmp_path / "x"],
          "positive integer"),
+        (["train", "rlscheduler", trace, "--epochs", "1", "--out", tmp_path / "y",
+          "--validate", "-1"], "integer >= 0"),
+        (["train", "rlscheduler", trace, "--epochs", "1", "--out", tmp_path / "z",
+          "--validate", "1", "--val-jobs", "5000"], "cannot draw sequences of 5000 jobs"),
         (["plot", tmp_path / "nope"], "log.jsonl"),
     ]:
         rc, _, err = _run(capsys, *argv)
@@ -147,15 +173,18 @@ def test_cli_errors_are_one_line(trained, capsys, tmp_path):
         assert needle in lines[0], (needle, lines[0])
 
 
-def test_shipped_lublin1_model_loads_and_schedules_well():
-    """The committed work-in-progress Lublin-1 checkpoint stays loadable and keeps beating FCFS
-    by far on two of the paper's test sequences (256 jobs each, to stay quick)."""
+@pytest.mark.parametrize("name, backfill, epoch, factor", [
+    ("lublin1-none", "none", SHIPPED_EPOCHS["lublin1-none"], 0.5),
+    ("lublin1-bf", "rlscheduler", SHIPPED_EPOCHS["lublin1-bf"], 0.8)])
+def test_shipped_lublin1_model_loads_and_schedules_well(name, backfill, epoch, factor):
+    """The committed Lublin-1 checkpoints stay loadable and keep beating FCFS by far on two of
+    the paper's test sequences (256 jobs each, to stay quick)."""
     repo = Path(__file__).resolve().parent.parent
-    pol = load_policy(repo / "models" / "lublin1-none")
-    assert pol.epoch == 41 and pol.run.metric == "bsld" and pol.run.backfill == "none"
+    pol = load_policy(repo / "models" / name)
+    assert pol.epoch == epoch and pol.run.metric == "bsld" and pol.run.backfill == backfill
     jobs = read_swf(repo / "traces" / "lublin-1.swf").jobs("rlscheduler")
     starts = [1981, 2756]
     rl, _ = policy_metric(pol, jobs, starts, 256)
-    fcfs = evaluate(jobs, starts, 256, ["fcfs"], ["none"], compat=True,
-                    metrics=("bsld",)).table("bsld")[("fcfs", "none")]
-    assert np.all(rl >= 1.0) and rl.mean() < 0.5 * fcfs, (rl, fcfs)
+    fcfs = evaluate(jobs, starts, 256, ["fcfs"], [backfill], compat=True,
+                    metrics=("bsld",)).table("bsld")[("fcfs", backfill)]
+    assert np.all(rl >= 1.0) and rl.mean() < factor * fcfs, (rl, fcfs)

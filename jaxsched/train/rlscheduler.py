@@ -25,6 +25,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
+import shutil
 import time
 from pathlib import Path
 from typing import Callable, Optional, Sequence as Seq
@@ -44,6 +46,9 @@ from jaxsched.workload import read_swf
 
 RUN_FILE = "run.json"
 LOG_FILE = "log.jsonl"
+#: the checkpoint with the best validation score so far, and its description
+BEST_FILE = "best.ckpt"
+BEST_INFO = "best.json"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -217,13 +222,21 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
           ppo: Optional[dict] = None, length: int = 256, max_queue: int = 128,
           cutoff: str = "reference", job_slice: int = 0, policy: str = "kernel",
           value: str = "kernel", compare: bool = True, progress: bool = True,
-          log: Callable[[str], None] = print) -> dict:
+          validate: int = 0, val_sequences: int = 10, val_jobs: int = 1024,
+          val_seed: int = 2, log: Callable[[str], None] = print) -> dict:
     """Train an RLScheduler policy for ``epochs`` epochs in total (``resume`` continues the
     run in ``out`` from its newest checkpoint, bit for bit; without it ``out`` must not hold a
     run yet). Returns ``{"epochs", "history", "run"}``.
 
     ``ppo``: overrides of :class:`PPOConfig` fields (e.g. ``{"num_envs": 20}``); ``compare``:
     evaluate SJF and F1 on each epoch's sequences for the log (cheap: one batched call).
+
+    ``validate`` = K > 0: every K epochs (and at the last one) the greedy policy runs on
+    ``val_sequences`` sequences of ``val_jobs`` jobs drawn the reference's way with
+    ``val_seed`` (the paper's test sequences are seed 1, so the default 2 keeps them out of
+    model selection); the log gets ``val_<metric>``, and the best checkpoint so far is kept as
+    ``DIR/best.ckpt`` with ``DIR/best.json`` (epoch, score, starts) — load it with
+    ``load_policy(DIR / "best.ckpt")`` or ``evaluate --model DIR/best.ckpt``.
     """
     out = Path(out)
     jobs_cache = {}
@@ -244,6 +257,11 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
     if epochs < 1:
         raise ConfigError(f"--epochs must be >= 1 (got {epochs})")
     jobs = jobs_cache.setdefault(rc.trace, read_swf(rc.trace).jobs(rc.rules))
+    val = None
+    if validate:          # before anything is written: a bad setting fails cleanly
+        if int(validate) < 0:
+            raise ConfigError(f"--validate must be >= 0 (got {validate})")
+        val = _Validator(jobs, rc, out, val_sequences, val_jobs, val_seed)
     env = AutoResetWrapper(make_env(jobs, rc))
     trainer = make_train(rc.ppo_config(), env, nets.make_policy(rc.policy),
                          nets.make_value(rc.value),
@@ -292,13 +310,17 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
                 row["first_epoch_s_incl_compile"] = round(e1 - t0, 3)
             hist_m = {k: v for k, v in m.items() if not k.startswith("episode_info")}
             history.append(hist_m)
-            save_checkpoint(out, state, epoch=epoch, config=trainer.run_config(),
-                            metrics_history=history, keep=1)
+            ck = save_checkpoint(out, state, epoch=epoch, config=trainer.run_config(),
+                                 metrics_history=history, keep=1)
+            if val is not None and (epoch % int(validate) == 0 or epoch == epochs):
+                row[f"val_{rc.metric}"] = val(state.policy_params, epoch, ck)
             with open(out / LOG_FILE, "a") as f:
                 f.write(json.dumps(row) + "\n")
             msg = (f"{rc.metric} {_fmt(row[rc.metric])}"
                    + "".join(f" {p} {_fmt(row.get(f'{p}_{rc.metric}', math.nan))}"
                              for p in ("sjf", "f1") if compare)
+                   + (f" val {_fmt(row[f'val_{rc.metric}'])}" if f"val_{rc.metric}" in row
+                      else "")
                    + f" {row['seconds']:.1f}s/epoch")
             if bar is not None:
                 bar.set_postfix_str(msg)
@@ -309,6 +331,42 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
         if bar is not None:
             bar.close()
     return {"epochs": epochs, "history": history, "run": rc}
+
+
+class _Validator:
+    """Greedy validation runs of a training run (compiled once) and the best checkpoint."""
+
+    def __init__(self, jobs, rc: RunConfig, out: Path, n: int, length: int, seed: int):
+        from jaxsched.sim.metrics import HIGHER_IS_BETTER
+        from jaxsched.workload import reference_starts
+
+        self.starts = reference_starts(seed, n, length, jobs.n_jobs)
+        self.out, self.length = out, int(length)
+        self.sign = -1.0 if rc.metric in HIGHER_IS_BETTER else 1.0
+        env = make_env(jobs, rc, length)
+        self.fn = jax.jit(jax.vmap(_episode_fn(env, nets.make_policy(rc.policy), False),
+                                   in_axes=(None, 0, 0)))
+        self.keys = jax.random.split(jax.random.PRNGKey(0), n)
+        self.best = None
+        info = out / BEST_INFO
+        if info.is_file() and (out / BEST_FILE).is_file():
+            try:
+                self.best = float(json.loads(info.read_text())["value"])
+            except (ValueError, KeyError, TypeError):
+                self.best = None
+
+    def __call__(self, params, epoch: int, checkpoint: Path) -> float:
+        vals, _ = self.fn(params, jnp.asarray(self.starts, jnp.int32), self.keys)
+        value = float(np.mean(np.asarray(vals)))
+        if self.best is None or self.sign * value < self.sign * self.best:
+            self.best = value
+            tmp = self.out / (BEST_FILE + ".tmp")
+            shutil.copyfile(checkpoint, tmp)
+            os.replace(tmp, self.out / BEST_FILE)
+            (self.out / BEST_INFO).write_text(json.dumps(
+                {"epoch": epoch, "value": value, "starts": [int(x) for x in self.starts],
+                 "jobs": self.length}) + "\n")
+        return value
 
 
 def read_log(out) -> list:
