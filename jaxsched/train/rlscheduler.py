@@ -151,6 +151,11 @@ class LoadedPolicy:
     path: Path
 
 
+def _episodes_fn(env: RLSchedulerEnv, policy_net, sample: bool):
+    """``(params, starts [S], keys [S]) -> (metrics [S], start_times [S, L])``, compiled."""
+    return jax.jit(jax.vmap(_episode_fn(env, policy_net, sample), in_axes=(None, 0, 0)))
+
+
 def load_policy(path) -> LoadedPolicy:
     """Load the newest checkpoint of a run directory (or a checkpoint file)."""
     p = Path(path)
@@ -184,7 +189,7 @@ def policy_metric(policy: LoadedPolicy, jobs, starts: Seq[int], length: int, *,
         rc = dataclasses.replace(rc, backfill=backfill or rc.backfill,
                                  metric=metric or rc.metric)
     env = make_env(jobs, rc, length)
-    fn = jax.jit(jax.vmap(_episode_fn(env, policy.net, sample), in_axes=(None, 0, 0)))
+    fn = _episodes_fn(env, policy.net, sample)
     starts = np.asarray(list(starts), np.int32)
     n = jobs.n_jobs
     bad = [int(s) for s in starts if s < 0 or s + length > n]
@@ -344,8 +349,7 @@ class _Validator:
         self.out, self.length = out, int(length)
         self.sign = -1.0 if rc.metric in HIGHER_IS_BETTER else 1.0
         env = make_env(jobs, rc, length)
-        self.fn = jax.jit(jax.vmap(_episode_fn(env, nets.make_policy(rc.policy), False),
-                                   in_axes=(None, 0, 0)))
+        self.fn = _episodes_fn(env, nets.make_policy(rc.policy), False)
         self.keys = jax.random.split(jax.random.PRNGKey(0), n)
         self.best = None
         info = out / BEST_INFO
