@@ -63,7 +63,6 @@ recompilation between them); ``length``, ``max_queue`` and ``metric`` are static
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any, Tuple
 
 import jax
@@ -74,6 +73,7 @@ from flax import struct
 import jaxsched.sim  # noqa: F401  (turns on JAX's 64-bit mode)
 from jaxsched.envs.batching import sparse_cond
 from jaxsched.errors import ConfigError
+from jaxsched.policies import heuristics as H
 from jaxsched.sim import engine as E
 from jaxsched.sim import metrics as M
 
@@ -226,36 +226,19 @@ def static_features(jobs) -> np.ndarray:
     return np.stack(cols, axis=1)
 
 
-def _log10(x: float) -> float:
-    return math.log10(x) if x > 0 else -math.inf
-
-
-def _ranks(keys) -> np.ndarray:
-    """int32 rank of every row in the lexicographic order of ``keys`` (primary key first),
-    ties broken by row index."""
-    n = len(keys[0])
-    order = np.lexsort((np.arange(n),) + tuple(reversed(keys)))
-    rank = np.empty(n, np.int32)
-    rank[order] = np.arange(n, dtype=np.int32)
-    return rank
-
-
 def queue_orders(jobs) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """int32 ``[n_jobs]`` ×3: the rank of every job of the trace in the FCFS order
     (submit, index) and in the two orders of the reference's cut-off (spec §2.9): L1 =
     (q, s, f2, f1, index), L2 = (n, s, q, f2, f1, index). All keys are static job attributes,
     so restricted to the jobs of one sequence each rank orders them exactly as the keys with
-    the sequence index would. f1 and f2 are computed on the host with Python's ``math`` (as
-    the reference does); a negative requested time (no square root) gives f2 = NaN, which
-    sorts after every number."""
+    the sequence index would. f1 and f2 are the heuristics' exact host keys (libm, as the
+    reference); a NaN key (no square root of a negative time) sorts after every number."""
     q = np.asarray(jobs.req_time, np.int64)
     s = np.asarray(jobs.submit, np.int64)
     n = np.asarray(jobs.procs, np.int64)
-    f2 = np.array([(math.sqrt(qq) if qq >= 0 else math.nan) * nn + 25600 * _log10(ss)
-                   for qq, ss, nn in zip(q.tolist(), s.tolist(), n.tolist())], np.float64)
-    f1 = np.array([_log10(qq if qq > 0 else 0.1) * nn + 870 * _log10(ss if ss > 0 else 0.1)
-                   for qq, ss, nn in zip(q.tolist(), s.tolist(), n.tolist())], np.float64)
-    return _ranks((s,)), _ranks((q, s, f2, f1)), _ranks((n, s, q, f2, f1))
+    f1 = H.host_keys("f1", s, q, n)[0]
+    f2 = H.host_keys("f2", s, q, n)[0]
+    return H.rank_by((s,)), H.rank_by((q, s, f2, f1)), H.rank_by((n, s, q, f2, f1))
 
 
 def _as_int(v, name, minimum):
@@ -513,9 +496,6 @@ class RLSchedulerEnv:
                         observation=obs, extras=self._extras(state, done, out["value"]))
 
     # -- metrics ---------------------------------------------------------------------------------
-    def _metric_of(self, seq: E.Sequence, start, sim: E.SimState) -> jax.Array:
-        return self._metric_from(start, sim.start)
-
     def _metric_from(self, start, starts) -> jax.Array:
         c = self._config
         seq = self._sequence(start)
@@ -581,7 +561,7 @@ class RLSchedulerEnv:
         for a queue in any slot layout."""
         return self._visible_from(start, sim, self._fcfs_order(start, sim, compact=False))
 
-    def _observe(self, seq: E.Sequence, start, sim: E.SimState):
+    def _observe(self, start, sim: E.SimState):
         vis = self._visible(start, sim)
         return vis, self._features(start, sim, vis)
 
@@ -599,7 +579,7 @@ class RLSchedulerEnv:
 
     def observe(self, state: EnvState) -> Observation:
         """The observation of ``state`` (as returned in the last timestep)."""
-        return self._observe(self._sequence(state.start), state.start, state.sim)[1]
+        return self._observe(state.start, state.sim)[1]
 
     def visible_jobs(self, state: EnvState) -> jax.Array:
         """int32 ``[max_queue]``: the sequence index (0 .. length−1) of the job shown in each

@@ -229,7 +229,14 @@ def host_rank(code, s, q, n, rand_u=None) -> np.ndarray:
     Args: as :func:`host_keys`, arrays ``[..., L]`` (one sequence per row).
     Returns: int32 ``[..., L]``, 0 = scheduled first. NaN keys rank last.
     """
-    keys = host_keys(code, s, q, n, rand_u)
+    return rank_by(host_keys(code, s, q, n, rand_u))
+
+
+def rank_by(keys) -> np.ndarray:
+    """int32 rank of every entry along the last axis in the lexicographic order of ``keys``
+    (a tuple of arrays ``[..., L]``, most significant first), ties to the lower index, NaN
+    after every number."""
+    keys = tuple(np.asarray(k) for k in keys)
     shape = keys[0].shape
     L = shape[-1]
     rows = int(np.prod(shape[:-1], dtype=np.int64))
