@@ -10,7 +10,8 @@ Three parts, measured in one run on the local JAX device:
    sequences, compat mode) stepped with uniformly random valid actions in one compiled scan
    (benchmarks/env_throughput.py's measurement), against the reference simulator's ~2,200
    steps/s on the 2-core development machine.
-2. Seconds per PPO epoch at the paper's settings (``--trajectories`` 256-job sequences, up to
+2. One policy step and one value step (loss and gradient over a whole rollout), then seconds
+   per PPO epoch at the paper's settings (``--trajectories`` 256-job sequences, up to
    80 policy steps with the KL stop, 80 value steps, the default hyper-parameters), with the
    update on slot prefixes (the trainer's ``slot_buckets``, what ``jaxsched train`` uses) and,
    unless ``--no-full-width``, on all 128 slots, each after its own compilation (reported
@@ -87,18 +88,26 @@ def epoch_rows(jobs, trace, trajectories: int, epochs: int, backfill: str, lengt
         tr = make_train(rc.ppo_config(), env, nets.make_policy(rc.policy),
                         nets.make_value(rc.value), **opts)
         state = tr.init(jax.random.PRNGKey(0))
+        step_s = _step_times(tr, state)
+        out(f"  one step      {name:<14} {trajectories} x {length} decisions: policy "
+            f"{step_s['policy_step_s']:.3f} s, value {step_s['value_step_s']:.3f} s"
+            + (" (each call re-sorts the batch; inside an update it is sorted once)"
+               if opts else ""))
+        if epochs < 1:
+            rows.append({"update": name, **step_s})
+            continue
         t0 = time.perf_counter()
         compiled = tr.update.lower(state).compile()
         compile_s = time.perf_counter() - t0
         times, iters = [], []
-        for _ in range(max(epochs, 1)):
+        for _ in range(epochs):
             t0 = time.perf_counter()
             state, m = compiled(state)
             jax.block_until_ready(m)
             times.append(time.perf_counter() - t0)
             iters.append(int(m["pi_iters"]))
         mean = sum(times) / len(times)
-        rows.append({"update": name, "compile_s": compile_s, "epoch_s": times,
+        rows.append({"update": name, **step_s, "compile_s": compile_s, "epoch_s": times,
                      "mean_epoch_s": mean, "pi_iters": iters, "trajectories": trajectories,
                      "backfill": backfill})
         paper = (f"paper {PAPER_EPOCH_S:.0f} s on 8 cores -> x{PAPER_EPOCH_S / mean:.2f}"
@@ -108,6 +117,30 @@ def epoch_rows(jobs, trace, trajectories: int, epochs: int, backfill: str, lengt
         out(f"  s per epoch   {name:<14} {trajectories} x {length} jobs, backfill {backfill}: "
             f"{mean:8.1f} s  (policy steps {iters}; compile {compile_s:.1f} s)   {paper}")
     return rows
+
+
+def _step_times(tr, state, repeats: int = 3) -> dict:
+    """Seconds of one full-batch policy step and one value step (loss and gradient, best of
+    ``repeats`` after a warm-up call) on one rollout of the initial policy."""
+    batch, _ = tr.collect(state.policy_params, state.value_params, jax.random.PRNGKey(1), 0)
+    flat = lambda a: a.reshape((-1,) + a.shape[2:])  # noqa: E731
+    x = jax.tree_util.tree_map(flat, batch.x)
+    w = flat(batch.valid)
+    calls = {"policy_step_s": (tr.policy_loss_and_grad, (state.policy_params, x,
+                                                         flat(batch.action), flat(batch.logp),
+                                                         flat(batch.value), w)),
+             "value_step_s": (tr.value_loss_and_grad, (state.value_params, x,
+                                                       flat(batch.value), w))}
+    res = {}
+    for k, (f, args) in calls.items():
+        jax.block_until_ready(f(*args))
+        best = float("inf")
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            jax.block_until_ready(f(*args))
+            best = min(best, time.perf_counter() - t0)
+        res[k] = best
+    return res
 
 
 def run_rows(runs, out) -> list:
@@ -137,7 +170,8 @@ def main(argv=None) -> int:
     p.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
     p.add_argument("--length", type=int, default=256, help="jobs per training sequence (256)")
     p.add_argument("--trajectories", type=int, default=100, help="sequences per epoch (100)")
-    p.add_argument("--epochs", type=int, default=2, help="timed epochs per variant (2)")
+    p.add_argument("--epochs", type=int, default=2,
+                   help="timed epochs per variant (2; 0 = only the one-step timings)")
     p.add_argument("--pi-iters", type=int, default=80)
     p.add_argument("--v-iters", type=int, default=80)
     p.add_argument("--backfill", default="none", choices=("none", "rlscheduler", "easy"),

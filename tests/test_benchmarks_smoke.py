@@ -170,4 +170,5 @@ def test_train_speed_tiny(tmp_path, capsys):
     (ep,) = res["epochs"]
     assert ep["update"] == "slot prefixes" and ep["pi_iters"][0] in (1, 2)
     assert ep["mean_epoch_s"] > 0 and ep["compile_s"] > 0 and ep["ratio_to_paper"] is None
+    assert ep["policy_step_s"] > 0 and ep["value_step_s"] > 0 and "one step" in text
     assert "runs" not in res and "not the paper's size" in text
