@@ -354,7 +354,7 @@ def _cmd_train_rlscheduler(args) -> int:
                 policy=args.policy_net, value=args.value_net, compare=not args.no_compare,
                 progress=not args.no_progress, validate=args.validate,
                 val_sequences=args.val_sequences, val_jobs=args.val_jobs,
-                val_seed=args.val_seed)
+                val_seed=args.val_seed, filter=args.filter, filter_epochs=args.filter_epochs)
     print(f"trained {res['epochs']} epochs; checkpoint and log in {args.out}")
     return 0
 
@@ -409,6 +409,14 @@ def _add_train(sub) -> None:
     r.add_argument("--val-seed", type=_int, default=2, metavar="S",
                    help="seed of the validation starts, drawn as the reference does "
                         "(default 2; the paper's test sequences are seed 1)")
+    r.add_argument("--filter", choices=("off", "paper", "reference"), default="off",
+                   help="trajectory filtering (RLScheduler paper, section on training "
+                        "sequences): train only on sequences whose SJF result lies in "
+                        "(median, 2*mean) of all sequences (paper) or in (10, 150) with the "
+                        "reference code's off-by-one (reference); default off")
+    r.add_argument("--filter-epochs", type=_nonneg_int, default=0, metavar="K",
+                   help="with --filter: phase 1 = the first K epochs, then all sequences "
+                        "(phase 2); default 0 = filtered for the whole run")
     r.set_defaults(handler=_cmd_train_rlscheduler)
 
 

@@ -182,6 +182,7 @@ class _Data:
     ref_cutoff: jax.Array  # bool scalar: True = the reference's cut-off, False = FCFS
     sample_low: jax.Array  # int32 scalar: reset draws starts from [sample_low, sample_high)
     sample_high: jax.Array
+    accept: jax.Array      # bool [M]: starts the trajectory filter accepts (used if filtered)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -196,6 +197,7 @@ class _Config:
     num_nodes: int
     num_procs: float
     index_order: bool      # submit times never decrease: (submit, index) order = index order
+    filtered: bool = False  # reset draws among the starts of ``_Data.accept``
 
 
 # ----------------------------------------------------------------------------------------------
@@ -270,11 +272,15 @@ class RLSchedulerEnv:
         wait.
       job_slice: sample starts only from the first ``job_slice`` jobs (0 = all; the
         reference's ``batch_job_slice``).
+      start_table: optional bool ``[n_jobs]``, the trajectory filter of spec §7
+        (:meth:`jaxsched.train.filtering.TrajectoryFilter.start_table`): :meth:`reset` then
+        draws starts uniformly among the accepted ones inside the sampling range (what the
+        reference's redraw-until-accepted loop converges to). None: every start of the range.
     """
 
     def __init__(self, jobs, length: int = 256, backfill: str = "none", compat: bool = True,
                  metric: str = "bsld", max_queue: int = 128, cutoff: str = "reference",
-                 job_slice: int = 0):
+                 job_slice: int = 0, start_table=None):
         length = _as_int(length, "length", 1)
         max_queue = _as_int(max_queue, "max_queue", 1)
         job_slice = _as_int(job_slice, "job_slice", 0)
@@ -297,12 +303,24 @@ class RLSchedulerEnv:
                               f"machine has {jobs.num_nodes}; it could never start")
         # at most `length` jobs wait or run; a job takes >= 1 node unless procs <= 0
         run_cap = min(length, int(jobs.num_nodes)) if (nodes >= 1).all() else length
+        low, high = length, u - length - 1
+        accept = np.zeros(m, bool)
+        if start_table is not None:
+            table = np.asarray(start_table)
+            if table.shape != (m,) or table.dtype != np.bool_:
+                raise ConfigError(f"start_table must be bool [{m}] (one flag per loaded job), "
+                                  f"got {table.dtype} {table.shape}")
+            accept[max(low, 0):max(high, 0)] = table[max(low, 0):max(high, 0)]
+            if u - length - 1 > length and not accept.any():
+                raise ConfigError(f"the trajectory filter accepts none of the starts "
+                                  f"[{low}, {high}); widen its bounds or switch it off")
         self._config = _Config(
             length=length, max_queue=max_queue, metric=metric, n_trace=m,
             sample_ok=u - length - 1 > length, queue_cap=length,
             run_cap=max(run_cap, 1), num_nodes=int(jobs.num_nodes),
             num_procs=float(jobs.num_procs),
-            index_order=bool(np.all(np.diff(np.asarray(jobs.submit)) >= 0)))
+            index_order=bool(np.all(np.diff(np.asarray(jobs.submit)) >= 0)),
+            filtered=start_table is not None)
         r_fcfs, r_l1, r_l2 = queue_orders(jobs)
         i64 = lambda a: jnp.asarray(np.asarray(a, np.int64))  # noqa: E731
         self._data = _Data(
@@ -314,7 +332,8 @@ class RLSchedulerEnv:
             backfill=jnp.asarray(bcode, jnp.int32), compat=jnp.asarray(bool(compat)),
             ref_cutoff=jnp.asarray(cutoff == "reference"),
             sample_low=jnp.asarray(length, jnp.int32),
-            sample_high=jnp.asarray(u - length - 1, jnp.int32))
+            sample_high=jnp.asarray(u - length - 1, jnp.int32),
+            accept=jnp.asarray(accept))
 
     # -- pytree protocol: the data are leaves, the configuration is static ------------------
     def tree_flatten(self):
@@ -386,13 +405,17 @@ class RLSchedulerEnv:
     # -- sampling and reset -------------------------------------------------------------------
     def sample_start(self, key) -> jax.Array:
         """A sequence start drawn as the reference's training ``reset`` does (spec §2.2):
-        uniform over ``[length, U - length - 1)``."""
+        uniform over ``[length, U - length - 1)``, or over the starts there that the
+        ``start_table`` accepts (spec §7)."""
         if not self._config.sample_ok:
             raise ConfigError(
                 f"cannot sample sequences of {self.length} jobs: the reference draws starts "
                 f"from [length, U - length - 1), which needs U >= {2 * self.length + 2} jobs "
                 f"(U = the trace's jobs, or job_slice)")
         d = self._data
+        if self._config.filtered:
+            from jaxsched.train.filtering import sample_accepted_starts
+            return sample_accepted_starts(key, d.accept)
         return jax.random.randint(key, (), d.sample_low, d.sample_high, dtype=jnp.int32)
 
     def reset(self, key) -> Tuple[EnvState, TimeStep]:

@@ -19,8 +19,10 @@ from jaxsched.train.filtering import (  # noqa: F401
     REFERENCE_BOUNDS,
     TrajectoryFilter,
     in_range,
+    make_filter,
     paper_bounds,
     sample_accepted_starts,
+    sjf_by_start,
     start_acceptance,
 )
 from jaxsched.train.ppo import (  # noqa: F401

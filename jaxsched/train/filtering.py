@@ -42,8 +42,11 @@ from jaxsched.errors import ConfigError
 
 __all__ = [
     "REFERENCE_BOUNDS", "TrajectoryFilter", "paper_bounds", "in_range", "start_acceptance",
-    "sample_accepted_starts",
+    "sample_accepted_starts", "sjf_by_start", "FILTERS", "make_filter",
 ]
+
+#: the ``--filter`` choices of ``jaxsched train``
+FILTERS = ("off", "paper", "reference")
 
 REFERENCE_BOUNDS: Tuple[float, float] = (10.0, 150.0)
 """The reference code's fixed acceptance interval (exclusive at both ends)."""
@@ -167,3 +170,36 @@ class TrajectoryFilter:
         table = start_acceptance(sjf_by_start, self.lower, self.upper,
                                  reference_offset=self.reference_offset)
         return table | jnp.logical_not(self.active(update))
+
+
+def sjf_by_start(jobs, length: int, low: int, high: int, *, backfill: str = "none",
+                 compat: bool = True, metric: str = "bsld") -> np.ndarray:
+    """SJF's average ``metric`` on the ``length``-job sequence at every start index in
+    ``[low, high)`` (the environment's sampling range), in one batched simulator call.
+
+    Returns float64 ``[jobs.n_jobs]``, NaN outside ``[low, high)``."""
+    from jaxsched.sim.evaluate import evaluate
+
+    out = np.full(jobs.n_jobs, np.nan)
+    low, high = max(int(low), 0), min(int(high), jobs.n_jobs - int(length) + 1)
+    if high <= low:
+        return out
+    starts = np.arange(low, high)
+    res = evaluate(jobs, starts, int(length), ["sjf"], [backfill], compat=compat,
+                   metrics=(metric,))
+    out[starts] = [r["value"] for r in res.rows]      # one row per start, in start order
+    return out
+
+
+def make_filter(mode: str, sjf_values, phase1_updates: Optional[int] = None
+                ) -> Optional[TrajectoryFilter]:
+    """The filter of a ``--filter`` choice (:data:`FILTERS`): None for ``off``, else
+    :meth:`TrajectoryFilter.paper` (bounds from ``sjf_values``) or
+    :meth:`TrajectoryFilter.reference`."""
+    if mode == "off":
+        return None
+    if mode == "paper":
+        return TrajectoryFilter.paper(sjf_values, phase1_updates)
+    if mode == "reference":
+        return TrajectoryFilter.reference(phase1_updates)
+    raise ConfigError(f"unknown trajectory filter {mode!r}; choose from {', '.join(FILTERS)}")

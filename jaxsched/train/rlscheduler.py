@@ -12,6 +12,8 @@ Run directory layout (``--out DIR``)::
                                   sequences, KL, losses, seconds)
     DIR/checkpoint_00000012.ckpt  the newest checkpoint (parameters, optimiser states, RNG,
                                   epoch, metrics history)
+    DIR/filter.npz                with a trajectory filter: SJF's metric per start index and
+                                  the acceptance interval (computed once, reused on resume)
 
 Example::
 
@@ -64,6 +66,11 @@ class RunConfig:
         (0 = all).
       policy, value: network names (:func:`jaxsched.nets.make_policy` / ``make_value``).
       seed: PRNG seed; ppo: :class:`PPOConfig` as a dict.
+      filter: trajectory filter of spec §7 (:data:`jaxsched.train.filtering.FILTERS`):
+        ``off``, ``paper`` ((median, 2·mean) of SJF over all sampling starts) or ``reference``
+        ((10, 150) with the code's off-by-one); training sequences are drawn only among the
+        accepted starts. filter_epochs: length of phase 1 in epochs; after it training goes on
+        with all sequences (phase 2). 0: the filter stays on for the whole run.
     """
     trace: str
     rules: str = "rlscheduler"
@@ -78,6 +85,8 @@ class RunConfig:
     value: str = "kernel"
     seed: int = 0
     ppo: dict = dataclasses.field(default_factory=lambda: PPOConfig().to_dict())
+    filter: str = "off"
+    filter_epochs: int = 0
 
     def ppo_config(self) -> PPOConfig:
         return PPOConfig.from_dict(self.ppo)
@@ -111,12 +120,54 @@ def prefix_options(rc: RunConfig) -> dict:
     return opts
 
 
-def make_env(jobs, rc: RunConfig, length: Optional[int] = None) -> RLSchedulerEnv:
+def make_env(jobs, rc: RunConfig, length: Optional[int] = None,
+             start_table=None) -> RLSchedulerEnv:
     """The environment of a run (``length`` overrides the training length, e.g. 1024 for the
-    paper's test sequences)."""
+    paper's test sequences; ``start_table`` restricts the sampled starts, spec §7)."""
     return RLSchedulerEnv(jobs, length=length or rc.length, backfill=rc.backfill,
                           compat=rc.compat, metric=rc.metric, max_queue=rc.max_queue,
-                          cutoff=rc.cutoff, job_slice=rc.job_slice)
+                          cutoff=rc.cutoff, job_slice=rc.job_slice, start_table=start_table)
+
+
+FILTER_FILE = "filter.npz"
+
+
+def _start_table(jobs, rc: RunConfig, out: Path, log) -> np.ndarray:
+    """The trajectory filter's acceptance table of a run (bool ``[n_jobs]``): SJF's metric per
+    start computed once and cached in ``DIR/filter.npz``."""
+    from jaxsched.train.filtering import make_filter, sjf_by_start
+
+    path = out / FILTER_FILE
+    low, high = RLSchedulerEnv(jobs, length=rc.length, job_slice=rc.job_slice).start_range
+    values = None
+    if path.is_file():
+        try:
+            with np.load(path) as z:
+                values = np.asarray(z["sjf"], np.float64)
+            if values.shape != (jobs.n_jobs,):
+                values = None
+        except (OSError, ValueError, KeyError):
+            values = None            # unreadable cache: recompute it
+    if values is None:
+        t0 = time.perf_counter()
+        values = sjf_by_start(jobs, rc.length, low, high, backfill=rc.backfill,
+                              compat=rc.compat, metric=rc.metric)
+        log(f"trajectory filter: SJF {rc.metric} of the {high - low} sampling starts "
+            f"computed in {time.perf_counter() - t0:.1f} s")
+    flt = make_filter(rc.filter, values[low:high])
+    table = np.asarray(flt.start_table(values), bool)
+    n_ok = int(table[low:high].sum())
+    if n_ok == 0:
+        raise ConfigError(f"--filter {rc.filter}: none of the {high - low} sampling starts has "
+                          f"an SJF {rc.metric} in ({flt.lower:g}, {flt.upper:g})")
+    if not path.is_file():
+        tmp = out / (FILTER_FILE + ".tmp.npz")
+        np.savez(tmp, sjf=values, lower=flt.lower, upper=flt.upper, mode=rc.filter)
+        os.replace(tmp, path)
+    log(f"trajectory filter {rc.filter}: SJF {rc.metric} in ({flt.lower:.4g}, "
+        f"{flt.upper:.4g}), {n_ok} of {high - low} starts accepted"
+        + (f" for the first {rc.filter_epochs} epochs" if rc.filter_epochs else ""))
+    return table
 
 
 def _episode_fn(env: RLSchedulerEnv, policy_net, sample: bool):
@@ -228,7 +279,8 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
           cutoff: str = "reference", job_slice: int = 0, policy: str = "kernel",
           value: str = "kernel", compare: bool = True, progress: bool = True,
           validate: int = 0, val_sequences: int = 10, val_jobs: int = 1024,
-          val_seed: int = 2, log: Callable[[str], None] = print) -> dict:
+          val_seed: int = 2, filter: str = "off", filter_epochs: int = 0,
+          log: Callable[[str], None] = print) -> dict:
     """Train an RLScheduler policy for ``epochs`` epochs in total (``resume`` continues the
     run in ``out`` from its newest checkpoint, bit for bit; without it ``out`` must not hold a
     run yet). Returns ``{"epochs", "history", "run"}``.
@@ -242,13 +294,18 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
     model selection); the log gets ``val_<metric>``, and the best checkpoint so far is kept as
     ``DIR/best.ckpt`` with ``DIR/best.json`` (epoch, score, starts) — load it with
     ``load_policy(DIR / "best.ckpt")`` or ``evaluate --model DIR/best.ckpt``.
+
+    ``filter`` / ``filter_epochs``: the trajectory filter (:class:`RunConfig`); with
+    ``filter_epochs`` = K > 0, epochs 1..K train on the accepted sequences (phase 1) and the
+    later ones on all (phase 2), in the same run and checkpoints.
     """
     out = Path(out)
     jobs_cache = {}
     rc = RunConfig(trace=str(trace), rules=rules, metric=metric, backfill=backfill,
                    compat=compat, length=length, max_queue=max_queue, cutoff=cutoff,
                    job_slice=job_slice, policy=policy, value=value, seed=seed,
-                   ppo=PPOConfig.from_dict({**PPOConfig().to_dict(), **(ppo or {})}).to_dict())
+                   ppo=PPOConfig.from_dict({**PPOConfig().to_dict(), **(ppo or {})}).to_dict(),
+                   filter=filter, filter_epochs=filter_epochs)
     run_file = out / RUN_FILE
     if resume:
         if not run_file.is_file():
@@ -261,17 +318,42 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
                           f"or choose another --out")
     if epochs < 1:
         raise ConfigError(f"--epochs must be >= 1 (got {epochs})")
+    from jaxsched.train.filtering import FILTERS
+    if rc.filter not in FILTERS:
+        raise ConfigError(f"unknown trajectory filter {rc.filter!r}; choose from "
+                          f"{', '.join(FILTERS)}")
+    if int(rc.filter_epochs) < 0:
+        raise ConfigError(f"--filter-epochs must be >= 0 (got {rc.filter_epochs})")
     jobs = jobs_cache.setdefault(rc.trace, read_swf(rc.trace).jobs(rc.rules))
     val = None
     if validate:          # before anything is written: a bad setting fails cleanly
         if int(validate) < 0:
             raise ConfigError(f"--validate must be >= 0 (got {validate})")
         val = _Validator(jobs, rc, out, val_sequences, val_jobs, val_seed)
-    env = AutoResetWrapper(make_env(jobs, rc))
-    trainer = make_train(rc.ppo_config(), env, nets.make_policy(rc.policy),
-                         nets.make_value(rc.value),
-                         episode_info_fn=lambda ts: {"start": ts.extras["start"]},
-                         **prefix_options(rc))
+    def trainer_for(start_table=None):
+        env = AutoResetWrapper(make_env(jobs, rc, start_table=start_table))
+        return make_train(rc.ppo_config(), env, nets.make_policy(rc.policy),
+                          nets.make_value(rc.value),
+                          episode_info_fn=lambda ts: {"start": ts.extras["start"]},
+                          **prefix_options(rc))
+
+    if rc.filter != "off":
+        if not resume:
+            out.mkdir(parents=True, exist_ok=True)
+        phase1 = trainer_for(_start_table(jobs, rc, out, log))
+        phase2 = None                      # the unfiltered trainer, built when phase 2 starts
+    else:
+        phase1 = trainer_for()
+
+    def trainer_at(epoch):
+        nonlocal phase2
+        if rc.filter == "off" or not rc.filter_epochs or epoch <= rc.filter_epochs:
+            return phase1
+        if phase2 is None:
+            phase2 = trainer_for()
+        return phase2
+
+    trainer = phase1
     t0 = time.perf_counter()
     state = trainer.init(jax.random.PRNGKey(rc.seed))
     history: list = []
@@ -295,6 +377,7 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
     try:
         for epoch in range(done_epochs + 1, epochs + 1):
             e0 = time.perf_counter()
+            trainer = trainer_at(epoch)
             state, m = trainer.update(state)
             m = jax.device_get(m)
             e1 = time.perf_counter()
@@ -308,6 +391,8 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
                    "approx_kl": float(m["approx_kl"]), "pi_iters": int(m["pi_iters"]),
                    "pi_loss": float(m["pi_loss"]), "v_loss": float(m["v_loss"]),
                    "entropy": float(m["entropy"])}
+            if rc.filter != "off":
+                row["filtered"] = trainer is phase1
             if compare:
                 row.update({f"{p}_{rc.metric}": v
                             for p, v in _heuristic_means(jobs, starts, rc).items()})
