@@ -354,7 +354,8 @@ def _cmd_train_rlscheduler(args) -> int:
                 policy=args.policy_net, value=args.value_net, compare=not args.no_compare,
                 progress=not args.no_progress, validate=args.validate,
                 val_sequences=args.val_sequences, val_jobs=args.val_jobs,
-                val_seed=args.val_seed, filter=args.filter, filter_epochs=args.filter_epochs)
+                val_seed=args.val_seed, filter=args.filter, filter_epochs=args.filter_epochs,
+                init_from=args.init_from)
     print(f"trained {res['epochs']} epochs; checkpoint and log in {args.out}")
     return 0
 
@@ -417,6 +418,11 @@ def _add_train(sub) -> None:
     r.add_argument("--filter-epochs", type=_nonneg_int, default=0, metavar="K",
                    help="with --filter: phase 1 = the first K epochs, then all sequences "
                         "(phase 2); default 0 = filtered for the whole run")
+    r.add_argument("--init-from", default=None, metavar="CKPT",
+                   help="start from the networks and optimiser states of this checkpoint (a "
+                        "file, or a run directory's newest) instead of a fresh initialisation, "
+                        "e.g. to continue a run with other settings (the reference's "
+                        "--pre_trained)")
     r.set_defaults(handler=_cmd_train_rlscheduler)
 
 

@@ -136,3 +136,35 @@ def test_cli_filter_flags(burst, tmp_path, capsys):
     assert rc == 2 and "none of the" in err and len(err.strip().splitlines()) == 1
     rc = main(args + [str(trace), "--filter", "bogus", "--out", str(tmp_path / "x")])
     assert rc == 2 and "--filter" in capsys.readouterr().err
+
+
+def test_init_from_another_run(burst, tmp_path, capsys):
+    """--init-from starts a run from another run's networks: with learning rates 0 the new
+    run's parameters stay exactly those of the source; a checkpoint of other networks is a
+    one-line error."""
+    trace, _ = burst
+    base = ["train", "rlscheduler", str(trace), "--compat", "rlscheduler", "--length",
+            str(LENGTH), "--trajectories", "2", "--pi-iters", "1", "--v-iters", "1",
+            "--no-progress", "--no-compare"]
+    assert main(base + ["--epochs", "1", "--out", str(tmp_path / "a")]) == 0
+    assert main(base + ["--epochs", "1", "--pi-lr", "0", "--vf-lr", "0", "--seed", "5",
+                        "--init-from", str(tmp_path / "a"), "--out", str(tmp_path / "b")]) == 0
+    a, b = load_checkpoint(tmp_path / "a").state, load_checkpoint(tmp_path / "b").state
+    for k in ("policy_params", "value_params"):
+        la, lb = jax.tree_util.tree_leaves(a[k]), jax.tree_util.tree_leaves(b[k])
+        assert len(la) == len(lb) > 0
+        for x, y in zip(la, lb):
+            np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    assert read_log(tmp_path / "b")[0]["epoch"] == 1
+    # a fresh run with that seed and learning rates 0 keeps its own (different) parameters
+    assert main(base + ["--epochs", "1", "--pi-lr", "0", "--vf-lr", "0", "--seed", "5",
+                        "--out", str(tmp_path / "c")]) == 0
+    c = load_checkpoint(tmp_path / "c").state
+    assert any(not np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(
+        jax.tree_util.tree_leaves(a["policy_params"]),
+        jax.tree_util.tree_leaves(c["policy_params"])))
+    capsys.readouterr()
+    rc = main(base + ["--epochs", "1", "--policy-net", "mlp_v1", "--init-from",
+                      str(tmp_path / "a"), "--out", str(tmp_path / "d")])
+    err = capsys.readouterr().err
+    assert rc == 2 and str(tmp_path / "a") in err and len(err.strip().splitlines()) == 1

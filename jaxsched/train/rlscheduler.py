@@ -71,6 +71,9 @@ class RunConfig:
         ((10, 150) with the code's off-by-one); training sequences are drawn only among the
         accepted starts. filter_epochs: length of phase 1 in epochs; after it training goes on
         with all sequences (phase 2). 0: the filter stays on for the whole run.
+      init_from: checkpoint (file or run directory) whose networks and optimiser states start
+        this run (the reference's ``--pre_trained``; e.g. phase 2 of a filtered run, or a
+        continuation with other PPO settings); empty: a fresh initialisation from ``seed``.
     """
     trace: str
     rules: str = "rlscheduler"
@@ -87,6 +90,7 @@ class RunConfig:
     ppo: dict = dataclasses.field(default_factory=lambda: PPOConfig().to_dict())
     filter: str = "off"
     filter_epochs: int = 0
+    init_from: str = ""
 
     def ppo_config(self) -> PPOConfig:
         return PPOConfig.from_dict(self.ppo)
@@ -280,7 +284,7 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
           value: str = "kernel", compare: bool = True, progress: bool = True,
           validate: int = 0, val_sequences: int = 10, val_jobs: int = 1024,
           val_seed: int = 2, filter: str = "off", filter_epochs: int = 0,
-          log: Callable[[str], None] = print) -> dict:
+          init_from=None, log: Callable[[str], None] = print) -> dict:
     """Train an RLScheduler policy for ``epochs`` epochs in total (``resume`` continues the
     run in ``out`` from its newest checkpoint, bit for bit; without it ``out`` must not hold a
     run yet). Returns ``{"epochs", "history", "run"}``.
@@ -298,6 +302,9 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
     ``filter`` / ``filter_epochs``: the trajectory filter (:class:`RunConfig`); with
     ``filter_epochs`` = K > 0, epochs 1..K train on the accepted sequences (phase 1) and the
     later ones on all (phase 2), in the same run and checkpoints.
+
+    ``init_from``: start from the networks and optimiser states of another run's checkpoint
+    (:class:`RunConfig`); the epochs of this run count from 1 again.
     """
     out = Path(out)
     jobs_cache = {}
@@ -305,7 +312,8 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
                    compat=compat, length=length, max_queue=max_queue, cutoff=cutoff,
                    job_slice=job_slice, policy=policy, value=value, seed=seed,
                    ppo=PPOConfig.from_dict({**PPOConfig().to_dict(), **(ppo or {})}).to_dict(),
-                   filter=filter, filter_epochs=filter_epochs)
+                   filter=filter, filter_epochs=filter_epochs,
+                   init_from=str(init_from) if init_from else "")
     run_file = out / RUN_FILE
     if resume:
         if not run_file.is_file():
@@ -363,6 +371,13 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
         state, history, done_epochs = ck.state, list(ck.metrics_history), ck.epoch
         log(f"resuming {out} at epoch {done_epochs}")
     else:
+        if rc.init_from:      # every leaf must match this run's networks (clear error if not)
+            src = load_checkpoint(rc.init_from, target=state).state
+            state = state.replace(policy_params=src.policy_params,
+                                  value_params=src.value_params,
+                                  policy_opt_state=src.policy_opt_state,
+                                  value_opt_state=src.value_opt_state)
+            log(f"networks and optimiser states from {rc.init_from}")
         out.mkdir(parents=True, exist_ok=True)
         run_file.write_text(json.dumps(rc.to_dict(), indent=1) + "\n")
         (out / LOG_FILE).write_text("")
