@@ -98,6 +98,20 @@ def test_validation_scores_and_best_checkpoint(trained):
     jobs = read_swf(trace).jobs("rlscheduler")
     vals, _ = policy_metric(pol, jobs, info["starts"], LENGTH)
     assert float(np.mean(vals)) == pytest.approx(info["value"], rel=1e-9)
+    # the heuristics on the same validation sequences, recomputed with the oracle
+    val = json.loads((out / "validation.json").read_text())
+    assert val["starts"] == info["starts"] and val["jobs"] == LENGTH and val["seed"] == 2
+    from jaxsched.sim import oracle
+    for p in ("sjf", "f1"):
+        ref = []
+        for s in val["starts"]:
+            sl = slice(s, s + LENGTH)
+            st = oracle.simulate(jobs.submit[sl], jobs.run[sl], jobs.req_time[sl],
+                                 jobs.procs[sl], num_nodes=int(jobs.num_nodes),
+                                 procs_per_node=float(jobs.procs_per_node), policy=p)
+            ref.append(oracle.metrics(jobs.submit[sl], jobs.run[sl], jobs.procs[sl], st,
+                                      num_procs=float(jobs.num_procs), compat=True)["bsld"])
+        assert val[p] == pytest.approx(float(np.mean(ref)), rel=1e-12)
 
 
 def test_resume_continues_bit_for_bit(tmp_path):

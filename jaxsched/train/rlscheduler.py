@@ -12,6 +12,8 @@ Run directory layout (``--out DIR``)::
                                   sequences, KL, losses, seconds)
     DIR/checkpoint_00000012.ckpt  the newest checkpoint (parameters, optimiser states, RNG,
                                   epoch, metrics history)
+    DIR/validation.json           with --validate: the validation sequences and SJF / F1 on them
+    DIR/best.ckpt, best.json      with --validate: the best checkpoint so far and its score
     DIR/filter.npz                with a trajectory filter: SJF's metric per start index and
                                   the acceptance interval (computed once, reused on resume)
 
@@ -51,6 +53,8 @@ LOG_FILE = "log.jsonl"
 #: the checkpoint with the best validation score so far, and its description
 BEST_FILE = "best.ckpt"
 BEST_INFO = "best.json"
+#: the validation sequences and the heuristics' results on them
+VAL_INFO = "validation.json"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -424,8 +428,10 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
             msg = (f"{rc.metric} {_fmt(row[rc.metric])}"
                    + "".join(f" {p} {_fmt(row.get(f'{p}_{rc.metric}', math.nan))}"
                              for p in ("sjf", "f1") if compare)
-                   + (f" val {_fmt(row[f'val_{rc.metric}'])}" if f"val_{rc.metric}" in row
-                      else "")
+                   + (f" val {_fmt(row[f'val_{rc.metric}'])} (sjf "
+                      f"{_fmt(val.heuristics.get('sjf', math.nan))} f1 "
+                      f"{_fmt(val.heuristics.get('f1', math.nan))})"
+                      if f"val_{rc.metric}" in row else "")
                    + f" {row['seconds']:.1f}s/epoch")
             if bar is not None:
                 bar.set_postfix_str(msg)
@@ -451,6 +457,13 @@ class _Validator:
         env = make_env(jobs, rc, length)
         self.fn = _episodes_fn(env, nets.make_policy(rc.policy), False)
         self.keys = jax.random.split(jax.random.PRNGKey(0), n)
+        res = evaluate(jobs, self.starts, self.length, ["sjf", "f1"], [rc.backfill],
+                       compat=rc.compat, metrics=(rc.metric,))
+        self.heuristics = {p: v for (p, _), v in res.table(rc.metric).items()}
+        out.mkdir(parents=True, exist_ok=True)
+        (out / VAL_INFO).write_text(json.dumps(
+            {"starts": [int(x) for x in self.starts], "jobs": self.length, "seed": int(seed),
+             "metric": rc.metric, "backfill": rc.backfill, **self.heuristics}) + "\n")
         self.best = None
         info = out / BEST_INFO
         if info.is_file() and (out / BEST_FILE).is_file():
@@ -489,7 +502,9 @@ def read_log(out) -> list:
 
 
 def plot(out, path=None) -> Path:
-    """Training curve (metric per epoch, with SJF and F1 of the same sequences) as a PNG."""
+    """Training curve as a PNG: the metric of each epoch's sampled sequences with SJF and F1 on
+    the same sequences, and with ``--validate`` the greedy policy's validation scores with SJF
+    and F1 on the validation sequences (horizontal lines)."""
     rows = read_log(out)
     if not rows:
         raise ConfigError(f"{Path(out) / LOG_FILE}: no epochs logged yet")
@@ -507,6 +522,17 @@ def plot(out, path=None) -> Path:
         k = f"{p}_{rc.metric}"
         if any(k in r for r in rows):
             ax.plot(ep, [r.get(k, np.nan) for r in rows], "--", label=p.upper())
+    vk = f"val_{rc.metric}"
+    val_rows = [r for r in rows if vk in r]
+    if val_rows:
+        ax.plot([r["epoch"] for r in val_rows], [r[vk] for r in val_rows], "o-", ms=3,
+                label="RL greedy (validation sequences)")
+        info = Path(out) / VAL_INFO
+        heur = json.loads(info.read_text()) if info.is_file() else {}
+        for p, style in (("sjf", ":"), ("f1", "-.")):
+            if isinstance(heur.get(p), (int, float)):
+                ax.axhline(heur[p], linestyle=style, color="gray", linewidth=1,
+                           label=f"{p.upper()} (validation sequences)")
     ax.set_xlabel("epoch")
     ax.set_ylabel(rc.metric)
     ax.set_title(f"{Path(rc.trace).name}, backfill {rc.backfill}")
