@@ -355,7 +355,7 @@ def _cmd_train_rlscheduler(args) -> int:
                 progress=not args.no_progress, validate=args.validate,
                 val_sequences=args.val_sequences, val_jobs=args.val_jobs,
                 val_seed=args.val_seed, filter=args.filter, filter_epochs=args.filter_epochs,
-                init_from=args.init_from)
+                init_from=args.init_from, keep_checkpoints=args.keep_checkpoints)
     print(f"trained {res['epochs']} epochs; checkpoint and log in {args.out}")
     return 0
 
@@ -423,6 +423,9 @@ def _add_train(sub) -> None:
                         "file, or a run directory's newest) instead of a fresh initialisation, "
                         "e.g. to continue a run with other settings (the reference's "
                         "--pre_trained)")
+    r.add_argument("--keep-checkpoints", type=_nonneg_int, default=1, metavar="K",
+                   help="keep the newest K epoch checkpoints in DIR (default 1; 0 keeps every "
+                        "epoch's)")
     r.set_defaults(handler=_cmd_train_rlscheduler)
 
 

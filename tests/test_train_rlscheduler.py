@@ -11,7 +11,7 @@ import pytest
 import jaxsched.sim  # noqa: F401
 from jaxsched.cli import main
 from jaxsched.sim.evaluate import evaluate
-from jaxsched.train.checkpoint import latest_checkpoint, load_checkpoint
+from jaxsched.train.checkpoint import latest_checkpoint, list_checkpoints, load_checkpoint
 from jaxsched.train.rlscheduler import load_policy, policy_metric, read_log, train
 from jaxsched.workload import read_swf
 
@@ -120,10 +120,15 @@ def test_resume_continues_bit_for_bit(tmp_path):
               ppo=tiny_ppo(n_envs=2, iters=3), progress=False, compare=False,
               log=lambda s: None)
     train(trace, tmp_path / "straight", 2, **kw)
-    train(trace, tmp_path / "split", 1, **kw)
+    train(trace, tmp_path / "split", 1, keep_checkpoints=0, **kw)
     with pytest.raises(Exception, match="already holds a training run"):
         train(trace, tmp_path / "split", 2, **kw)
-    train(trace, tmp_path / "split", 2, resume=True, **kw)
+    train(trace, tmp_path / "split", 2, resume=True, keep_checkpoints=0, **kw)
+    # keep_checkpoints=0 kept both epochs' checkpoints, the default only the newest
+    assert [load_checkpoint(p).epoch for p in list_checkpoints(tmp_path / "split")] == [1, 2]
+    assert len(list_checkpoints(tmp_path / "straight")) == 1
+    with pytest.raises(Exception, match="keep-checkpoints must be an integer >= 0"):
+        train(trace, tmp_path / "other", 1, keep_checkpoints=-1, **kw)
     a = load_checkpoint(tmp_path / "straight")
     b = load_checkpoint(tmp_path / "split")
     assert a.epoch == b.epoch == 2
@@ -177,6 +182,8 @@ def test_cli_errors_are_one_line(trained, capsys, tmp_path):
          "positive integer"),
         (["train", "rlscheduler", trace, "--epochs", "1", "--out", tmp_path / "y",
           "--validate", "-1"], "integer >= 0"),
+        (["train", "rlscheduler", trace, "--epochs", "1", "--out", tmp_path / "k",
+          "--keep-checkpoints", "-2"], "integer >= 0"),
         (["train", "rlscheduler", trace, "--epochs", "1", "--out", tmp_path / "z",
           "--validate", "1", "--val-jobs", "5000"], "cannot draw sequences of 5000 jobs"),
         (["plot", tmp_path / "nope"], "log.jsonl"),

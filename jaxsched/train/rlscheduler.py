@@ -288,7 +288,8 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
           value: str = "kernel", compare: bool = True, progress: bool = True,
           validate: int = 0, val_sequences: int = 10, val_jobs: int = 1024,
           val_seed: int = 2, filter: str = "off", filter_epochs: int = 0,
-          init_from=None, log: Callable[[str], None] = print) -> dict:
+          init_from=None, keep_checkpoints: int = 1,
+          log: Callable[[str], None] = print) -> dict:
     """Train an RLScheduler policy for ``epochs`` epochs in total (``resume`` continues the
     run in ``out`` from its newest checkpoint, bit for bit; without it ``out`` must not hold a
     run yet). Returns ``{"epochs", "history", "run"}``.
@@ -309,6 +310,9 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
 
     ``init_from``: start from the networks and optimiser states of another run's checkpoint
     (:class:`RunConfig`); the epochs of this run count from 1 again.
+
+    ``keep_checkpoints``: how many of the newest epoch checkpoints stay in ``out`` (default 1;
+    0 keeps every epoch's, e.g. to score them all afterwards with ``evaluate --model``).
     """
     out = Path(out)
     jobs_cache = {}
@@ -318,6 +322,10 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
                    ppo=PPOConfig.from_dict({**PPOConfig().to_dict(), **(ppo or {})}).to_dict(),
                    filter=filter, filter_epochs=filter_epochs,
                    init_from=str(init_from) if init_from else "")
+    if (isinstance(keep_checkpoints, bool) or not isinstance(keep_checkpoints, (int, np.integer))
+            or keep_checkpoints < 0):
+        raise ConfigError(f"--keep-checkpoints must be an integer >= 0 (0 keeps all), got "
+                          f"{keep_checkpoints!r}")
     run_file = out / RUN_FILE
     if resume:
         if not run_file.is_file():
@@ -420,7 +428,8 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
             hist_m = {k: v for k, v in m.items() if not k.startswith("episode_info")}
             history.append(hist_m)
             ck = save_checkpoint(out, state, epoch=epoch, config=trainer.run_config(),
-                                 metrics_history=history, keep=1)
+                                 metrics_history=history,
+                                 keep=int(keep_checkpoints) or None)
             if val is not None and (epoch % int(validate) == 0 or epoch == epochs):
                 row[f"val_{rc.metric}"] = val(state.policy_params, epoch, ck)
             with open(out / LOG_FILE, "a") as f:
