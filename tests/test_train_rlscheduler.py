@@ -16,7 +16,7 @@ from jaxsched.train.rlscheduler import load_policy, policy_metric, read_log, tra
 from jaxsched.workload import read_swf
 
 #: epoch of each checkpoint committed under models/
-SHIPPED_EPOCHS = {"lublin1-none": 41, "lublin1-bf": 129}
+SHIPPED_EPOCHS = {"lublin1-none": 14, "lublin1-bf": 129}
 
 LENGTH = 36
 TEST_STARTS = [100, 400, 700, 1000]
