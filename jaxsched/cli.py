@@ -207,9 +207,8 @@ def _cmd_evaluate(args) -> int:
     if args.model:
         from jaxsched.train.rlscheduler import load_policy, model_rows
 
-        for d in args.model:
-            pol = load_policy(d)
-            name = f"rl:{pol.path.parent.name}" if len(args.model) > 1 else "rl"
+        pols = [load_policy(d) for d in args.model]
+        for pol, name in zip(pols, _model_names(pols)):
             res.rows += model_rows(pol, jobs, res.starts, args.jobs, res.backfills, res.metrics,
                                    compat, sample=args.sample, name=name)
             res.policies.append(name)
@@ -337,6 +336,18 @@ def _add_demo(sub) -> None:
 # ----------------------------------------------------------------------------------------------
 # train / plot
 # ----------------------------------------------------------------------------------------------
+def _model_names(pols) -> list:
+    """Row names of the learned policies in ``evaluate``: ``rl`` for one model, else
+    ``rl:<run directory>``, with ``@<epoch>`` where two come from the same directory (e.g. two
+    checkpoints of one run) and ``#<n>`` where even that repeats — never one name for two
+    models, whose rows would otherwise be averaged together."""
+    if len(pols) == 1:
+        return ["rl"]
+    names = [f"rl:{p.path.parent.name}" for p in pols]
+    names = [f"{n}@{p.epoch}" if names.count(n) > 1 else n for n, p in zip(names, pols)]
+    return [f"{n}#{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]
+
+
 def _cmd_train_rlscheduler(args) -> int:
     import jaxsched.sim  # noqa: F401  (enables x64)
     from jaxsched.train.rlscheduler import train

@@ -157,6 +157,21 @@ def test_cli_evaluate_model_and_plot(trained, capsys, tmp_path):
     fcfs = [r["value"] for r in rows if r["policy"] == "fcfs" and r["metric"] == "bsld"]
     assert len(rl) == len(fcfs) == len(TEST_STARTS)
     assert np.mean(rl) < 0.5 * np.mean(fcfs)
+    # two checkpoints of one run (newest and best): two distinct rows, never merged
+    rc, text, err = _run(capsys, "evaluate", trace, "--compat", "rlscheduler", "--policy",
+                         "fcfs", "--backfill", "none", "--jobs", LENGTH, "--starts",
+                         ",".join(map(str, TEST_STARTS)), "--model", out, "--model",
+                         out / "best.ckpt", "--model", out, "--json")
+    assert rc == 0, err
+    rows = [r for r in json.loads(text)["results"] if r["metric"] == "bsld"]
+    best_epoch = json.loads((out / "best.json").read_text())["epoch"]
+    names = sorted({r["policy"] for r in rows} - {"fcfs"})
+    if best_epoch == 10:
+        assert names == ["rl:run@10#1", "rl:run@10#2", "rl:run@10#3"], names
+    else:
+        assert names == sorted(["rl:run@10#1", f"rl:run@{best_epoch}", "rl:run@10#3"]), names
+    for n in names:
+        assert len([r for r in rows if r["policy"] == n]) == len(TEST_STARTS)
     png = tmp_path / "curve.png"
     rc, text, err = _run(capsys, "plot", out, "--out", png)
     assert rc == 0, err
