@@ -172,3 +172,21 @@ def test_train_speed_tiny(tmp_path, capsys):
     assert ep["mean_epoch_s"] > 0 and ep["compile_s"] > 0 and ep["ratio_to_paper"] is None
     assert ep["policy_step_s"] > 0 and ep["value_step_s"] > 0 and "one step" in text
     assert "runs" not in res and "not the paper's size" in text
+
+
+# ----------------------------------------------------------------------------------------------
+# capacities.py
+# ----------------------------------------------------------------------------------------------
+def test_capacities_tiny():
+    CP = _load("capacities")
+    lines: list[str] = []
+    res = CP.benchmark(n_seq=2, length=64, policies=("fcfs",), capacities=((4, 4), (64, 64)),
+                       repeat=1, out=lines.append)
+    q, r = res["peak"]
+    assert 1 <= q <= 64 and 1 <= r <= 64
+    small, big = res["rows"]
+    # 4/4 cannot hold a queue or running list longer than 4: it needs a second pass exactly
+    # when the peak exceeds 4; 64/64 holds every 64-job sequence in one pass
+    assert (small["passes"].count("+") >= 1) == (q > 4 or r > 4)
+    assert big["passes"] == "64/64:2"
+    assert len(lines) == 3 and "longest queue" in lines[0] and "x1.00" in lines[1]
