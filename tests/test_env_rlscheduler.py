@@ -38,7 +38,7 @@ import numpy as np
 import pytest
 
 import jaxsched.sim  # noqa: F401  (x64)
-from jaxsched.envs import FIRST, MID, AutoResetWrapper, RLSchedulerEnv
+from jaxsched.envs import FIRST, LAST, MID, AutoResetWrapper, RLSchedulerEnv
 from jaxsched.envs.rlscheduler import jit_reset, jit_reset_at, jit_step
 from jaxsched.errors import ConfigError
 from jaxsched.sim import oracle as O
@@ -380,11 +380,13 @@ def greedy_policy(obs):
 T_SCAN = 40
 
 
-def test_vmap_autoreset_scan_equals_loop(syn_envs):
-    """4 envs (max_queue 6, so the cut-off happens inside) under vmap, auto-reset inside a
-    scan of T_SCAN steps == each env stepped alone in a Python loop, resetting by hand with
-    ``reset(state.key)`` (what the wrapper does); every finished episode's reward == the
-    oracle's metric of the schedule."""
+@pytest.mark.parametrize("n_env", [4, 12])
+def test_vmap_autoreset_scan_equals_loop(syn_envs, n_env):
+    """``n_env`` envs (max_queue 6, so the cut-off happens inside) under vmap, auto-reset
+    inside a scan of T_SCAN steps == each env stepped alone in a Python loop, resetting by
+    hand with ``reset(state.key)`` (what the wrapper does); every finished episode's reward
+    == the oracle's metric of the schedule. With 12 envs the wrapper resets the few rows
+    that finish at a step on a gathered chunk (``sparse_cond``; 4 envs: the whole batch)."""
     env = syn_envs[("rlscheduler", "reference")]
     wrapped = AutoResetWrapper(env)
 
@@ -404,12 +406,15 @@ def test_vmap_autoreset_scan_equals_loop(syn_envs):
             return jax.lax.scan(body, (st, ts), None, length=T_SCAN)[1]
         return jax.vmap(one)(keys)
 
-    keys = jax.random.split(jax.random.PRNGKey(7), 4)
+    keys = jax.random.split(jax.random.PRNGKey(7), n_env)
     out = rollout(wrapped, keys)
     acts, rews, discs, types, starts, mets, obs, st_starts, n_q = (np.asarray(x) for x in out)
+    if n_env > 8:       # some step ends between 1 and 8 episodes: the gathered reset ran
+        ends = (types == LAST).sum(axis=0)
+        assert ((ends >= 1) & (ends <= 8)).any()
     pol = jax.jit(greedy_policy)
     episodes = 0
-    for b in range(4):
+    for b in range(n_env):
         st, ts = RESET(env, keys[b])
         for t in range(T_SCAN):
             a = int(pol(ts.observation))

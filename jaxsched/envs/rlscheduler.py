@@ -668,6 +668,15 @@ def _zero_metric(env, start, starts):
     return jnp.zeros((), jnp.float64)
 
 
+def _fresh_state(env, state):
+    """The auto-reset state: a new sampled sequence, drawn with ``state.key``."""
+    return env._sampled_reset_state(state.key)
+
+
+def _same_state(env, state):
+    return state
+
+
 # ----------------------------------------------------------------------------------------------
 # Closed-form transition without backfilling
 # ----------------------------------------------------------------------------------------------
@@ -880,10 +889,11 @@ class AutoResetWrapper:
     ``step`` returns the terminal transition's ``reward``, ``discount`` (0), ``step_type``
     (LAST) and ``extras`` (the finished episode's ``metric`` and ``start``), but the state and
     the observation of the *new* episode's first decision, so ``jax.lax.scan`` over ``step``
-    can run forever. The new start is drawn with ``state.key`` (which is split). The reset
-    state is computed every step and selected (one pass over the state; it is cheap: the
-    first decision needs no simulation), then the observation is built once, from the
-    selected state.
+    can run forever. The new start is drawn with ``state.key`` (which is split). Under
+    ``vmap`` the reset state is computed only for the environments whose episode ended
+    (:func:`~jaxsched.envs.batching.sparse_cond`; selecting a fresh state for every row at
+    every step used to cost as much as the step itself), then the observation is built once,
+    from the new state.
     """
 
     def __init__(self, env: RLSchedulerEnv):
@@ -905,8 +915,7 @@ class AutoResetWrapper:
         new, out = env._transition(state, action)
         # the terminal timestep's reward, discount, step type and extras are the finished
         # episode's; its state and observation are the next episode's first decision
-        fresh = env._sampled_reset_state(new.key)
-        nxt = jax.tree_util.tree_map(lambda r, x: jnp.where(out["done"], r, x), fresh, new)
+        nxt = sparse_cond(out["done"], _fresh_state, _same_state, env, new)
         return nxt, env._timestep(new, out, env._features(nxt.start, nxt.sim, nxt.vis))
 
 
