@@ -190,3 +190,116 @@ def test_capacities_tiny():
     assert (small["passes"].count("+") >= 1) == (q > 4 or r > 4)
     assert big["passes"] == "64/64:2"
     assert len(lines) == 3 and "longest queue" in lines[0] and "x1.00" in lines[1]
+
+
+# ----------------------------------------------------------------------------------------------
+# throughput.py --reference: the adapter that times a local checkout of the paper's code,
+# exercised with a stand-in checkout (the real one is third-party and not in this repository)
+# ----------------------------------------------------------------------------------------------
+FAKE_REFERENCE = '''
+import gym, scipy.signal                      # absent here: the adapter stubs them
+from gym import Env
+from gym.utils import seeding
+from jaxsched.sim import oracle
+from jaxsched.workload import read_swf
+
+BIAS = {bias!r}
+CALLS = []
+
+
+class _Job:
+    def __init__(self, s):
+        self.submit_time = s
+
+
+class _Loads:
+    def __init__(self, jobs):
+        self.jobs = jobs
+
+    def reset(self):
+        pass
+
+    def __getitem__(self, i):
+        return _Job(int(self.jobs.submit[i]))
+
+
+class _Cluster:
+    def reset(self):
+        pass
+
+
+class HPCEnv(Env):
+    def __init__(self, shuffle=False, backfil=False, skip=False, job_score_type=0,
+                 batch_job_slice=0, build_sjf=False):
+        self.backfil = backfil
+
+    def seed(self, seed=None):
+        self.np_random, seed = seeding.np_random(seed)
+        return [seed]
+
+    def my_init(self, workload_file="", sched_file=""):
+        self.jobs = read_swf(workload_file).jobs("rlscheduler")
+        self.loads, self.cluster = _Loads(self.jobs), _Cluster()
+
+    def sjf_score(self, job):
+        return 0
+
+    def f1_score(self, job):
+        return 0
+
+    def schedule_curr_sequence_reset(self, score_fn):
+        pol = score_fn.__name__.split("_")[0]
+        a, n, J = self.start, self.num_job_in_batch, self.jobs
+        assert self.last_job_in_batch == a + n and self.next_arriving_job_idx == a + 1
+        CALLS.append((pol, self.backfil, a, n))
+        w = (J.submit[a:a + n].tolist(), J.run[a:a + n].tolist(), J.req_time[a:a + n].tolist(),
+             J.procs[a:a + n].tolist())
+        r = oracle.simulate_detailed(*w, num_nodes=int(J.num_nodes),
+                                     procs_per_node=float(J.procs_per_node), policy=pol,
+                                     backfill="rlscheduler" if self.backfil else "none",
+                                     compat=True)
+        m = oracle.metrics(J.submit[a:a + n], J.run[a:a + n], J.procs[a:a + n], r.starts,
+                           num_procs=float(J.num_procs), compat=True)["bsld"]
+        return {{0: m / 2 + BIAS, 1: m / 2}}
+'''
+
+
+@pytest.mark.parametrize("bias", [0.0, 0.5])
+def test_throughput_reference_adapter(tmp_path, bias):
+    import sys
+
+    (tmp_path / "HPCSimPickJobs.py").write_text(FAKE_REFERENCE.format(bias=bias))
+    sys.modules.pop("HPCSimPickJobs", None)
+    lines: list[str] = []
+    try:
+        res = TP.benchmark(n_seq=2, length=64, policies=("sjf", "f1"),
+                           backfills=("none", "rlscheduler"), jax_runs=1,
+                           reference_dir=tmp_path, out=lines.append)
+        calls = sys.modules["HPCSimPickJobs"].CALLS
+    finally:
+        sys.modules.pop("HPCSimPickJobs", None)
+        if str(tmp_path) in sys.path:
+            sys.path.remove(str(tmp_path))
+    text = "\n".join(lines)
+    timed = res["reference_timed"]
+    starts = res["config"]["starts"]
+    # every (policy, backfill, start) ran once, with the sequence set up as reset_for_test does
+    assert sorted(calls) == sorted((p, b, a, 64) for p in ("sjf", "f1") for b in (False, True)
+                                   for a in starts)
+    assert len(timed["cells"]) == 4
+    for c in timed["cells"]:
+        assert len(c["ms"]) == 2 and c["ratio_jax"] > 0
+        assert c["bsld_agrees"] == (bias == 0.0)
+    if bias == 0.0:
+        assert timed["metric_mismatches"] == 0 and res["mismatches"] == 0
+        assert "identical to the reference's" in text
+    else:
+        assert timed["metric_mismatches"] == 4 and res["mismatches"] == 4
+        assert "DIFFERS in 4 cells" in text
+    assert math.isfinite(timed["geomean_ratio_jax"])
+
+
+def test_throughput_reference_flag_checks_dir(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        TP.main(["--reference", str(tmp_path)])
+    assert "no HPCSimPickJobs.py there" in capsys.readouterr().err
