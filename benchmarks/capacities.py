@@ -2,12 +2,12 @@
 
     PYTHONPATH=. .venv/bin/python benchmarks/capacities.py [--trace PATH] [--seed 1]
         [--sequences 10] [--length 1024] [--policies fcfs,wfp3,unicep,sjf,f1]
-        [--backfill rlscheduler] [--capacities 64/64,256/64,192/96,256/96] [--repeat 3]
+        [--backfill rlscheduler] [--capacities 256/64,64/64,128/64,128/32] [--repeat 3]
 
 For each ``Q/R`` pair, ``evaluate(..., queue_cap=Q, run_cap=R)`` (the first-try capacities; runs
 that overflow are re-run with larger ones, so the schedules never change) is called ``--repeat``
 times on the same runs; the best ``run_s`` is printed with the passes it made and its ratio to
-the first pair (the default capacities are 64/64). Compile time is excluded (every pair is
+the first pair (the default capacities are 256/64). Compile time is excluded (every pair is
 called once before the timed calls). Also printed: the longest queue and the most running jobs
 of any run, from the start times, the lower bounds of any capacity that needs no re-run.
 """
@@ -92,7 +92,7 @@ def main(argv=None) -> int:
     ap.add_argument("--length", type=int, default=1024)
     ap.add_argument("--policies", default="fcfs,wfp3,unicep,sjf,f1")
     ap.add_argument("--backfill", default="rlscheduler")
-    ap.add_argument("--capacities", type=_pairs, default=_pairs("64/64,256/64,192/96,256/96"))
+    ap.add_argument("--capacities", type=_pairs, default=_pairs("256/64,64/64,128/64,128/32"))
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args(argv)
     benchmark(a.trace, a.seed, a.sequences, a.length, a.policies.split(","), a.backfill,

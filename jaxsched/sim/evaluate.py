@@ -205,7 +205,7 @@ def use_all_cpu_cores() -> None:
 
 def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backfills: Seq[str],
              *, compat: bool = True, metrics: Seq[str] = ("bsld", "wait", "turnaround", "sld", "util"),
-             queue_cap: int = 64, run_cap: int = 64, seed: int = 0) -> EvalResult:
+             queue_cap: int = 256, run_cap: int = 64, seed: int = 0) -> EvalResult:
     """Evaluate heuristics on sequences of a loaded trace.
 
     Args:
@@ -216,7 +216,10 @@ def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backf
       backfills: ``"none"``, ``"rlscheduler"`` and/or ``"easy"``.
       compat: True = the reference SchedGym semantics, False = the correct default mode.
       metrics: names from :data:`METRICS`.
-      queue_cap, run_cap: first-try capacities (grown automatically on overflow).
+      queue_cap, run_cap: first-try capacities of the backfilling runs' queue and of every
+        run's running list (grown 4x automatically on overflow; the schedules never depend on
+        them). 256/64 was the fastest first try on the four traces of the paper
+        (benchmarks/capacities.py, RESULTS.md §1).
       seed: seeds the ``random`` policy's per-job uniforms (one draw per sequence and run).
     """
     starts = np.asarray(list(starts), dtype=np.int64)
