@@ -72,8 +72,8 @@ def load_reference(ref_dir) -> types.ModuleType:
     """Import ``HPCSimPickJobs`` from the checkout ``ref_dir`` (gym/scipy stubbed if absent)."""
     ref_dir = Path(ref_dir).expanduser().resolve()
     if not (ref_dir / f"{MODULE}.py").is_file():
-        raise ReferenceUnavailable(f"{ref_dir}: no {MODULE}.py here (expected a clone of "
-                              f"DIR-LAB/deep-batch-scheduler)")
+        raise ReferenceUnavailable(f"{ref_dir}: no {MODULE}.py there (expected a clone of "
+                                   f"DIR-LAB/deep-batch-scheduler)")
     stubs: list = []
     _stub("gym", stubs, Env=object)
     _stub("gym.spaces", stubs, Box=_Space, Discrete=_Space)
@@ -137,7 +137,7 @@ def time_reference(ref_dir, trace, starts, length: int, policies, backfills,
     for p in policies:
         if p not in SCORE_FN:
             raise ReferenceUnavailable(f"policy {p!r} has no reference score function "
-                                  f"(known: {', '.join(SCORE_FN)})")
+                                       f"(known: {', '.join(SCORE_FN)})")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         path = _plain_swf(Path(trace), Path(tmp))

@@ -154,7 +154,9 @@ def run_jax(jobs, starts, length, policies, backfills, multiplier: int, runs: in
         "capacities": tm["capacities"],
         "decisions_per_s": tm["decisions"] / run_s if run_s > 0 else float("nan"),
         "ms_per_sequence_run": 1e3 * run_s / tm["runs"],
-        "start_times": res.start_times,   # [S*K, P, B, L]; dropped from the JSON
+        "start_times": res.start_times,   # [S*K, P, B, L]; dropped from the JSON, as is
+        # bsld: [S*K, P, B] evaluate()'s value of every run (rows in (sequence, policy, backfill) order)
+        "bsld": np.array([r["value"] for r in res.rows]).reshape(res.start_times.shape[:3]),
     }
 
 
@@ -193,17 +195,17 @@ def run_oracle(jobs, starts, length, policies, backfills, repeat: int = 1) -> di
     return {"cells": cells, "start_times": start_times}
 
 
-def time_reference_cells(reference_dir, trace, jobs, starts, length, policies, backfills,
-                         groups, cells, jax_start_times, out=print) -> dict:
+def time_reference_cells(reference_dir, trace, starts, length, policies, backfills,
+                         groups, cells, jax_bsld, out=print) -> dict:
     """Time the original reference simulator (a local checkout, see
     :mod:`benchmarks.reference_sim`) on the same runs, print the JAX/reference ratios of every
-    cell, and check its average bounded slowdown against the JAX schedules' (rel. 1e-9)."""
+    cell, and check its average bounded slowdown of every run against ``jax_bsld`` (float
+    ``[S, P, B]``, evaluate()'s) to rel. 1e-9."""
     from benchmarks.reference_sim import SCORE_FN, time_reference
 
     pols = [p for p in policies if p in SCORE_FN]
     bfs = [b for b in backfills if b in ("none", "rlscheduler")]
     rows = time_reference(reference_dir, trace, starts, length, pols, bfs)
-    num_procs = float(jobs.num_procs)
     out("")
     out(f"vs the original reference simulator, timed in this run ({reference_dir}: its "
         f"HPCEnv.schedule_curr_sequence_reset, one run at a time; JAX ms = the backfill "
@@ -215,12 +217,7 @@ def time_reference_cells(reference_dir, trace, jobs, starts, length, policies, b
     bad = 0
     for r in rows:
         pi, bi = policies.index(r["policy"]), backfills.index(r["backfill"])
-        ours = []
-        for si, a in enumerate(starts):
-            sl = slice(a, a + length)
-            ours.append(oracle.metrics(jobs.submit[sl], jobs.run[sl], jobs.procs[sl],
-                                       jax_start_times[si, pi, bi], num_procs=num_procs,
-                                       compat=True)["bsld"])
+        ours = [float(x) for x in jax_bsld[:len(starts), pi, bi]]
         ok = all(abs(x - y) <= 1e-9 * max(1.0, abs(y)) for x, y in zip(r["values"], ours))
         bad += 0 if ok else 1
         jms = groups[r["backfill"]]["ms_per_sequence_run"]
@@ -315,6 +312,7 @@ def benchmark(trace=DEFAULT_TRACE, seed=1, n_seq=10, length=1024, policies=PAPER
     for bf in backfills:
         groups[bf] = run_jax(jobs, starts, length, policies, [bf], 1, jax_runs)
         groups[bf].pop("start_times")
+        groups[bf].pop("bsld")
 
     # ---- per-cell table (throughput in sequences: one run = one sequence under one policy)
     j_dps = base["decisions_per_s"]
@@ -387,8 +385,8 @@ def benchmark(trace=DEFAULT_TRACE, seed=1, n_seq=10, length=1024, policies=PAPER
     # ---- against the reference simulator itself, timed now
     timed = None
     if reference_dir is not None:
-        timed = time_reference_cells(reference_dir, trace, jobs, starts, length, policies,
-                                     backfills, groups, cells, base["start_times"], out)
+        timed = time_reference_cells(reference_dir, trace, starts, length, policies,
+                                     backfills, groups, cells, base["bsld"], out)
 
     # ---- batch scaling
     if len(multipliers) > 1:
@@ -427,7 +425,7 @@ def benchmark(trace=DEFAULT_TRACE, seed=1, n_seq=10, length=1024, policies=PAPER
                    "backfills": backfills, "compat": True, "multipliers": list(multipliers),
                    "jax_runs": jax_runs, "oracle_repeat": oracle_repeat},
         "machine": info,
-        "jax": {str(k): {kk: vv for kk, vv in r.items() if kk != "start_times"}
+        "jax": {str(k): {kk: vv for kk, vv in r.items() if kk not in ("start_times", "bsld")}
                 for k, r in jx.items()},
         "jax_compile_s": base["compile_s_first_call"],
         "jax_decisions_per_s": j_dps,
@@ -470,9 +468,13 @@ def main(argv=None) -> int:
                          "time its own heuristic loop on the same runs, side by side")
     ap.add_argument("--json", type=Path, default=None, help="write all numbers to FILE")
     args = ap.parse_args(argv)
-    if args.reference is not None and not (args.reference / "HPCSimPickJobs.py").is_file():
-        ap.error(f"--reference {args.reference}: no HPCSimPickJobs.py there (expected a clone "
-                 f"of DIR-LAB/deep-batch-scheduler)")
+    if args.reference is not None:       # fail before the long JAX and oracle runs
+        from benchmarks.reference_sim import ReferenceUnavailable, load_reference
+
+        try:
+            load_reference(args.reference)
+        except ReferenceUnavailable as e:
+            ap.error(f"--reference: {e}")
     res = benchmark(trace=args.trace, seed=args.seed, n_seq=args.sequences, length=args.length,
                     policies=args.policies.split(","), backfills=args.backfills.split(","),
                     multipliers=_multipliers(args), jax_runs=max(1, args.jax_runs),
