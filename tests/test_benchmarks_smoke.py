@@ -303,3 +303,47 @@ def test_throughput_reference_flag_checks_dir(tmp_path, capsys):
     with pytest.raises(SystemExit):
         TP.main(["--reference", str(tmp_path)])
     assert "no HPCSimPickJobs.py there" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------------------
+# score_checkpoints.py
+# ----------------------------------------------------------------------------------------------
+#: the committed no-backfilling policy's greedy bsld on the paper's test sequences (seed 1,
+#: 10 x 1024 jobs), as recorded in models/lublin1-none/README.md
+SHIPPED_NONE_TEST = 260.12
+
+
+def test_score_checkpoints_on_the_shipped_model(tmp_path, capsys):
+    """The script's validation value of the committed checkpoint equals the one the trainer
+    logged for that epoch (another code path, computed during training), and its test value is
+    the recorded one."""
+    SC = _load("score_checkpoints")
+    run = REPO / "models" / "lublin1-none"
+    logged = {r["epoch"]: r["val_bsld"] for r in map(json.loads, (run / "log.jsonl").open())
+              if "val_bsld" in r}
+    out = tmp_path / "scores.json"
+    assert SC.main([str(run), "--val-sequences", "10", "--test", "--json", str(out)]) == 0
+    res = json.loads(out.read_text())
+    (r,) = res["runs"]
+    (row,) = r["rows"]
+    assert row["value"] == pytest.approx(logged[row["epoch"]], rel=1e-9)
+    assert res["best"]["epoch"] == row["epoch"]
+    assert round(res["best"]["test"], 2) == SHIPPED_NONE_TEST
+    text = capsys.readouterr().out
+    assert "best by validation" in text and f"test {SHIPPED_NONE_TEST:.2f}" in text
+    # the first sequences of a longer validation list are the same sequences
+    assert SC.main([str(run), "--val-sequences", "3", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["runs"][0]["starts"] == r["starts"][:3]
+    # an epoch range with no checkpoint in it chooses nothing and says so
+    capsys.readouterr()
+    assert SC.main([str(run), "--epochs", "1-2"]) == 0
+    text = capsys.readouterr().out
+    assert "over all runs" not in text and "nothing chosen" in text
+
+
+def test_score_checkpoints_errors(tmp_path, capsys):
+    SC = _load("score_checkpoints")
+    assert SC.main([str(tmp_path)]) == 2
+    assert "no checkpoint_" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        SC.main([str(tmp_path), "--epochs", "5-1"])
