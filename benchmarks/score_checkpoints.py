@@ -1,8 +1,8 @@
 """Score every kept checkpoint of one or more training runs on validation sequences.
 
     PYTHONPATH=. .venv/bin/python benchmarks/score_checkpoints.py RUN_DIR [RUN_DIR ...]
-        [--val-seed 2] [--val-sequences 10] [--jobs 1024] [--epochs A-B] [--test]
-        [--json FILE]
+        [--val-seed 2] [--val-sequences 10] [--jobs 1024] [--epochs A-B] [--minutes M]
+        [--test] [--json FILE]
 
 For model selection after training (``jaxsched train --keep-checkpoints 0`` keeps every
 epoch's checkpoint): each ``checkpoint_*.ckpt`` of each run directory is run greedily on the
@@ -15,7 +15,10 @@ sequences of a smaller ``--val-sequences`` are the first ones of a larger one, s
 Prints one line per checkpoint and, per run and over all runs, the checkpoint with the best
 validation value; ``--test`` also scores that chosen checkpoint (only it) on the paper's test
 sequences (seed 1, 10 x 1024 jobs) so the test sequences never influence the choice.
-``--epochs A-B`` limits the choice to epochs A..B of every run.
+``--epochs A-B`` limits the choice to epochs A..B of every run; ``--minutes M`` to the epochs
+each run had finished within M minutes of training (the cumulative per-epoch ``seconds`` of
+its log, compilation included, validation not), so that "the best a run gives in M minutes"
+is chosen the same way for every run.
 """
 from __future__ import annotations
 
@@ -57,10 +60,13 @@ def _trace_path(run) -> Path:
     return p if p.is_absolute() else REPO / p
 
 
-def score_run(run_dir, val_seed: int, n_val: int, jobs_per_seq: int, epochs=None) -> dict:
-    """Greedy validation value of every checkpoint of ``run_dir``.
+def score_run(run_dir, val_seed: int, n_val: int, jobs_per_seq: int, epochs=None,
+              minutes=None) -> dict:
+    """Greedy validation value of every checkpoint of ``run_dir`` (only epochs in the range
+    ``epochs`` and, with ``minutes``, finished within that much training time).
 
-    Returns ``{"run", "metric", "backfill", "starts", "rows": [{"epoch", "value", "path"}]}``.
+    Returns ``{"run", "metric", "backfill", "starts", "rows": [{"epoch", "value", "path",
+    "train_s"}]}`` (``train_s``: cumulative training seconds at the end of the epoch).
     """
     run_dir = Path(run_dir)
     ckpts = list_checkpoints(run_dir)
@@ -74,14 +80,18 @@ def score_run(run_dir, val_seed: int, n_val: int, jobs_per_seq: int, epochs=None
     fn = TR._episodes_fn(env, first.net, False)
     keys = jax.random.split(jax.random.PRNGKey(0), n_val)
     s = jnp.asarray(starts, jnp.int32)
+    secs = TR.training_seconds(run_dir)
     rows = []
     for c in ckpts:
         pol = TR.load_policy(c)
         if epochs is not None and not epochs[0] <= pol.epoch <= epochs[1]:
             continue
+        t = secs.get(int(pol.epoch))
+        if minutes is not None and (t is None or t > 60.0 * minutes):
+            continue
         vals, _ = fn(pol.params, s, keys)
         rows.append({"epoch": int(pol.epoch), "value": float(np.mean(np.asarray(vals))),
-                     "path": str(c)})
+                     "path": str(c), "train_s": t})
     return {"run": str(run_dir), "metric": rc.metric, "backfill": rc.backfill,
             "starts": [int(x) for x in starts], "rows": rows}
 
@@ -107,12 +117,15 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=1024, help="jobs per validation sequence")
     p.add_argument("--epochs", type=_epoch_range, default=None,
                    help="only epochs A..B of every run (e.g. 1-40)")
+    p.add_argument("--minutes", type=float, default=None,
+                   help="only the epochs a run had finished within M minutes of training")
     p.add_argument("--test", action="store_true",
                    help="also score each chosen checkpoint on the paper's test sequences")
     p.add_argument("--json", type=Path, default=None)
     a = p.parse_args(argv)
     try:
-        results = [score_run(d, a.val_seed, a.val_sequences, a.jobs, a.epochs) for d in a.runs]
+        results = [score_run(d, a.val_seed, a.val_sequences, a.jobs, a.epochs, a.minutes)
+                   for d in a.runs]
     except JaxschedError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -123,7 +136,8 @@ def main(argv=None) -> int:
     for r in results:
         print(f"{r['run']} (backfill {r['backfill']}):")
         for row in r["rows"]:
-            print(f"  epoch {row['epoch']:4d}  {row['value']:10.2f}")
+            t = "" if row["train_s"] is None else f"  ({row['train_s'] / 60:.1f} min)"
+            print(f"  epoch {row['epoch']:4d}  {row['value']:10.2f}{t}")
         b = best_row(r["rows"], r["metric"])
         if b is not None:
             r["best"] = dict(b)
@@ -137,7 +151,8 @@ def main(argv=None) -> int:
         if "best" in r:
             b = r["best"]
             t = f"  test {b['test']:.2f}" if "test" in b else ""
-            print(f"  {r['run']}: epoch {b['epoch']}  validation {b['value']:.2f}{t}")
+            m = "" if b["train_s"] is None else f" after {b['train_s'] / 60:.1f} min"
+            print(f"  {r['run']}: epoch {b['epoch']}{m}  validation {b['value']:.2f}{t}")
     if overall is not None:
         t = f", test {overall['test']:.2f}" if "test" in overall else ""
         print(f"over all runs: {overall['path']} (validation {overall['value']:.2f}{t})")

@@ -148,8 +148,7 @@ def run_rows(runs, out) -> list:
     for d in runs:
         d = Path(d)
         pol = TR.load_policy(d)
-        log = [r for r in TR.read_log(d) if r["epoch"] <= pol.epoch]
-        secs = sum(float(r.get("seconds", 0.0)) for r in log)
+        secs = max((t for e, t in TR.training_seconds(d).items() if e <= pol.epoch), default=0.0)
         jobs = read_swf(pol.run.trace if Path(pol.run.trace).is_absolute()
                         else REPO / pol.run.trace).jobs(pol.run.rules)
         starts = reference_starts(1, 10, 1024, jobs.n_jobs, 10000)

@@ -341,6 +341,30 @@ def test_score_checkpoints_on_the_shipped_model(tmp_path, capsys):
     assert "over all runs" not in text and "nothing chosen" in text
 
 
+def test_score_checkpoints_minutes_window(capsys):
+    """--minutes keeps only the epochs finished within that much training time: the shipped
+    checkpoint (epoch 14) falls out just below its cumulative epoch time and is chosen just
+    above it."""
+    SC = _load("score_checkpoints")
+    run = REPO / "models" / "lublin1-none"
+    rows = [json.loads(x) for x in (run / "log.jsonl").read_text().splitlines() if x.strip()]
+    total = sum(r["seconds"] for r in rows if r["epoch"] <= 14)
+    assert 60 < total < 3600                      # the README's 18.7 minutes, roughly
+    assert SC.main([str(run), "--val-sequences", "2", "--minutes", f"{total / 60 - 0.01}"]) == 0
+    assert "nothing chosen" in capsys.readouterr().out
+    assert SC.main([str(run), "--val-sequences", "2", "--minutes", f"{total / 60 + 0.01}"]) == 0
+    text = capsys.readouterr().out
+    assert f"epoch 14 after {total / 60:.1f} min" in text and "over all runs" in text
+
+
+def test_training_seconds_counts_each_epoch_once(tmp_path):
+    from jaxsched.train import rlscheduler as TR
+    (tmp_path / "log.jsonl").write_text(
+        '{"epoch": 1, "seconds": 30.5}\n{"epoch": 2, "seconds": 10}\n\n'
+        '{"epoch": 2, "seconds": 12}\n{"epoch": 3, "seconds": 11}\n')
+    assert TR.training_seconds(tmp_path) == {1: 30.5, 2: 42.5, 3: 53.5}
+
+
 def test_score_checkpoints_errors(tmp_path, capsys):
     SC = _load("score_checkpoints")
     assert SC.main([str(tmp_path)]) == 2

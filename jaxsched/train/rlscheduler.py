@@ -510,6 +510,21 @@ def read_log(out) -> list:
     return rows
 
 
+def training_seconds(out) -> dict:
+    """Cumulative training time at the end of each logged epoch of the run in ``out``:
+    ``{epoch: seconds}``, the sum of the log's per-epoch ``seconds`` (the first epoch's includes
+    compilation; validation and checkpoint writing are not counted). An epoch logged more than
+    once counts once (its last line)."""
+    per = {}
+    for r in read_log(out):
+        per[int(r["epoch"])] = float(r.get("seconds", 0.0))
+    total, cum = 0.0, {}
+    for e in sorted(per):
+        total += per[e]
+        cum[e] = total
+    return cum
+
+
 def plot(out, path=None) -> Path:
     """Training curve as a PNG: the metric of each epoch's sampled sequences with SJF and F1 on
     the same sequences, and with ``--validate`` the greedy policy's validation scores with SJF
