@@ -354,7 +354,9 @@ def _cmd_train_rlscheduler(args) -> int:
 
     ppo = {}
     for flag, field in (("trajectories", "num_envs"), ("pi_iters", "train_pi_iters"),
-                        ("v_iters", "train_v_iters"), ("pi_lr", "pi_lr"), ("vf_lr", "vf_lr")):
+                        ("v_iters", "train_v_iters"), ("pi_lr", "pi_lr"), ("vf_lr", "vf_lr"),
+                        ("lr_anneal_epochs", "lr_anneal_epochs"),
+                        ("lr_end_fraction", "lr_end_fraction")):
         v = getattr(args, flag)
         if v is not None:
             ppo[field] = v
@@ -405,6 +407,12 @@ def _add_train(sub) -> None:
                    help="value steps per epoch (default 80)")
     r.add_argument("--pi-lr", type=float, default=None, metavar="LR")
     r.add_argument("--vf-lr", type=float, default=None, metavar="LR")
+    r.add_argument("--lr-anneal-epochs", type=int, default=None, metavar="K",
+                   help="decay both learning rates linearly over the first K epochs (default "
+                        "0: constant, as the reference)")
+    r.add_argument("--lr-end-fraction", type=float, default=None, metavar="F",
+                   help="with --lr-anneal-epochs: end value as a fraction of the learning "
+                        "rate (default 0)")
     r.add_argument("--policy-net", default="kernel",
                    help="kernel (default), mlp_v1, mlp_v2, mlp_v3, lenet")
     r.add_argument("--value-net", default="kernel", help="kernel (default) or mlp")

@@ -245,12 +245,66 @@ def test_config_defaults_are_the_reference():
 
 @pytest.mark.parametrize("bad", [dict(num_envs=0), dict(gamma=1.5), dict(gae_lambda=-0.1),
                                  dict(train_pi_iters=-1), dict(value_target="td"),
-                                 dict(target_kl=-1.0), dict(max_episode_steps=2.5)])
+                                 dict(target_kl=-1.0), dict(max_episode_steps=2.5),
+                                 dict(lr_anneal_epochs=-1), dict(lr_anneal_epochs=1.5),
+                                 dict(lr_end_fraction=1.5)])
 def test_config_rejects_bad_values(bad):
     with pytest.raises(ConfigError):
         PPOConfig(**bad)
     with pytest.raises(ConfigError):
         PPOConfig.from_dict({"no_such_field": 1})
+
+
+def test_config_dict_leaves_out_later_fields_at_their_defaults():
+    """Checkpoints saved before the learning-rate schedule existed hold a config without its
+    fields; a run that does not use it must still compare equal to them (resume)."""
+    d = PPOConfig().to_dict()
+    assert "lr_anneal_epochs" not in d and "lr_end_fraction" not in d
+    c = PPOConfig(lr_anneal_epochs=5, lr_end_fraction=0.1)
+    assert c.to_dict()["lr_anneal_epochs"] == 5 and c.to_dict()["lr_end_fraction"] == 0.1
+    assert PPOConfig.from_dict(c.to_dict()) == c and PPOConfig.from_dict(d) == PPOConfig()
+
+
+def _leaves_equal(a, b) -> bool:
+    return all(np.array_equal(np.asarray(x), np.asarray(y))
+               for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)))
+
+
+def test_lr_anneal_reaches_zero_and_resumes(tmp_path):
+    """Annealed to 0 over one update: the first update moves both networks, every later one
+    leaves them exactly as they are; the schedule's step count survives a checkpoint; with an
+    end fraction of 1 the schedule is the constant learning rate."""
+    base = dataclasses.replace(BASE, target_kl=None)
+    tr = make_train(dataclasses.replace(base, lr_anneal_epochs=1), PickSmallestEnv(),
+                    RowPolicy(), MeanValue())
+    s0 = tr.init(jax.random.PRNGKey(3))
+    s1, _ = tr.update(s0)
+    s2, _ = tr.update(s1)
+    assert not _leaves_equal(s1.policy_params, s0.policy_params)
+    assert not _leaves_equal(s1.value_params, s0.value_params)
+    assert _leaves_equal(s2.policy_params, s1.policy_params)
+    assert _leaves_equal(s2.value_params, s1.value_params)
+    save_checkpoint(tmp_path, s1, epoch=1, config=tr.run_config())
+    ck = load_checkpoint(tmp_path, target=s0, config=tr.run_config())
+    _tree_equal(tr.update(ck.state)[0], s2)
+    # a constant "schedule" is the constant learning rate
+    const = make_train(base, PickSmallestEnv(), RowPolicy(), MeanValue())
+    flat = make_train(dataclasses.replace(base, lr_anneal_epochs=1, lr_end_fraction=1.0),
+                      PickSmallestEnv(), RowPolicy(), MeanValue())
+    a = const.update(const.update(const.init(jax.random.PRNGKey(3)))[0])[0]
+    b = flat.update(flat.update(flat.init(jax.random.PRNGKey(3)))[0])[0]
+    for x, y in zip(jax.tree_util.tree_leaves(a.policy_params),
+                    jax.tree_util.tree_leaves(b.policy_params)):
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-6, atol=1e-7)
+    # ... and a half-way schedule moves the networks less than the constant one in update 2
+    half = make_train(dataclasses.replace(base, lr_anneal_epochs=2), PickSmallestEnv(),
+                      RowPolicy(), MeanValue())
+    h1 = half.update(half.init(jax.random.PRNGKey(3)))[0]
+    c1 = const.update(const.init(jax.random.PRNGKey(3)))[0]
+    step = lambda t, s: sum(float(np.abs(np.asarray(x) - np.asarray(y)).sum()) for x, y in zip(
+        jax.tree_util.tree_leaves(t.update(s)[0].policy_params),
+        jax.tree_util.tree_leaves(s.policy_params)))
+    assert 0 < step(half, h1) < step(const, c1)
 
 
 # ----------------------------------------------------------------------------------------------

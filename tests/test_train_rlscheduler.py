@@ -201,6 +201,10 @@ def test_cli_errors_are_one_line(trained, capsys, tmp_path):
           "--keep-checkpoints", "-2"], "integer >= 0"),
         (["train", "rlscheduler", trace, "--epochs", "1", "--out", tmp_path / "z",
           "--validate", "1", "--val-jobs", "5000"], "cannot draw sequences of 5000 jobs"),
+        (["train", "rlscheduler", trace, "--epochs", "1", "--out", tmp_path / "a",
+          "--lr-anneal-epochs", "-3"], "lr_anneal_epochs must be an integer >= 0"),
+        (["train", "rlscheduler", trace, "--epochs", "1", "--out", tmp_path / "f",
+          "--lr-anneal-epochs", "3", "--lr-end-fraction", "2"], "lr_end_fraction must be in"),
         (["plot", tmp_path / "nope"], "log.jsonl"),
     ]:
         rc, _, err = _run(capsys, *argv)

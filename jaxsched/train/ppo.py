@@ -115,6 +115,13 @@ class PPOConfig:
             rewards) or ``"gae"`` (advantage + value estimate, PureJaxRL style).
         entropy_coef: weight of an entropy bonus in the policy loss (reference: 0).
         max_grad_norm: clip gradients to this global norm before Adam (reference: None).
+        lr_anneal_epochs: decay both learning rates linearly to ``lr_end_fraction`` times their
+            value over this many updates, counted in optimiser steps (``train_pi_iters`` resp.
+            ``train_v_iters`` per update; a KL-stopped policy phase takes fewer, so its decay
+            runs a little later); after that they stay at the end value. 0 (default, the
+            reference): constant learning rates. The step count lives in the optimiser state, so
+            ``--resume`` continues the schedule.
+        lr_end_fraction: end value of the decay as a fraction of the initial learning rate.
     """
 
     num_envs: int = 100
@@ -137,6 +144,8 @@ class PPOConfig:
     value_target: str = "reward_to_go"
     entropy_coef: float = 0.0
     max_grad_norm: Optional[float] = None
+    lr_anneal_epochs: int = 0
+    lr_end_fraction: float = 0.0
 
     def __post_init__(self):
         def need(cond, what):
@@ -164,6 +173,11 @@ class PPOConfig:
              f"value_target must be 'reward_to_go' or 'gae', got {self.value_target!r}")
         need(self.max_grad_norm is None or self.max_grad_norm > 0.0,
              f"max_grad_norm must be None or > 0, got {self.max_grad_norm!r}")
+        v = self.lr_anneal_epochs
+        need(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0,
+             f"lr_anneal_epochs must be an integer >= 0, got {v!r}")
+        need(0.0 <= self.lr_end_fraction <= 1.0,
+             f"lr_end_fraction must be in [0, 1], got {self.lr_end_fraction!r}")
 
     @property
     def rollout_steps(self) -> int:
@@ -176,7 +190,14 @@ class PPOConfig:
         return self.num_envs * self.episodes_per_env
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """All fields, except those added after the first checkpoints were written
+        (:data:`_LATER_FIELDS`) while they keep their defaults — so the configuration saved in
+        older checkpoints still equals the one of a run that does not use them (resume)."""
+        d = dataclasses.asdict(self)
+        for name, default in _LATER_FIELDS.items():
+            if d[name] == default:
+                del d[name]
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "PPOConfig":
@@ -185,6 +206,11 @@ class PPOConfig:
         if unknown:
             raise ConfigError(f"PPOConfig: unknown field(s) {', '.join(unknown)}")
         return cls(**dict(d))
+
+
+#: fields added to :class:`PPOConfig` after checkpoints were first saved, with their defaults
+#: (left out of ``to_dict`` while at the default)
+_LATER_FIELDS = {"lr_anneal_epochs": 0, "lr_end_fraction": 0.0}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -403,7 +429,20 @@ def _sample_categorical(key, logits):
     return jnp.argmax(logits + gumbel, axis=-1).astype(jnp.int32)
 
 
-def _make_adam(lr, cfg: PPOConfig):
+def _linear_decay(start: float, end: float, steps: int):
+    """Learning rate ``start`` at optimiser step 0 going linearly to ``end`` at step ``steps``
+    and exactly ``end`` from then on (``optax.linear_schedule`` can land a rounding error away
+    from it under jit, where XLA turns ``count / steps`` into a product with ``1 / steps``)."""
+    def schedule(count):
+        ramp = start + (end - start) * (jnp.asarray(count, _F32) / steps)
+        return jnp.where(count >= steps, jnp.asarray(end, _F32), ramp)
+    return schedule
+
+
+def _make_adam(lr, cfg: PPOConfig, steps_per_update: int):
+    if cfg.lr_anneal_epochs:
+        lr = _linear_decay(lr, lr * cfg.lr_end_fraction,
+                           cfg.lr_anneal_epochs * max(int(steps_per_update), 1))
     adam = optax.adam(lr, b1=cfg.adam_b1, b2=cfg.adam_b2, eps=cfg.adam_eps)
     if cfg.max_grad_norm is None:
         return adam
@@ -535,8 +574,8 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
     cfg = config
     E = cfg.num_envs
     T = cfg.rollout_steps
-    pi_tx = _make_adam(cfg.pi_lr, cfg)
-    v_tx = _make_adam(cfg.vf_lr, cfg)
+    pi_tx = _make_adam(cfg.pi_lr, cfg, cfg.train_pi_iters)
+    v_tx = _make_adam(cfg.vf_lr, cfg, cfg.train_v_iters)
     kl_limit = None if cfg.target_kl is None else cfg.kl_stop_factor * cfg.target_kl
 
     def get_x(observation):
