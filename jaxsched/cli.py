@@ -202,13 +202,19 @@ def _cmd_evaluate(args) -> int:
     else:
         starts = reference_starts(args.seed, args.sequences, args.jobs, jobs.n_jobs,
                                   batch_job_slice=args.slice)
-    res = evaluate(jobs, starts, args.jobs, args.policy, backfills, compat=compat,
-                   metrics=args.metric)
+    pols, names = [], []
     if args.model:
         from jaxsched.train.rlscheduler import load_policy, model_rows
 
         pols = [load_policy(d) for d in args.model]
-        for pol, name in zip(pols, _model_names(pols)):
+        names = _model_names(pols)
+    if args.versus is not None and args.versus not in list(args.policy) + names:
+        raise ConfigError(f"--versus {args.versus}: not among the evaluated policies "
+                          f"({', '.join(list(args.policy) + names)})")
+    res = evaluate(jobs, starts, args.jobs, args.policy, backfills, compat=compat,
+                   metrics=args.metric)
+    if pols:
+        for pol, name in zip(pols, names):
             res.rows += model_rows(pol, jobs, res.starts, args.jobs, res.backfills, res.metrics,
                                    compat, sample=args.sample, name=name)
             res.policies.append(name)
@@ -218,7 +224,11 @@ def _cmd_evaluate(args) -> int:
         mode = "reference SchedGym (compat)" if compat else "correct mode"
         print(f"{args.trace}: {len(res.starts)} sequences x {args.jobs} jobs, {mode}; "
               f"starts {', '.join(map(str, res.starts[:10]))}{' ...' if len(res.starts) > 10 else ''}")
-        print(format_table(res))
+        print(format_table(res, sem=args.sem))
+        if args.versus:
+            print(f"\npaired difference to {args.versus} on the same sequences (mean ± standard "
+                  f"error over the {len(res.starts)} sequences):\n")
+            print(format_table(res, versus=args.versus))
         t = res.timing
         print(f"\n{t['decisions']} decisions in {t['run_s']:.2f} s "
               f"({t['decisions'] / max(t['run_s'], 1e-9):,.0f}/s); compile {t['compile_s']:.1f} s")
@@ -269,6 +279,11 @@ def _add_evaluate(sub) -> None:
     p.add_argument("--sample", action="store_true",
                    help="sample the learned policy's actions (the reference's test script) "
                         "instead of taking the most probable job")
+    p.add_argument("--sem", action="store_true",
+                   help="show each mean with ± its standard error over the sequences")
+    p.add_argument("--versus", default=None, metavar="P",
+                   help="also print every policy's paired difference to policy P (e.g. f1, or "
+                        "rl with one --model) on the same sequences, mean ± standard error")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=_cmd_evaluate)
 

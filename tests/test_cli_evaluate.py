@@ -108,3 +108,38 @@ def test_job_without_processors_is_reported(capsys, tmp_path):
     # the default rules drop the job (counted) and the sequence runs
     rc, out, err = run(capsys, "evaluate", str(bad), "--jobs", "1", "--starts", "0")
     assert rc == 0, err
+
+
+def test_sem_and_paired_differences_hand_computed():
+    """Policy a scores 1, 3, 8 and b 2, 2, 5 on three sequences: a's mean 4 with standard error
+    sqrt(13/3) = 2.08; a - b = -1, 1, 3: mean +1 with standard error 2/sqrt(3) = 1.15."""
+    import numpy as np
+
+    from jaxsched.errors import ConfigError
+    from jaxsched.sim.evaluate import EvalResult, format_table
+
+    rows = [dict(start=s, jobs=4, policy=p, backfill="none", metric="bsld", value=v)
+            for s, p, v in [(0, "a", 1.0), (1, "a", 3.0), (2, "a", 8.0),
+                            (2, "b", 5.0), (0, "b", 2.0), (1, "b", 2.0)]]
+    res = EvalResult(rows, np.array([0, 1, 2]), ["a", "b"], ["none"], ["bsld"],
+                     np.zeros((3, 2, 1, 4)), {})
+    assert res.sem("bsld")[("a", "none")] == pytest.approx((13 / 3) ** 0.5)
+    d, e = res.paired("bsld", "b")[("a", "none")]
+    assert d == pytest.approx(1.0) and e == pytest.approx(2 / 3 ** 0.5)
+    assert res.paired("bsld", "b")[("b", "none")] == (0.0, 0.0)
+    assert "4.0000 ± 2.08" in format_table(res, sem=True)
+    text = format_table(res, versus="b")
+    assert "policy - b" in text and "+1.0000 ± 1.15" in text
+    with pytest.raises(ConfigError, match="--versus c"):
+        res.paired("bsld", "c")
+
+
+def test_cli_sem_and_versus(capsys):
+    rc, out, err = run(capsys, "evaluate", TRACE, "--compat", "rlscheduler", "--policy",
+                       "sjf,f1", "--backfill", "none", "--jobs", "96", "--starts", "100,4000",
+                       "--sem", "--versus", "f1")
+    assert rc == 0, err
+    assert " ± " in out and "paired difference to f1" in out and "policy - f1" in out
+    rc, out, err = run(capsys, "evaluate", TRACE, "--policy", "sjf", "--jobs", "96",
+                       "--starts", "100", "--versus", "rl")
+    assert rc == 2 and "--versus rl: not among the evaluated policies" in one_error_line(err)

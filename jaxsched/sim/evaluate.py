@@ -18,6 +18,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from typing import Iterable, Sequence as Seq
 
@@ -60,6 +61,36 @@ class EvalResult:
             if r["metric"] == metric:
                 acc.setdefault((r["policy"], r["backfill"]), []).append(r["value"])
         return {k: float(np.mean(v)) for k, v in acc.items()}
+
+    def sem(self, metric: str) -> dict:
+        """Standard error of each mean of :meth:`table` (sample standard deviation over the
+        sequences / sqrt(number of sequences); NaN for a single sequence):
+        ``{(policy, backfill): value}``."""
+        acc: dict = {}
+        for r in self.rows:
+            if r["metric"] == metric:
+                acc.setdefault((r["policy"], r["backfill"]), []).append(r["value"])
+        return {k: _sem(v) for k, v in acc.items()}
+
+    def paired(self, metric: str, versus: str) -> dict:
+        """Paired differences to policy ``versus`` on the same sequences: ``{(policy,
+        backfill): (mean, standard error)}`` of ``value(policy) - value(versus)`` over the
+        sequences, per backfilling mode. Far less noisy than comparing two means, since most of
+        the spread between sequences is shared. Raises ConfigError for an unknown ``versus``."""
+        if versus not in self.policies:
+            raise ConfigError(f"--versus {versus}: not among the evaluated policies "
+                              f"({', '.join(self.policies)})")
+        by: dict = {}       # (policy, backfill) -> start -> values in row order
+        for r in self.rows:
+            if r["metric"] == metric:
+                by.setdefault((r["policy"], r["backfill"]), {}).setdefault(
+                    int(r["start"]), []).append(r["value"])
+        out = {}
+        for (p, b), seqs in by.items():
+            ref = by[(versus, b)]
+            d = [x - y for st in sorted(seqs) for x, y in zip(seqs[st], ref.get(st, []))]
+            out[(p, b)] = (float(np.mean(d)) if d else math.nan, _sem(d))
+        return out
 
     def to_json(self) -> dict:
         return {"results": self.rows, "timing": self.timing}
@@ -300,18 +331,48 @@ def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backf
                       timing=timing)
 
 
-def format_table(res: EvalResult) -> str:
+def _sem(values) -> float:
+    v = np.asarray(values, dtype=np.float64)
+    return float(np.std(v, ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan
+
+
+def _num(v: float, signed: bool = False) -> str:
+    if not math.isfinite(v):
+        return "nan"
+    return (f"{v:+.4f}" if abs(v) < 10 else f"{v:+,.2f}") if signed else \
+        (f"{v:.4f}" if abs(v) < 10 else f"{v:,.2f}")
+
+
+def _err(e: float) -> str:
+    if not math.isfinite(e):
+        return "nan"
+    return f"{e:,.2f}" if abs(e) >= 0.1 else f"{e:.3g}"
+
+
+def format_table(res: EvalResult, sem: bool = False, versus: str | None = None) -> str:
     """A readable table: one row per policy, one column per metric × backfill mode (mean over
-    the sequences)."""
+    the sequences). ``sem``: each mean with ``± standard error`` over the sequences. ``versus``
+    (a policy name): each cell is instead the paired difference to that policy on the same
+    sequences, ``mean ± standard error`` (see :meth:`EvalResult.paired`)."""
     cols = [(m, b) for m in res.metrics for b in res.backfills]
-    tables = {m: res.table(m) for m in res.metrics}
+    if versus is not None:
+        tables = {m: res.paired(m, versus) for m in res.metrics}
+    else:
+        tables = {m: res.table(m) for m in res.metrics}
+        errs = {m: res.sem(m) for m in res.metrics} if sem else None
     head = ["policy"] + [f"{m} ({'no bf' if b == 'none' else b})" for m, b in cols]
+    if versus is not None:
+        head[0] = f"policy - {versus}"
     body = []
     for p in res.policies:
         row = [p]
         for m, b in cols:
-            v = tables[m][(p, b)]
-            row.append(f"{v:.4f}" if abs(v) < 10 else f"{v:,.2f}")
+            if versus is not None:
+                d, e = tables[m][(p, b)]
+                row.append(f"{_num(d, signed=True)} ± {_err(e)}")
+            else:
+                v = tables[m][(p, b)]
+                row.append(_num(v) + (f" ± {_err(errs[m][(p, b)])}" if sem else ""))
         body.append(row)
     widths = [max(len(r[i]) for r in [head] + body) for i in range(len(head))]
     fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
