@@ -16,7 +16,7 @@ from jaxsched.train.rlscheduler import load_policy, policy_metric, read_log, tra
 from jaxsched.workload import read_swf
 
 #: epoch of each checkpoint committed under models/
-SHIPPED_EPOCHS = {"lublin1-none": 14, "lublin1-bf": 129}
+SHIPPED_EPOCHS = {"lublin1-none": 14, "lublin1-bf": 129, "lublin1-bf-fast": 28}
 
 LENGTH = 36
 TEST_STARTS = [100, 400, 700, 1000]
@@ -215,15 +215,17 @@ def test_cli_errors_are_one_line(trained, capsys, tmp_path):
 
 @pytest.mark.parametrize("name, backfill, epoch, factor", [
     ("lublin1-none", "none", SHIPPED_EPOCHS["lublin1-none"], 0.5),
-    ("lublin1-bf", "rlscheduler", SHIPPED_EPOCHS["lublin1-bf"], 0.8)])
+    ("lublin1-bf", "rlscheduler", SHIPPED_EPOCHS["lublin1-bf"], 0.8),
+    ("lublin1-bf-fast", "rlscheduler", SHIPPED_EPOCHS["lublin1-bf-fast"], 0.8)])
 def test_shipped_lublin1_model_loads_and_schedules_well(name, backfill, epoch, factor):
-    """The committed Lublin-1 checkpoints stay loadable and keep beating FCFS by far on two of
-    the paper's test sequences (256 jobs each, to stay quick)."""
+    """The committed Lublin-1 checkpoints stay loadable and keep beating FCFS by far on
+    the first eight of the paper's test sequences (256 jobs each, to stay quick; two sequences
+    were too few: the 5-minute model is worse than FCFS on one of them)."""
     repo = Path(__file__).resolve().parent.parent
     pol = load_policy(repo / "models" / name)
     assert pol.epoch == epoch and pol.run.metric == "bsld" and pol.run.backfill == backfill
     jobs = read_swf(repo / "traces" / "lublin-1.swf").jobs("rlscheduler")
-    starts = [1981, 2756]
+    starts = [1981, 2756, 4299, 8850, 3316, 2714, 5228, 7762]
     rl, _ = policy_metric(pol, jobs, starts, 256)
     fcfs = evaluate(jobs, starts, 256, ["fcfs"], [backfill], compat=True,
                     metrics=("bsld",)).table("bsld")[("fcfs", backfill)]
