@@ -54,23 +54,24 @@ class EvalResult:
     start_times: np.ndarray
     timing: dict
 
-    def table(self, metric: str) -> dict:
-        """Mean over sequences: ``{(policy, backfill): value}``."""
+    def _cells(self, metric: str) -> dict:
+        """``{(policy, backfill): {start: [values in row order]}}`` of one metric."""
         acc: dict = {}
         for r in self.rows:
             if r["metric"] == metric:
-                acc.setdefault((r["policy"], r["backfill"]), []).append(r["value"])
-        return {k: float(np.mean(v)) for k, v in acc.items()}
+                acc.setdefault((r["policy"], r["backfill"]), {}).setdefault(
+                    int(r["start"]), []).append(r["value"])
+        return acc
+
+    def table(self, metric: str) -> dict:
+        """Mean over sequences: ``{(policy, backfill): value}``."""
+        return {k: float(np.mean(_flat(v))) for k, v in self._cells(metric).items()}
 
     def sem(self, metric: str) -> dict:
         """Standard error of each mean of :meth:`table` (sample standard deviation over the
         sequences / sqrt(number of sequences); NaN for a single sequence):
         ``{(policy, backfill): value}``."""
-        acc: dict = {}
-        for r in self.rows:
-            if r["metric"] == metric:
-                acc.setdefault((r["policy"], r["backfill"]), []).append(r["value"])
-        return {k: _sem(v) for k, v in acc.items()}
+        return {k: _sem(_flat(v)) for k, v in self._cells(metric).items()}
 
     def paired(self, metric: str, versus: str) -> dict:
         """Paired differences to policy ``versus`` on the same sequences: ``{(policy,
@@ -80,11 +81,7 @@ class EvalResult:
         if versus not in self.policies:
             raise ConfigError(f"--versus {versus}: not among the evaluated policies "
                               f"({', '.join(self.policies)})")
-        by: dict = {}       # (policy, backfill) -> start -> values in row order
-        for r in self.rows:
-            if r["metric"] == metric:
-                by.setdefault((r["policy"], r["backfill"]), {}).setdefault(
-                    int(r["start"]), []).append(r["value"])
+        by = self._cells(metric)
         out = {}
         for (p, b), seqs in by.items():
             ref = by[(versus, b)]
@@ -329,6 +326,10 @@ def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backf
     return EvalResult(rows=rows, starts=starts, policies=policies, backfills=backfills,
                       metrics=list(metrics), start_times=start_out.reshape(S, P, B, L),
                       timing=timing)
+
+
+def _flat(per_start: dict) -> list:
+    return [x for vs in per_start.values() for x in vs]
 
 
 def _sem(values) -> float:
