@@ -190,7 +190,7 @@ def _csv_ints(text: str) -> list[int]:
 
 def _cmd_evaluate(args) -> int:
     import jaxsched.sim  # noqa: F401  (enables x64)
-    from jaxsched.sim.evaluate import evaluate, format_table
+    from jaxsched.sim.evaluate import check_versus, evaluate, format_table
     from jaxsched.workload import read_swf, reference_starts
 
     trace = read_swf(args.trace, on_error="skip" if args.skip_bad_lines else "raise")
@@ -208,9 +208,8 @@ def _cmd_evaluate(args) -> int:
 
         pols = [load_policy(d) for d in args.model]
         names = _model_names(pols)
-    if args.versus is not None and args.versus not in list(args.policy) + names:
-        raise ConfigError(f"--versus {args.versus}: not among the evaluated policies "
-                          f"({', '.join(list(args.policy) + names)})")
+    if args.versus is not None:
+        check_versus(args.versus, list(args.policy) + names)
     res = evaluate(jobs, starts, args.jobs, args.policy, backfills, compat=compat,
                    metrics=args.metric)
     if pols:

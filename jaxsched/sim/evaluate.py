@@ -78,9 +78,7 @@ class EvalResult:
         backfill): (mean, standard error)}`` of ``value(policy) - value(versus)`` over the
         sequences, per backfilling mode. Far less noisy than comparing two means, since most of
         the spread between sequences is shared. Raises ConfigError for an unknown ``versus``."""
-        if versus not in self.policies:
-            raise ConfigError(f"--versus {versus}: not among the evaluated policies "
-                              f"({', '.join(self.policies)})")
+        check_versus(versus, self.policies)
         by = self._cells(metric)
         out = {}
         for (p, b), seqs in by.items():
@@ -326,6 +324,14 @@ def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backf
     return EvalResult(rows=rows, starts=starts, policies=policies, backfills=backfills,
                       metrics=list(metrics), start_times=start_out.reshape(S, P, B, L),
                       timing=timing)
+
+
+def check_versus(versus: str, policies: Seq[str]) -> None:
+    """ConfigError unless ``versus`` names one of ``policies`` (callers check before a long
+    run; :meth:`EvalResult.paired` checks again)."""
+    if versus not in policies:
+        raise ConfigError(f"--versus {versus}: not among the evaluated policies "
+                          f"({', '.join(policies)})")
 
 
 def _flat(per_start: dict) -> list:
