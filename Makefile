@@ -1,4 +1,5 @@
 # Two entry points (see README): `make run` and `make test`.
+# `make test` also runs the linter and the formatter check (ruff, configured in pyproject.toml).
 # Each creates .venv in the checkout on first use and installs the package into it.
 PY ?= python3
 VENV := .venv
@@ -18,6 +19,8 @@ run: $(BIN)/.installed
 	$(BIN)/jaxsched demo
 
 test: $(BIN)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest tests
 
 clean:

@@ -11,6 +11,7 @@ the first pair (the default capacities are 256/64). Compile time is excluded (ev
 called once before the timed calls). Also printed: the longest queue and the most running jobs
 of any run, from the start times, the lower bounds of any capacity that needs no re-run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,42 +39,75 @@ def peak_queue_and_running(arrays: dict, start_times: np.ndarray) -> tuple:
         for x in st[s]:
             # queue length just after each submit (ties: all arrivals of that second), and
             # running jobs just after each start
-            q = (np.searchsorted(np.sort(sub), sub, side="right")
-                 - np.searchsorted(np.sort(x), sub, side="right"))
+            q = np.searchsorted(np.sort(sub), sub, side="right") - np.searchsorted(
+                np.sort(x), sub, side="right"
+            )
             end = x + run
-            r = (np.searchsorted(np.sort(x), x, side="right")
-                 - np.searchsorted(np.sort(end), x, side="right"))
+            r = np.searchsorted(np.sort(x), x, side="right") - np.searchsorted(
+                np.sort(end), x, side="right"
+            )
             q_max, r_max = max(q_max, int(q.max())), max(r_max, int(r.max()))
     return q_max, r_max
 
 
-def benchmark(trace=REPO / "traces" / "lublin-1.swf", seed=1, n_seq=10, length=1024,
-              policies=("fcfs", "wfp3", "unicep", "sjf", "f1"), backfill="rlscheduler",
-              capacities=((64, 64), (256, 64), (192, 96), (256, 96)), repeat=3, out=print):
+def benchmark(
+    trace=REPO / "traces" / "lublin-1.swf",
+    seed=1,
+    n_seq=10,
+    length=1024,
+    policies=("fcfs", "wfp3", "unicep", "sjf", "f1"),
+    backfill="rlscheduler",
+    capacities=((64, 64), (256, 64), (192, 96), (256, 96)),
+    repeat=3,
+    out=print,
+):
     jobs = read_swf(trace).jobs("rlscheduler")
     starts = reference_starts(seed, n_seq, length, min(10000, jobs.n_jobs))
     rows = []
-    for q, r in capacities:          # compile every configuration first
-        res = evaluate(jobs, starts, length, list(policies), [backfill], compat=True,
-                       metrics=("bsld",), queue_cap=q, run_cap=r)
+    for q, r in capacities:  # compile every configuration first
+        res = evaluate(
+            jobs,
+            starts,
+            length,
+            list(policies),
+            [backfill],
+            compat=True,
+            metrics=("bsld",),
+            queue_cap=q,
+            run_cap=r,
+        )
     peak = peak_queue_and_running(window_arrays(jobs, starts, length), res.start_times)
-    out(f"{trace.name}: {len(starts)} x {length} jobs, {len(policies)} policies, backfill "
+    out(
+        f"{trace.name}: {len(starts)} x {length} jobs, {len(policies)} policies, backfill "
         f"{backfill}; longest queue {peak[0]}, most running jobs {peak[1]} (approximate: "
-        f"from the start times)")
+        f"from the start times)"
+    )
     for q, r in capacities:
         best = None
         for _ in range(max(1, repeat)):
-            res = evaluate(jobs, starts, length, list(policies), [backfill], compat=True,
-                           metrics=("bsld",), queue_cap=q, run_cap=r)
+            res = evaluate(
+                jobs,
+                starts,
+                length,
+                list(policies),
+                [backfill],
+                compat=True,
+                metrics=("bsld",),
+                queue_cap=q,
+                run_cap=r,
+            )
             best = res.timing["run_s"] if best is None else min(best, res.timing["run_s"])
-        passes = " + ".join(f"{c['queue']}/{c['running']}:{c['runs']}"
-                            for c in res.timing["capacities"])
+        passes = " + ".join(
+            f"{c['queue']}/{c['running']}:{c['runs']}" for c in res.timing["capacities"]
+        )
         rows.append({"queue_cap": q, "run_cap": r, "run_s": best, "passes": passes})
     base = rows[0]["run_s"]
     for row in rows:
-        out(f"  first try {row['queue_cap']:4d}/{row['run_cap']:<4d} run {row['run_s']:.3f} s "
+        out(
+            f"  first try {row['queue_cap']:4d}/{row['run_cap']:<4d} run {row['run_s']:.3f} s "
             f"(x{base / row['run_s']:.2f} vs {rows[0]['queue_cap']}/{rows[0]['run_cap']})  "
-            f"passes queue/running:runs {row['passes']}")
+            f"passes queue/running:runs {row['passes']}"
+        )
     return {"peak": peak, "rows": rows}
 
 
@@ -81,7 +115,9 @@ def _pairs(text: str):
     try:
         return [tuple(int(v) for v in p.split("/")) for p in text.split(",")]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"capacities must look like 64/64,256/64, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"capacities must look like 64/64,256/64, got {text!r}"
+        ) from None
 
 
 def main(argv=None) -> int:
@@ -95,8 +131,16 @@ def main(argv=None) -> int:
     ap.add_argument("--capacities", type=_pairs, default=_pairs("256/64,64/64,128/64,128/32"))
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args(argv)
-    benchmark(a.trace, a.seed, a.sequences, a.length, a.policies.split(","), a.backfill,
-              a.capacities, a.repeat)
+    benchmark(
+        a.trace,
+        a.seed,
+        a.sequences,
+        a.length,
+        a.policies.split(","),
+        a.backfill,
+        a.capacities,
+        a.repeat,
+    )
     return 0
 
 

@@ -8,10 +8,12 @@
    and backfill mode on Lublin-1 at the ten paper seed-1 starts (spec rlscheduler.md §8.2).
 Exit status 1 if any reference value is off.
 """
+
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -19,19 +21,29 @@ from pathlib import Path
 from jaxsched.sim import oracle
 from jaxsched.workload.swf import read_swf
 
-REFERENCES = (("lublin_256_new2-seq1024.json", "lublin_256_new2.swf.gz"),
-              ("HPC2N-2002-2.2-cln-seq1024.json", "HPC2N-2002-2.2-cln.swf.gz"))
+REFERENCES = (
+    ("lublin_256_new2-seq1024.json", "lublin_256_new2.swf.gz"),
+    ("HPC2N-2002-2.2-cln-seq1024.json", "HPC2N-2002-2.2-cln.swf.gz"),
+)
 SEED1_STARTS = (1981, 2756, 4299, 8850, 3316, 2714, 5228, 7762, 4022, 7085)
-MODES = (("none", True), ("rlscheduler", True), ("none", False), ("rlscheduler", False),
-         ("easy", False))
+MODES = (
+    ("none", True),
+    ("rlscheduler", True),
+    ("none", False),
+    ("rlscheduler", False),
+    ("easy", False),
+)
 
 
 def _find_shared() -> Path:
-    here = Path(__file__).resolve().parents[1]
-    for cand in (here / "shared", here.parent / "shared", Path("/work/shared")):
+    if os.environ.get("JAXSCHED_SHARED"):
+        cands = [Path(os.environ["JAXSCHED_SHARED"])]
+    else:
+        cands = [Path(__file__).resolve().parents[2] / "shared"]  # beside the checkout
+    for cand in cands:
         if (cand / "reference").is_dir():
             return cand
-    raise SystemExit("shared/ not found; pass --shared")
+    raise SystemExit("shared/ not found beside the checkout; set JAXSCHED_SHARED or pass --shared")
 
 
 def _load(shared: Path, name: str):
@@ -50,24 +62,36 @@ def check(shared: Path) -> bool:
             a, L = row["start"], row["jobs"]
             key = (a, L, row["policy"], row["backfill"])
             if key not in cache:
-                s, r, q, n = (c[a:a + L] for c in cols)
-                st = oracle.simulate(s, r, q, n, num_nodes=N, procs_per_node=ppn,
-                                     policy=row["policy"], backfill=row["backfill"])
+                s, r, q, n = (c[a : a + L] for c in cols)
+                st = oracle.simulate(
+                    s,
+                    r,
+                    q,
+                    n,
+                    num_nodes=N,
+                    procs_per_node=ppn,
+                    policy=row["policy"],
+                    backfill=row["backfill"],
+                )
                 cache[key] = oracle.metrics(s, r, n, st, num_procs=P, compat=True)
             err = abs(cache[key][row["metric"]] - row["value"]) / abs(row["value"])
             worst = max(worst, err)
             bad += not err <= 1e-9
-        print(f"{ref_name}: {len(ref['results'])} values, {bad} mismatches, "
-              f"max relative error {worst:.3e}")
+        print(
+            f"{ref_name}: {len(ref['results'])} values, {bad} mismatches, "
+            f"max relative error {worst:.3e}"
+        )
         ok &= bad == 0
     return ok
 
 
 def timing(shared: Path, repeat: int) -> None:
     cols, N, _, ppn = _load(shared, "lublin_256.swf.gz")
-    windows = [tuple(c[a:a + 1024] for c in cols) for a in SEED1_STARTS]
-    print(f"\nms per 1024-job sequence, Lublin-1, seed-1 starts (best of {repeat} "
-          f"x {len(windows)} sequences)")
+    windows = [tuple(c[a : a + 1024] for c in cols) for a in SEED1_STARTS]
+    print(
+        f"\nms per 1024-job sequence, Lublin-1, seed-1 starts (best of {repeat} "
+        f"x {len(windows)} sequences)"
+    )
     heads = [f"{bf}/{'compat' if c else 'correct'}" for bf, c in MODES]
     print(f"{'policy':10s}" + "".join(f"{h:>20s}" for h in heads))
     for policy in oracle.POLICIES:
@@ -77,8 +101,14 @@ def timing(shared: Path, repeat: int) -> None:
             for _ in range(repeat):
                 t0 = time.perf_counter()
                 for w in windows:
-                    oracle.simulate(*w, num_nodes=N, procs_per_node=ppn, policy=policy,
-                                    backfill=bf, compat=compat)
+                    oracle.simulate(
+                        *w,
+                        num_nodes=N,
+                        procs_per_node=ppn,
+                        policy=policy,
+                        backfill=bf,
+                        compat=compat,
+                    )
                 best = min(best, (time.perf_counter() - t0) / len(windows))
             cells.append(f"{best * 1e3:20.1f}")
         print(f"{policy:10s}" + "".join(cells))

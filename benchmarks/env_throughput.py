@@ -26,6 +26,7 @@ Reference figure: the original RLScheduler simulator (SchedGym's ``HPCEnv``, obs
 building included) makes about 2,200 environment steps per second on this 2-core machine; the
 ratio to it is printed for every row.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -86,8 +87,9 @@ def make_rollout(env, steps: int, env_as_argument: bool = False):
             st, ts = step(st, a)
             return (st, ts, key), (jnp.sum(ts.reward), jnp.sum(ts.last()), bad)
 
-        (state, ts, key), (rew, ends, bad) = jax.lax.scan(body, (state, ts, key), None,
-                                                           length=steps)
+        (state, ts, key), (rew, ends, bad) = jax.lax.scan(
+            body, (state, ts, key), None, length=steps
+        )
         return state, ts, key, jnp.sum(rew), jnp.sum(ends), jnp.sum(bad)
 
     if env_as_argument:
@@ -100,13 +102,20 @@ def machine_info() -> dict:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:
         usable = os.cpu_count()
-    return {"jax_devices": [str(d) for d in jax.devices()], "jax_backend": jax.default_backend(),
-            "jax_version": jax.__version__, "cpu_count": os.cpu_count(), "cpus_usable": usable,
-            "python": platform.python_version(), "loadavg_start": list(os.getloadavg())}
+    return {
+        "jax_devices": [str(d) for d in jax.devices()],
+        "jax_backend": jax.default_backend(),
+        "jax_version": jax.__version__,
+        "cpu_count": os.cpu_count(),
+        "cpus_usable": usable,
+        "python": platform.python_version(),
+        "loadavg_start": list(os.getloadavg()),
+    }
 
 
-def bench_one(env, batch: int, steps: int, repeats: int, seed: int,
-              env_as_argument: bool = False) -> dict:
+def bench_one(
+    env, batch: int, steps: int, repeats: int, seed: int, env_as_argument: bool = False
+) -> dict:
     wrapped = AutoResetWrapper(env)
     keys = jax.random.split(jax.random.PRNGKey(seed), batch + 1)
     state, ts = jax.jit(jax.vmap(wrapped.reset))(keys[1:])
@@ -114,10 +123,10 @@ def bench_one(env, batch: int, steps: int, repeats: int, seed: int,
     rollout, prefix = make_rollout(wrapped, steps, env_as_argument)
     key = keys[0]
     t0 = time.perf_counter()
-    compiled = rollout.lower(*prefix, state, ts, key).compile()    # trace + XLA compile
+    compiled = rollout.lower(*prefix, state, ts, key).compile()  # trace + XLA compile
     compile_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    out = compiled(*prefix, state, ts, key)                          # warm-up run
+    out = compiled(*prefix, state, ts, key)  # warm-up run
     jax.block_until_ready(out)
     warmup_s = time.perf_counter() - t0
     state, ts, key = out[:3]
@@ -135,30 +144,53 @@ def bench_one(env, batch: int, steps: int, repeats: int, seed: int,
         raise RuntimeError(f"{bad} observation masks were not a prefix of the slots")
     best = min(times)
     sps = batch * steps / best
-    return {"batch": batch, "steps": steps, "compile_s": compile_s, "warmup_s": warmup_s,
-            "run_s": times,
-            "best_run_s": best, "steps_per_s": sps, "ratio_to_reference": sps /
-            REFERENCE_STEPS_PER_S, "episodes_finished": episodes,
-            "mean_terminal_reward": reward / episodes if episodes else None}
+    return {
+        "batch": batch,
+        "steps": steps,
+        "compile_s": compile_s,
+        "warmup_s": warmup_s,
+        "run_s": times,
+        "best_run_s": best,
+        "steps_per_s": sps,
+        "ratio_to_reference": sps / REFERENCE_STEPS_PER_S,
+        "episodes_finished": episodes,
+        "mean_terminal_reward": reward / episodes if episodes else None,
+    }
 
 
-def benchmark(trace=DEFAULT_TRACE, batches=(1, 16, 64, 256), steps=256,
-              backfills=("none", "rlscheduler"), length=256, repeats=2, seed=0,
-              env_modes=("closed",), out=print) -> dict:
+def benchmark(
+    trace=DEFAULT_TRACE,
+    batches=(1, 16, 64, 256),
+    steps=256,
+    backfills=("none", "rlscheduler"),
+    length=256,
+    repeats=2,
+    seed=0,
+    env_modes=("closed",),
+    out=print,
+) -> dict:
     info = machine_info()
-    out(f"device: jax.devices() = {info['jax_devices']} (jax {info['jax_version']}); CPUs: "
+    out(
+        f"device: jax.devices() = {info['jax_devices']} (jax {info['jax_version']}); CPUs: "
         f"os.cpu_count() = {info['cpu_count']}, usable {info['cpus_usable']}; load average "
-        f"{' '.join(f'{x:.2f}' for x in info['loadavg_start'])}")
+        f"{' '.join(f'{x:.2f}' for x in info['loadavg_start'])}"
+    )
     jobs = read_swf(trace).jobs("rlscheduler")
-    out(f"workload: {Path(trace).name} ({jobs.n_jobs} jobs, {jobs.num_nodes} nodes), "
+    out(
+        f"workload: {Path(trace).name} ({jobs.n_jobs} jobs, {jobs.num_nodes} nodes), "
         f"sequences of {length} jobs, compat=True, AutoResetWrapper, uniformly random valid "
-        f"actions; {steps} steps per compiled scan, best of {repeats} runs")
+        f"actions; {steps} steps per compiled scan, best of {repeats} runs"
+    )
     out(f"reference simulator: ~{REFERENCE_STEPS_PER_S:,.0f} env steps/s on this machine")
-    out("env: 'closed' = the jitted rollout closes over the env (static backfill mode, as in "
-        "training); 'arg' = the env is an argument (both paths compiled, as in jit_step)")
+    out(
+        "env: 'closed' = the jitted rollout closes over the env (static backfill mode, as in "
+        "training); 'arg' = the env is an argument (both paths compiled, as in jit_step)"
+    )
     out("")
-    out(f"{'backfill':<12} {'env':<6} {'B':>5} {'steps/s':>11} {'x ref':>8} {'compile s':>10} "
-        f"{'run s':>8} {'episodes':>9}")  # run s: best timed run of B x steps env steps
+    out(
+        f"{'backfill':<12} {'env':<6} {'B':>5} {'steps/s':>11} {'x ref':>8} {'compile s':>10} "
+        f"{'run s':>8} {'episodes':>9}"
+    )  # run s: best timed run of B x steps env steps
     rows = []
     for bf in backfills:
         env = RLSchedulerEnv(jobs, length=length, backfill=bf, compat=True)
@@ -167,13 +199,20 @@ def benchmark(trace=DEFAULT_TRACE, batches=(1, 16, 64, 256), steps=256,
                 r = bench_one(env, b, steps, repeats, seed, env_as_argument=mode == "arg")
                 r["backfill"], r["env"] = bf, mode
                 rows.append(r)
-                out(f"{bf:<12} {mode:<6} {b:>5} {r['steps_per_s']:>11,.0f} "
+                out(
+                    f"{bf:<12} {mode:<6} {b:>5} {r['steps_per_s']:>11,.0f} "
                     f"{r['ratio_to_reference']:>8.1f} {r['compile_s']:>10.1f} "
-                    f"{r['best_run_s']:>8.3f} {r['episodes_finished']:>9}")
+                    f"{r['best_run_s']:>8.3f} {r['episodes_finished']:>9}"
+                )
     info["loadavg_end"] = list(os.getloadavg())
     out(f"\nload average at end {' '.join(f'{x:.2f}' for x in info['loadavg_end'])}")
-    return {"machine": info, "trace": str(trace), "length": length,
-            "reference_steps_per_s": REFERENCE_STEPS_PER_S, "rows": rows}
+    return {
+        "machine": info,
+        "trace": str(trace),
+        "length": length,
+        "reference_steps_per_s": REFERENCE_STEPS_PER_S,
+        "rows": rows,
+    }
 
 
 def _ints(s: str):
@@ -183,24 +222,42 @@ def _ints(s: str):
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
-    p.add_argument("--batch", type=_ints, default=(1, 16, 64, 256),
-                   help="comma-separated batch sizes (default 1,16,64,256)")
+    p.add_argument(
+        "--batch",
+        type=_ints,
+        default=(1, 16, 64, 256),
+        help="comma-separated batch sizes (default 1,16,64,256)",
+    )
     p.add_argument("--steps", type=int, default=256, help="steps per compiled scan (256)")
-    p.add_argument("--backfill", default="none,rlscheduler",
-                   help="comma-separated: none, rlscheduler (default both)")
+    p.add_argument(
+        "--backfill",
+        default="none,rlscheduler",
+        help="comma-separated: none, rlscheduler (default both)",
+    )
     p.add_argument("--length", type=int, default=256, help="jobs per sequence (256)")
     p.add_argument("--repeats", type=int, default=2, help="timed runs per row, best kept (2)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--env", default="closed",
-                   help="comma-separated: closed (the rollout closes over the env, default), "
-                        "arg (the env is an argument of the jitted rollout)")
+    p.add_argument(
+        "--env",
+        default="closed",
+        help="comma-separated: closed (the rollout closes over the env, default), "
+        "arg (the env is an argument of the jitted rollout)",
+    )
     p.add_argument("--json", type=Path, default=None, help="write the results as JSON here")
     a = p.parse_args(argv)
     modes = tuple(x for x in a.env.split(",") if x)
     if not modes or any(m not in ("closed", "arg") for m in modes):
         p.error("--env takes closed and/or arg")
-    res = benchmark(a.trace, a.batch, a.steps, tuple(x for x in a.backfill.split(",") if x),
-                    a.length, a.repeats, a.seed, modes)
+    res = benchmark(
+        a.trace,
+        a.batch,
+        a.steps,
+        tuple(x for x in a.backfill.split(",") if x),
+        a.length,
+        a.repeats,
+        a.seed,
+        modes,
+    )
     if a.json:
         a.json.write_text(json.dumps(res, indent=2))
     return 0

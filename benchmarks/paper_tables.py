@@ -23,6 +23,7 @@ oracle values with more digits of its §8.4 (printed with 6 decimals: |diff| <= 
 ``--shared`` defaults to ``$JAXSCHED_SHARED``, else ``../shared`` next to the checkout.
 Exit status 1 if any cell is a MISMATCH (or a §8.4 value is off).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,7 +50,7 @@ TRACES = {
     "SDSC-SP2": "SDSC-SP2-1998-4.2-cln.swf.gz",
     "HPC2N": "HPC2N-2002-2.2-cln.swf.gz",
 }
-POLICIES = ("fcfs", "wfp3", "unicep", "sjf", "f1")           # the paper's column order
+POLICIES = ("fcfs", "wfp3", "unicep", "sjf", "f1")  # the paper's column order
 HEADS = {"fcfs": "FCFS", "wfp3": "WFP3", "unicep": "UNICEP", "sjf": "SJF", "f1": "F1"}
 BACKFILLS = ("none", "rlscheduler")
 BF_TITLE = {"none": "without backfilling", "rlscheduler": "with backfilling"}
@@ -147,7 +148,7 @@ def format_like(value: float, printed: str, rule: str) -> str:
     """Our value printed with the paper's number of decimals: rounded ("round", the exact
     binary value rounded half-even, as ``"%.Nf"`` does) or truncated toward zero ("trunc")."""
     d = _decimals(printed)
-    exact = Decimal(value)                     # the exact binary value of the float
+    exact = Decimal(value)  # the exact binary value of the float
     mode = ROUND_DOWN if rule == "trunc" else ROUND_HALF_EVEN
     return str(exact.quantize(_quant(d), rounding=mode))
 
@@ -211,8 +212,9 @@ def default_shared() -> Path:
     return REPO.parent / "shared"
 
 
-def compute_trace(path: Path, tables, policies=POLICIES, n_seq=N_SEQ, length=LENGTH,
-                  backfills=BACKFILLS) -> dict:
+def compute_trace(
+    path: Path, tables, policies=POLICIES, n_seq=N_SEQ, length=LENGTH, backfills=BACKFILLS
+) -> dict:
     """{table: {(policy, backfill): mean value}} for one trace, one ``evaluate`` call."""
     jobs = read_swf(path).jobs("rlscheduler")
     avail = min(SLICE, jobs.n_jobs)
@@ -221,23 +223,40 @@ def compute_trace(path: Path, tables, policies=POLICIES, n_seq=N_SEQ, length=LEN
     per_seed = {s: [int(a) for a in reference_starts(s, n_seq, length, avail)] for s in seeds}
     union = sorted({a for v in per_seed.values() for a in v})
     t0 = time.perf_counter()
-    res = evaluate(jobs, union, length, list(policies), list(backfills), compat=True,
-                   metrics=metrics)
+    res = evaluate(
+        jobs, union, length, list(policies), list(backfills), compat=True, metrics=metrics
+    )
     wall = time.perf_counter() - t0
     val = {(r["start"], r["policy"], r["backfill"], r["metric"]): r["value"] for r in res.rows}
     out = {}
     for t in tables:
         metric, seed, _, _ = TABLES[t]
         st = per_seed[seed]
-        out[t] = {(p, b): sum(val[(a, p, b, metric)] for a in st) / len(st)
-                  for p in policies for b in backfills}
-    return {"values": out, "starts": per_seed, "timing": dict(res.timing), "wall_s": wall,
-            "n_jobs": int(jobs.n_jobs), "num_nodes": int(jobs.num_nodes),
-            "num_procs": int(jobs.num_procs)}
+        out[t] = {
+            (p, b): sum(val[(a, p, b, metric)] for a in st) / len(st)
+            for p in policies
+            for b in backfills
+        }
+    return {
+        "values": out,
+        "starts": per_seed,
+        "timing": dict(res.timing),
+        "wall_s": wall,
+        "n_jobs": int(jobs.n_jobs),
+        "num_nodes": int(jobs.num_nodes),
+        "num_procs": int(jobs.num_procs),
+    }
 
 
-def paper_tables(shared: Path, traces=tuple(TRACES), tables=tuple(TABLES), policies=POLICIES,
-                 n_seq=N_SEQ, length=LENGTH, out=print) -> dict:
+def paper_tables(
+    shared: Path,
+    traces=tuple(TRACES),
+    tables=tuple(TABLES),
+    policies=POLICIES,
+    n_seq=N_SEQ,
+    length=LENGTH,
+    out=print,
+) -> dict:
     """Compute, compare and print; returns every number and the match counts."""
     spec = spec_oracle_values(shared / "spec" / "rlscheduler.md")
     computed = {}
@@ -245,13 +264,17 @@ def paper_tables(shared: Path, traces=tuple(TRACES), tables=tuple(TABLES), polic
         path = shared / "traces" / TRACES[tr]
         computed[tr] = compute_trace(path, tables, policies, n_seq, length)
         c = computed[tr]
-        out(f"{tr}: {path.name}, {c['n_jobs']} jobs, {c['num_nodes']} nodes / {c['num_procs']} "
+        out(
+            f"{tr}: {path.name}, {c['n_jobs']} jobs, {c['num_nodes']} nodes / {c['num_procs']} "
             f"procs; evaluate {c['timing']['runs']} runs in {c['wall_s']:.1f} s (compile "
-            f"{c['timing']['compile_s']:.1f} s, run {c['timing']['run_s']:.1f} s)")
+            f"{c['timing']['compile_s']:.1f} s, run {c['timing']['run_s']:.1f} s)"
+        )
     paper_protocol = n_seq == N_SEQ and length == LENGTH
     if not paper_protocol:
-        out(f"NOTE: {n_seq} sequences x {length} jobs is not the paper's protocol "
-            f"({N_SEQ} x {LENGTH}); mismatches are expected")
+        out(
+            f"NOTE: {n_seq} sequences x {length} jobs is not the paper's protocol "
+            f"({N_SEQ} x {LENGTH}); mismatches are expected"
+        )
     cells = []
     counts = {"match": 0, "match*": 0, "MISMATCH": 0, "n/a": 0}
     spec_checked, spec_bad, spec_worst = 0, 0, 0.0
@@ -260,8 +283,10 @@ def paper_tables(shared: Path, traces=tuple(TRACES), tables=tuple(TABLES), polic
         metric, seed, rule, title = TABLES[t]
         starts = next(iter(computed.values()))["starts"][seed] if computed else []
         out("")
-        out(f"Table {t} — {title}: metric {metric}, seed {seed} (starts {starts}), "
-            f"{'rounded' if rule == 'round' else 'truncated'} like the paper")
+        out(
+            f"Table {t} — {title}: metric {metric}, seed {seed} (starts {starts}), "
+            f"{'rounded' if rule == 'round' else 'truncated'} like the paper"
+        )
         out(f"{'':10s}{'':7s}" + "".join(f"{HEADS[p]:>{w}s}" for p in policies))
         for bf in BACKFILLS:
             out(f"  {BF_TITLE[bf]}")
@@ -271,8 +296,16 @@ def paper_tables(shared: Path, traces=tuple(TRACES), tables=tuple(TABLES), polic
                 for p in policies:
                     v = vals[(p, bf)]
                     printed = paper_value(t, bf, tr, p)
-                    cell = {"table": t, "metric": metric, "seed": seed, "trace": tr,
-                            "backfill": bf, "policy": p, "value": v, "paper": printed}
+                    cell = {
+                        "table": t,
+                        "metric": metric,
+                        "seed": seed,
+                        "trace": tr,
+                        "backfill": bf,
+                        "policy": p,
+                        "value": v,
+                        "paper": printed,
+                    }
                     if printed is None:
                         ours, status = f"{v:.4g}", "n/a"
                     else:
@@ -281,7 +314,7 @@ def paper_tables(shared: Path, traces=tuple(TRACES), tables=tuple(TABLES), polic
                     key = (tr, metric, seed, bf, p)
                     if key in spec and paper_protocol:
                         ref = spec[key]
-                        err = abs(v - ref)      # §8.4 prints 6 decimals: half a unit
+                        err = abs(v - ref)  # §8.4 prints 6 decimals: half a unit
                         spec_checked += 1
                         spec_bad += not err <= 5e-7 + 1e-12 * abs(ref)
                         spec_worst = max(spec_worst, err)
@@ -297,8 +330,10 @@ def paper_tables(shared: Path, traces=tuple(TRACES), tables=tuple(TABLES), polic
     total = sum(counts.values()) - counts["n/a"]
     matched = counts["match"] + counts["match*"]
     out("")
-    out(f"summary: {matched}/{total} paper cells match ({counts['match']} exactly as printed, "
-        f"{counts['match*']} only after double rounding), {counts['MISMATCH']} MISMATCH")
+    out(
+        f"summary: {matched}/{total} paper cells match ({counts['match']} exactly as printed, "
+        f"{counts['match*']} only after double rounding), {counts['MISMATCH']} MISMATCH"
+    )
     per = {}
     for c in cells:
         if c["status"] != "n/a":
@@ -309,21 +344,34 @@ def paper_tables(shared: Path, traces=tuple(TRACES), tables=tuple(TABLES), polic
     out("  per table/trace: " + "; ".join(f"{t} {tr} {m}/{n}" for (t, tr), (m, n) in per.items()))
     for c in cells:
         if c["status"] == "MISMATCH":
-            out(f"  MISMATCH Table {c['table']} {c['trace']} {BF_TITLE[c['backfill']]} "
-                f"{HEADS[c['policy']]}: ours {c['value']!r} -> {c['ours']}, paper {c['paper']}")
+            out(
+                f"  MISMATCH Table {c['table']} {c['trace']} {BF_TITLE[c['backfill']]} "
+                f"{HEADS[c['policy']]}: ours {c['value']!r} -> {c['ours']}, paper {c['paper']}"
+            )
     if spec_checked:
-        out(f"spec §8.4 oracle values (Lublin traces, 6 decimals): {spec_checked - spec_bad}/"
+        out(
+            f"spec §8.4 oracle values (Lublin traces, 6 decimals): {spec_checked - spec_bad}/"
             f"{spec_checked} agree to half a unit of the 6th decimal (max |diff| "
-            f"{spec_worst:.2e})")
+            f"{spec_worst:.2e})"
+        )
     elif paper_protocol and any(tr.startswith("Lublin") for tr in traces):
         out("spec §8.4 oracle values: not checked (spec file not found)")
-    return {"cells": cells, "counts": counts, "matched": matched, "total": total,
-            "spec_8_4": {"checked": spec_checked, "bad": spec_bad, "max_abs_err": spec_worst},
-            "traces": {tr: {k: v for k, v in c.items() if k != "values"}
-                       for tr, c in computed.items()},
-            "config": {"traces": list(traces), "tables": list(tables),
-                       "policies": list(policies), "sequences": n_seq, "length": length,
-                       "shared": str(shared)}}
+    return {
+        "cells": cells,
+        "counts": counts,
+        "matched": matched,
+        "total": total,
+        "spec_8_4": {"checked": spec_checked, "bad": spec_bad, "max_abs_err": spec_worst},
+        "traces": {tr: {k: v for k, v in c.items() if k != "values"} for tr, c in computed.items()},
+        "config": {
+            "traces": list(traces),
+            "tables": list(tables),
+            "policies": list(policies),
+            "sequences": n_seq,
+            "length": length,
+            "shared": str(shared),
+        },
+    }
 
 
 def _names(arg: str, valid, what: str) -> list:
@@ -341,22 +389,30 @@ def _names(arg: str, valid, what: str) -> list:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--traces", default=",".join(TRACES),
-                    help=f"comma list of {', '.join(TRACES)}")
+    ap.add_argument("--traces", default=",".join(TRACES), help=f"comma list of {', '.join(TRACES)}")
     ap.add_argument("--tables", default=",".join(TABLES), help="comma list of V, VI, X, XI")
     ap.add_argument("--policies", default=",".join(POLICIES), help=argparse.SUPPRESS)
     ap.add_argument("--sequences", type=int, default=N_SEQ, help=argparse.SUPPRESS)
     ap.add_argument("--length", type=int, default=LENGTH, help=argparse.SUPPRESS)
-    ap.add_argument("--shared", type=Path, default=None,
-                    help="shared data folder (default $JAXSCHED_SHARED, else ../shared)")
+    ap.add_argument(
+        "--shared",
+        type=Path,
+        default=None,
+        help="shared data folder (default $JAXSCHED_SHARED, else ../shared)",
+    )
     ap.add_argument("--json", type=Path, default=None, help="write all numbers to FILE")
     args = ap.parse_args(argv)
     shared = args.shared or default_shared()
     if not (shared / "traces").is_dir():
         raise SystemExit(f"{shared}/traces not found; pass --shared DIR or set JAXSCHED_SHARED")
-    res = paper_tables(shared, _names(args.traces, TRACES, "trace"),
-                       _names(args.tables, TABLES, "table"),
-                       _names(args.policies, POLICIES, "policy"), args.sequences, args.length)
+    res = paper_tables(
+        shared,
+        _names(args.traces, TRACES, "trace"),
+        _names(args.tables, TABLES, "table"),
+        _names(args.policies, POLICIES, "policy"),
+        args.sequences,
+        args.length,
+    )
     if args.json:
         args.json.write_text(json.dumps(res, indent=1, default=str) + "\n")
         print(f"wrote {args.json}")

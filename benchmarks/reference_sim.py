@@ -14,6 +14,7 @@ so missing ``gym``/``scipy`` modules are replaced by empty stand-ins before the 
 Each sequence is set up the way the reference's ``reset_for_test`` does (idle cluster, clock at
 the first submit, the first job queued), with the start given instead of drawn.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -31,9 +32,17 @@ from pathlib import Path
 import numpy as np
 
 #: our policy names -> the reference's score functions (``HPCEnv`` methods)
-SCORE_FN = {"fcfs": "fcfs_score", "wfp3": "wfp_score", "unicep": "uni_score",
-            "sjf": "sjf_score", "f1": "f1_score", "f2": "f2_score", "f3": "f3_score",
-            "f4": "f4_score", "sqf": "smallest_score"}
+SCORE_FN = {
+    "fcfs": "fcfs_score",
+    "wfp3": "wfp_score",
+    "unicep": "uni_score",
+    "sjf": "sjf_score",
+    "f1": "f1_score",
+    "f2": "f2_score",
+    "f3": "f3_score",
+    "f4": "f4_score",
+    "sqf": "smallest_score",
+}
 MODULE = "HPCSimPickJobs"
 
 
@@ -72,8 +81,9 @@ def load_reference(ref_dir) -> types.ModuleType:
     """Import ``HPCSimPickJobs`` from the checkout ``ref_dir`` (gym/scipy stubbed if absent)."""
     ref_dir = Path(ref_dir).expanduser().resolve()
     if not (ref_dir / f"{MODULE}.py").is_file():
-        raise ReferenceUnavailable(f"{ref_dir}: no {MODULE}.py there (expected a clone of "
-                                   f"DIR-LAB/deep-batch-scheduler)")
+        raise ReferenceUnavailable(
+            f"{ref_dir}: no {MODULE}.py there (expected a clone of DIR-LAB/deep-batch-scheduler)"
+        )
     stubs: list = []
     _stub("gym", stubs, Env=object)
     _stub("gym.spaces", stubs, Box=_Space, Discrete=_Space)
@@ -87,7 +97,7 @@ def load_reference(ref_dir) -> types.ModuleType:
         with contextlib.redirect_stdout(io.StringIO()):
             mod = importlib.import_module(MODULE)
     finally:
-        for name in stubs:        # the stand-ins were only needed by the import itself
+        for name in stubs:  # the stand-ins were only needed by the import itself
             sys.modules.pop(name, None)
     if not hasattr(mod, "HPCEnv"):
         raise ReferenceUnavailable(f"{ref_dir / (MODULE + '.py')}: no HPCEnv class")
@@ -120,8 +130,9 @@ def _set_sequence(env, start: int, length: int) -> None:
     env.next_arriving_job_idx = start + 1
 
 
-def time_reference(ref_dir, trace, starts, length: int, policies, backfills,
-                   metric_type: int = 0) -> list:
+def time_reference(
+    ref_dir, trace, starts, length: int, policies, backfills, metric_type: int = 0
+) -> list:
     """Run the reference's heuristic loop on every (backfill, policy, start).
 
     Args:
@@ -136,14 +147,17 @@ def time_reference(ref_dir, trace, starts, length: int, policies, backfills,
     mod = load_reference(ref_dir)
     for p in policies:
         if p not in SCORE_FN:
-            raise ReferenceUnavailable(f"policy {p!r} has no reference score function "
-                                       f"(known: {', '.join(SCORE_FN)})")
+            raise ReferenceUnavailable(
+                f"policy {p!r} has no reference score function (known: {', '.join(SCORE_FN)})"
+            )
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         path = _plain_swf(Path(trace), Path(tmp))
         for bf in backfills:
             if bf not in ("none", "rlscheduler"):
-                raise ReferenceUnavailable(f"backfill {bf!r}: the reference has none/rlscheduler only")
+                raise ReferenceUnavailable(
+                    f"backfill {bf!r}: the reference has none/rlscheduler only"
+                )
             with contextlib.redirect_stdout(io.StringIO()):
                 env = mod.HPCEnv(backfil=bf == "rlscheduler", job_score_type=metric_type)
                 env.seed(0)
@@ -159,6 +173,13 @@ def time_reference(ref_dir, trace, starts, length: int, policies, backfills,
                     logs = env.schedule_curr_sequence_reset(fn)
                     ms.append(1000.0 * (time.perf_counter() - t0))
                     values.append(float(sum(logs.values())))
-                rows.append({"policy": pol, "backfill": bf, "ms": ms,
-                             "ms_per_sequence": float(np.mean(ms)), "values": values})
+                rows.append(
+                    {
+                        "policy": pol,
+                        "backfill": bf,
+                        "ms": ms,
+                        "ms_per_sequence": float(np.mean(ms)),
+                        "values": values,
+                    }
+                )
     return rows

@@ -20,6 +20,7 @@ each run had finished within M minutes of training (the cumulative per-epoch ``s
 its log, compilation included, validation not), so that "the best a run gives in M minutes"
 is chosen the same way for every run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,7 +50,9 @@ def _epoch_range(text: str):
     try:
         a, b = (int(x) for x in text.split("-"))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--epochs: expected A-B (e.g. 1-40), got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"--epochs: expected A-B (e.g. 1-40), got {text!r}"
+        ) from None
     if a > b:
         raise argparse.ArgumentTypeError(f"--epochs: {a} > {b}")
     return a, b
@@ -60,8 +63,9 @@ def _trace_path(run) -> Path:
     return p if p.is_absolute() else REPO / p
 
 
-def score_run(run_dir, val_seed: int, n_val: int, jobs_per_seq: int, epochs=None,
-              minutes=None) -> dict:
+def score_run(
+    run_dir, val_seed: int, n_val: int, jobs_per_seq: int, epochs=None, minutes=None
+) -> dict:
     """Greedy validation value of every checkpoint of ``run_dir`` (only epochs in the range
     ``epochs`` and, with ``minutes``, finished within that much training time).
 
@@ -90,10 +94,21 @@ def score_run(run_dir, val_seed: int, n_val: int, jobs_per_seq: int, epochs=None
         if minutes is not None and (t is None or t > 60.0 * minutes):
             continue
         vals, _ = fn(pol.params, s, keys)
-        rows.append({"epoch": int(pol.epoch), "value": float(np.mean(np.asarray(vals))),
-                     "path": str(c), "train_s": t})
-    return {"run": str(run_dir), "metric": rc.metric, "backfill": rc.backfill,
-            "starts": [int(x) for x in starts], "rows": rows}
+        rows.append(
+            {
+                "epoch": int(pol.epoch),
+                "value": float(np.mean(np.asarray(vals))),
+                "path": str(c),
+                "train_s": t,
+            }
+        )
+    return {
+        "run": str(run_dir),
+        "metric": rc.metric,
+        "backfill": rc.backfill,
+        "starts": [int(x) for x in starts],
+        "rows": rows,
+    }
 
 
 def best_row(rows, metric: str):
@@ -115,23 +130,37 @@ def main(argv=None) -> int:
     p.add_argument("--val-seed", type=int, default=2)
     p.add_argument("--val-sequences", type=int, default=10)
     p.add_argument("--jobs", type=int, default=1024, help="jobs per validation sequence")
-    p.add_argument("--epochs", type=_epoch_range, default=None,
-                   help="only epochs A..B of every run (e.g. 1-40)")
-    p.add_argument("--minutes", type=float, default=None,
-                   help="only the epochs a run had finished within M minutes of training")
-    p.add_argument("--test", action="store_true",
-                   help="also score each chosen checkpoint on the paper's test sequences")
+    p.add_argument(
+        "--epochs",
+        type=_epoch_range,
+        default=None,
+        help="only epochs A..B of every run (e.g. 1-40)",
+    )
+    p.add_argument(
+        "--minutes",
+        type=float,
+        default=None,
+        help="only the epochs a run had finished within M minutes of training",
+    )
+    p.add_argument(
+        "--test",
+        action="store_true",
+        help="also score each chosen checkpoint on the paper's test sequences",
+    )
     p.add_argument("--json", type=Path, default=None)
     a = p.parse_args(argv)
     try:
-        results = [score_run(d, a.val_seed, a.val_sequences, a.jobs, a.epochs, a.minutes)
-                   for d in a.runs]
+        results = [
+            score_run(d, a.val_seed, a.val_sequences, a.jobs, a.epochs, a.minutes) for d in a.runs
+        ]
     except JaxschedError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     metric = results[0]["metric"]
-    print(f"greedy {metric} on {a.val_sequences} validation sequences x {a.jobs} jobs "
-          f"(seed {a.val_seed})")
+    print(
+        f"greedy {metric} on {a.val_sequences} validation sequences x {a.jobs} jobs "
+        f"(seed {a.val_seed})"
+    )
     chosen = []
     for r in results:
         print(f"{r['run']} (backfill {r['backfill']}):")
@@ -159,9 +188,19 @@ def main(argv=None) -> int:
     else:
         print("no checkpoint in the epoch range: nothing chosen")
     if a.json:
-        a.json.write_text(json.dumps({"val_seed": a.val_seed, "val_sequences": a.val_sequences,
-                                      "jobs": a.jobs, "runs": results, "best": overall},
-                                     indent=1) + "\n")
+        a.json.write_text(
+            json.dumps(
+                {
+                    "val_seed": a.val_seed,
+                    "val_sequences": a.val_sequences,
+                    "jobs": a.jobs,
+                    "runs": results,
+                    "best": overall,
+                },
+                indent=1,
+            )
+            + "\n"
+        )
     return 0
 
 

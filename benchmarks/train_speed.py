@@ -22,6 +22,7 @@ Three parts, measured in one run on the local JAX device:
    10 x 1024 jobs, the run's backfilling), next to the paper's Table V row (254.67 without
    backfilling, 58.64 with; 1.1 h to converge on Lublin-1 per the paper).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,10 +39,10 @@ if str(REPO) not in sys.path:
 
 import jax  # noqa: E402
 
+from jaxsched import nets  # noqa: E402
 from jaxsched.envs import AutoResetWrapper, RLSchedulerEnv  # noqa: E402
 from jaxsched.train import PPOConfig, make_train  # noqa: E402
 from jaxsched.train import rlscheduler as TR  # noqa: E402
-from jaxsched import nets  # noqa: E402
 from jaxsched.workload import read_swf, reference_starts  # noqa: E402
 
 DEFAULT_TRACE = REPO / "traces" / "lublin-1.swf"
@@ -53,8 +54,9 @@ PAPER_RL = {"none": 254.67, "rlscheduler": 58.64}
 
 
 def _env_throughput():
-    spec = importlib.util.spec_from_file_location("_env_throughput",
-                                                  REPO / "benchmarks" / "env_throughput.py")
+    spec = importlib.util.spec_from_file_location(
+        "_env_throughput", REPO / "benchmarks" / "env_throughput.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -68,31 +70,51 @@ def env_rows(jobs, batch: int, steps: int, backfills, length: int, out) -> list:
         r = et.bench_one(env, batch, steps, repeats=2, seed=0)
         r["backfill"] = bf
         rows.append(r)
-        out(f"  env steps/s   backfill {bf:<12} B={batch:<5} {r['steps_per_s']:>10,.0f}"
+        out(
+            f"  env steps/s   backfill {bf:<12} B={batch:<5} {r['steps_per_s']:>10,.0f}"
             f"   x{r['ratio_to_reference']:.1f} the reference's {et.REFERENCE_STEPS_PER_S:,.0f}"
-            f"   (compile {r['compile_s']:.1f} s)")
+            f"   (compile {r['compile_s']:.1f} s)"
+        )
     return rows
 
 
-def epoch_rows(jobs, trace, trajectories: int, epochs: int, backfill: str, length: int,
-               full_width: bool, ppo: dict, out) -> list:
-    rc = TR.RunConfig(trace=str(trace), backfill=backfill, length=length,
-                      ppo=PPOConfig(num_envs=trajectories, max_episode_steps=length,
-                                    **ppo).to_dict())
+def epoch_rows(
+    jobs,
+    trace,
+    trajectories: int,
+    epochs: int,
+    backfill: str,
+    length: int,
+    full_width: bool,
+    ppo: dict,
+    out,
+) -> list:
+    rc = TR.RunConfig(
+        trace=str(trace),
+        backfill=backfill,
+        length=length,
+        ppo=PPOConfig(num_envs=trajectories, max_episode_steps=length, **ppo).to_dict(),
+    )
     env = AutoResetWrapper(TR.make_env(jobs, rc))
     rows = []
     variants = [("slot prefixes", TR.prefix_options(rc))]
     if full_width:
         variants.append(("all slots", {}))
     for name, opts in variants:
-        tr = make_train(rc.ppo_config(), env, nets.make_policy(rc.policy),
-                        nets.make_value(rc.value), **opts)
+        tr = make_train(
+            rc.ppo_config(), env, nets.make_policy(rc.policy), nets.make_value(rc.value), **opts
+        )
         state = tr.init(jax.random.PRNGKey(0))
         step_s = _step_times(tr, state)
-        out(f"  one step      {name:<14} {trajectories} x {length} decisions: policy "
+        out(
+            f"  one step      {name:<14} {trajectories} x {length} decisions: policy "
             f"{step_s['policy_step_s']:.3f} s, value {step_s['value_step_s']:.3f} s"
-            + (" (each call re-sorts the batch; inside an update it is sorted once)"
-               if opts else ""))
+            + (
+                " (each call re-sorts the batch; inside an update it is sorted once)"
+                if opts
+                else ""
+            )
+        )
         if epochs < 1:
             rows.append({"update": name, **step_s})
             continue
@@ -107,15 +129,30 @@ def epoch_rows(jobs, trace, trajectories: int, epochs: int, backfill: str, lengt
             times.append(time.perf_counter() - t0)
             iters.append(int(m["pi_iters"]))
         mean = sum(times) / len(times)
-        rows.append({"update": name, **step_s, "compile_s": compile_s, "epoch_s": times,
-                     "mean_epoch_s": mean, "pi_iters": iters, "trajectories": trajectories,
-                     "backfill": backfill})
-        paper = (f"paper {PAPER_EPOCH_S:.0f} s on 8 cores -> x{PAPER_EPOCH_S / mean:.2f}"
-                 if (trajectories, length) == (100, 256) else "(not the paper's size)")
-        rows[-1]["ratio_to_paper"] = (PAPER_EPOCH_S / mean
-                                      if (trajectories, length) == (100, 256) else None)
-        out(f"  s per epoch   {name:<14} {trajectories} x {length} jobs, backfill {backfill}: "
-            f"{mean:8.1f} s  (policy steps {iters}; compile {compile_s:.1f} s)   {paper}")
+        rows.append(
+            {
+                "update": name,
+                **step_s,
+                "compile_s": compile_s,
+                "epoch_s": times,
+                "mean_epoch_s": mean,
+                "pi_iters": iters,
+                "trajectories": trajectories,
+                "backfill": backfill,
+            }
+        )
+        paper = (
+            f"paper {PAPER_EPOCH_S:.0f} s on 8 cores -> x{PAPER_EPOCH_S / mean:.2f}"
+            if (trajectories, length) == (100, 256)
+            else "(not the paper's size)"
+        )
+        rows[-1]["ratio_to_paper"] = (
+            PAPER_EPOCH_S / mean if (trajectories, length) == (100, 256) else None
+        )
+        out(
+            f"  s per epoch   {name:<14} {trajectories} x {length} jobs, backfill {backfill}: "
+            f"{mean:8.1f} s  (policy steps {iters}; compile {compile_s:.1f} s)   {paper}"
+        )
     return rows
 
 
@@ -126,11 +163,13 @@ def _step_times(tr, state, repeats: int = 3) -> dict:
     flat = lambda a: a.reshape((-1,) + a.shape[2:])  # noqa: E731
     x = jax.tree_util.tree_map(flat, batch.x)
     w = flat(batch.valid)
-    calls = {"policy_step_s": (tr.policy_loss_and_grad, (state.policy_params, x,
-                                                         flat(batch.action), flat(batch.logp),
-                                                         flat(batch.value), w)),
-             "value_step_s": (tr.value_loss_and_grad, (state.value_params, x,
-                                                       flat(batch.value), w))}
+    calls = {
+        "policy_step_s": (
+            tr.policy_loss_and_grad,
+            (state.policy_params, x, flat(batch.action), flat(batch.logp), flat(batch.value), w),
+        ),
+        "value_step_s": (tr.value_loss_and_grad, (state.value_params, x, flat(batch.value), w)),
+    }
     res = {}
     for k, (f, args) in calls.items():
         jax.block_until_ready(f(*args))
@@ -149,18 +188,30 @@ def run_rows(runs, out) -> list:
         d = Path(d)
         pol = TR.load_policy(d)
         secs = max((t for e, t in TR.training_seconds(d).items() if e <= pol.epoch), default=0.0)
-        jobs = read_swf(pol.run.trace if Path(pol.run.trace).is_absolute()
-                        else REPO / pol.run.trace).jobs(pol.run.rules)
+        jobs = read_swf(
+            pol.run.trace if Path(pol.run.trace).is_absolute() else REPO / pol.run.trace
+        ).jobs(pol.run.rules)
         starts = reference_starts(1, 10, 1024, jobs.n_jobs, 10000)
         vals, _ = TR.policy_metric(pol, jobs, starts, 1024)
         value = float(vals.mean())
         paper = PAPER_RL.get(pol.run.backfill)
         reached = paper is not None and value <= paper
-        rows.append({"run": str(d), "epoch": pol.epoch, "train_s": secs, "bsld": value,
-                     "paper": paper, "reached": reached, "backfill": pol.run.backfill})
-        out(f"  time to result {d}: epoch {pol.epoch}, {secs / 60:.1f} min of training -> "
+        rows.append(
+            {
+                "run": str(d),
+                "epoch": pol.epoch,
+                "train_s": secs,
+                "bsld": value,
+                "paper": paper,
+                "reached": reached,
+                "backfill": pol.run.backfill,
+            }
+        )
+        out(
+            f"  time to result {d}: epoch {pol.epoch}, {secs / 60:.1f} min of training -> "
             f"greedy bsld {value:.2f} on the paper's test sequences (paper RL {paper}, "
-            f"{'reached' if reached else 'not reached'}; paper {PAPER_CONVERGE_H} h to converge)")
+            f"{'reached' if reached else 'not reached'}; paper {PAPER_CONVERGE_H} h to converge)"
+        )
     return rows
 
 
@@ -169,34 +220,56 @@ def main(argv=None) -> int:
     p.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
     p.add_argument("--length", type=int, default=256, help="jobs per training sequence (256)")
     p.add_argument("--trajectories", type=int, default=100, help="sequences per epoch (100)")
-    p.add_argument("--epochs", type=int, default=2,
-                   help="timed epochs per variant (2; 0 = only the one-step timings)")
+    p.add_argument(
+        "--epochs",
+        type=int,
+        default=2,
+        help="timed epochs per variant (2; 0 = only the one-step timings)",
+    )
     p.add_argument("--pi-iters", type=int, default=80)
     p.add_argument("--v-iters", type=int, default=80)
-    p.add_argument("--backfill", default="none", choices=("none", "rlscheduler", "easy"),
-                   help="backfilling of the timed epochs (none)")
+    p.add_argument(
+        "--backfill",
+        default="none",
+        choices=("none", "rlscheduler", "easy"),
+        help="backfilling of the timed epochs (none)",
+    )
     p.add_argument("--env-batch", type=int, default=256)
     p.add_argument("--env-steps", type=int, default=256)
     p.add_argument("--env-backfill", default="none,rlscheduler")
-    p.add_argument("--no-full-width", action="store_true",
-                   help="skip the epochs on all 128 slots")
-    p.add_argument("--run", action="append", default=None,
-                   help="training run directory for part 3 (repeatable; default the shipped "
-                        "models/lublin1-*; 'none' skips part 3)")
+    p.add_argument("--no-full-width", action="store_true", help="skip the epochs on all 128 slots")
+    p.add_argument(
+        "--run",
+        action="append",
+        default=None,
+        help="training run directory for part 3 (repeatable; default the shipped "
+        "models/lublin1-*; 'none' skips part 3)",
+    )
     p.add_argument("--json", type=Path, default=None)
     a = p.parse_args(argv)
     out = print
-    out(f"device: {[str(d) for d in jax.devices()]} (jax {jax.__version__}); CPUs "
-        f"{os.cpu_count()}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    out(
+        f"device: {[str(d) for d in jax.devices()]} (jax {jax.__version__}); CPUs "
+        f"{os.cpu_count()}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
     jobs = read_swf(a.trace).jobs("rlscheduler")
     res = {"device": [str(d) for d in jax.devices()], "cpus": os.cpu_count()}
     out("1. environment")
-    res["env"] = env_rows(jobs, a.env_batch, a.env_steps,
-                          [b for b in a.env_backfill.split(",") if b], a.length, out)
+    res["env"] = env_rows(
+        jobs, a.env_batch, a.env_steps, [b for b in a.env_backfill.split(",") if b], a.length, out
+    )
     out("2. PPO epochs")
-    res["epochs"] = epoch_rows(jobs, a.trace, a.trajectories, a.epochs, a.backfill, a.length,
-                               not a.no_full_width,
-                               {"train_pi_iters": a.pi_iters, "train_v_iters": a.v_iters}, out)
+    res["epochs"] = epoch_rows(
+        jobs,
+        a.trace,
+        a.trajectories,
+        a.epochs,
+        a.backfill,
+        a.length,
+        not a.no_full_width,
+        {"train_pi_iters": a.pi_iters, "train_v_iters": a.v_iters},
+        out,
+    )
     runs = a.run
     if runs is None:
         runs = sorted(str(d) for d in (REPO / "models").glob("lublin1-*") if d.is_dir())

@@ -3,4 +3,5 @@
 Host-side workload tools live in :mod:`jaxsched.workload`; the device-side simulator in
 :mod:`jaxsched.sim`; heuristic priority functions in :mod:`jaxsched.policies`.
 """
+
 __version__ = "0.1.0"

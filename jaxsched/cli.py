@@ -20,14 +20,15 @@ Adding a subcommand: write a function that takes the subparsers object, adds one
 sets ``handler=`` to a small ``handler(args) -> int`` function. Register it with
 ``@command("name")``. :func:`build_parser` adds the registered commands in registration order.
 """
+
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from pathlib import Path
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 
 from jaxsched.errors import ConfigError, JaxschedError, SWFWarning
 
@@ -41,9 +42,11 @@ COMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {}
 
 def command(name: str):
     """Register a top-level subcommand builder under ``name``."""
+
     def deco(fn):
         COMMANDS[name] = fn
         return fn
+
     return deco
 
 
@@ -88,8 +91,7 @@ def _int(text: str) -> int:
 # trace
 # ----------------------------------------------------------------------------------------------
 def _trace_report(path, *, first=None, rules="rlscheduler", skip=False, as_json=False) -> str:
-    from jaxsched.workload.stats import (format_jobs_summary, format_stats, jobs_summary,
-                                         trace_stats)
+    from jaxsched.workload.stats import format_jobs_summary, format_stats, jobs_summary, trace_stats
     from jaxsched.workload.swf import read_swf
 
     trace = read_swf(path, on_error="skip" if skip else "raise")
@@ -98,14 +100,23 @@ def _trace_report(path, *, first=None, rules="rlscheduler", skip=False, as_json=
     stats = trace_stats(trace)
     summary = jobs_summary(trace.jobs(rules))
     if as_json:
-        return json.dumps({"trace": stats, "jobs": summary, "skipped": trace.skipped,
-                           "notes": trace.notes}, indent=2)
+        return json.dumps(
+            {"trace": stats, "jobs": summary, "skipped": trace.skipped, "notes": trace.notes},
+            indent=2,
+        )
     return format_stats(stats) + "\n\n" + format_jobs_summary(summary)
 
 
 def _cmd_trace_info(args) -> int:
-    print(_trace_report(args.file, first=args.first, rules=args.rules,
-                        skip=args.skip_bad_lines, as_json=args.json))
+    print(
+        _trace_report(
+            args.file,
+            first=args.first,
+            rules=args.rules,
+            skip=args.skip_bad_lines,
+            as_json=args.json,
+        )
+    )
     return 0
 
 
@@ -115,8 +126,9 @@ def _cmd_trace_generate_lublin(args) -> int:
     except ImportError as e:
         raise JaxschedError(f"the Lublin generator is not available ({e})") from e
     try:
-        out = lublin.generate_cli(args.preset, args.nodes, args.typed, args.jobs, args.seed,
-                                  args.start_hour, args.out)
+        out = lublin.generate_cli(
+            args.preset, args.nodes, args.typed, args.jobs, args.seed, args.start_hour, args.out
+        )
     except ValueError as e:  # generate_cli reports bad input as ValueError
         if isinstance(e, JaxschedError):
             raise
@@ -127,46 +139,85 @@ def _cmd_trace_generate_lublin(args) -> int:
 
 @command("trace")
 def _add_trace(sub) -> None:
-    p = sub.add_parser("trace", help="inspect and generate SWF workload traces",
-                       description="Inspect and generate SWF workload traces.")
+    p = sub.add_parser(
+        "trace",
+        help="inspect and generate SWF workload traces",
+        description="Inspect and generate SWF workload traces.",
+    )
     tsub = p.add_subparsers(dest="trace_command", metavar="{info,generate}", required=True)
 
-    info = tsub.add_parser("info", help="statistics of a trace and what the cleaning rules do",
-                           description="Read an SWF trace (plain or compressed), validate it, "
-                                       "and print its statistics and the result of a cleaning "
-                                       "rule set.")
+    info = tsub.add_parser(
+        "info",
+        help="statistics of a trace and what the cleaning rules do",
+        description="Read an SWF trace (plain or compressed), validate it, "
+        "and print its statistics and the result of a cleaning "
+        "rule set.",
+    )
     info.add_argument("file", metavar="FILE", help="SWF file (.swf, .swf.gz, ...)")
-    info.add_argument("--first", type=_positive_int, metavar="N",
-                      help="only the first N job lines")
-    info.add_argument("--rules", choices=("rlscheduler", "default"), default="rlscheduler",
-                      help="cleaning rules for the job list (default: rlscheduler)")
-    info.add_argument("--skip-bad-lines", action="store_true",
-                      help="skip malformed job lines (counted and reported) instead of failing")
+    info.add_argument("--first", type=_positive_int, metavar="N", help="only the first N job lines")
+    info.add_argument(
+        "--rules",
+        choices=("rlscheduler", "default"),
+        default="rlscheduler",
+        help="cleaning rules for the job list (default: rlscheduler)",
+    )
+    info.add_argument(
+        "--skip-bad-lines",
+        action="store_true",
+        help="skip malformed job lines (counted and reported) instead of failing",
+    )
     info.add_argument("--json", action="store_true", help="print JSON instead of text")
     info.set_defaults(handler=_cmd_trace_info)
 
-    gen = tsub.add_parser("generate", help="generate a synthetic trace",
-                          description="Generate a synthetic SWF trace.")
+    gen = tsub.add_parser(
+        "generate", help="generate a synthetic trace", description="Generate a synthetic SWF trace."
+    )
     gsub = gen.add_subparsers(dest="generator", metavar="{lublin}", required=True)
-    lub = gsub.add_parser("lublin", help="Lublin-Feitelson model",
-                          description="Generate a workload with the Lublin-Feitelson model, "
-                                      "either a preset of the RLScheduler paper or default "
-                                      "parameters for a machine of P nodes.")
-    lub.add_argument("--preset", choices=("lublin-1", "lublin-2"),
-                     help="the exact RLScheduler configuration (mode and seed fixed)")
-    lub.add_argument("--nodes", type=_positive_int, metavar="P",
-                     help="machine size for the default parameters")
+    lub = gsub.add_parser(
+        "lublin",
+        help="Lublin-Feitelson model",
+        description="Generate a workload with the Lublin-Feitelson model, "
+        "either a preset of the RLScheduler paper or default "
+        "parameters for a machine of P nodes.",
+    )
+    lub.add_argument(
+        "--preset",
+        choices=("lublin-1", "lublin-2"),
+        help="the exact RLScheduler configuration (mode and seed fixed)",
+    )
+    lub.add_argument(
+        "--nodes", type=_positive_int, metavar="P", help="machine size for the default parameters"
+    )
     mode = lub.add_mutually_exclusive_group()
-    mode.add_argument("--typed", dest="typed", action="store_true", default=True,
-                      help="batch + interactive job types (default; ignored with --preset)")
-    mode.add_argument("--typeless", dest="typed", action="store_false",
-                      help="one job type")
-    lub.add_argument("--jobs", type=_positive_int, default=10000, metavar="N",
-                     help="number of jobs (default 10000)")
-    lub.add_argument("--seed", type=_int, default=None, metavar="S",
-                     help="random seed (default: the preset's, or the current time)")
-    lub.add_argument("--start-hour", type=_int, default=0, metavar="H",
-                     help="hour of day of the first arrival, 0-23 (default 0)")
+    mode.add_argument(
+        "--typed",
+        dest="typed",
+        action="store_true",
+        default=True,
+        help="batch + interactive job types (default; ignored with --preset)",
+    )
+    mode.add_argument("--typeless", dest="typed", action="store_false", help="one job type")
+    lub.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=10000,
+        metavar="N",
+        help="number of jobs (default 10000)",
+    )
+    lub.add_argument(
+        "--seed",
+        type=_int,
+        default=None,
+        metavar="S",
+        help="random seed (default: the preset's, or the current time)",
+    )
+    lub.add_argument(
+        "--start-hour",
+        type=_int,
+        default=0,
+        metavar="H",
+        help="hour of day of the first arrival, 0-23 (default 0)",
+    )
     lub.add_argument("--out", required=True, metavar="FILE", help="output SWF file")
     lub.set_defaults(handler=_cmd_trace_generate_lublin)
 
@@ -185,7 +236,9 @@ def _csv_ints(text: str) -> list[int]:
     try:
         return [int(t) for t in _csv(text)]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers, got {text!r}"
+        ) from None
 
 
 def _cmd_evaluate(args) -> int:
@@ -200,8 +253,9 @@ def _cmd_evaluate(args) -> int:
     if args.starts is not None:
         starts = args.starts
     else:
-        starts = reference_starts(args.seed, args.sequences, args.jobs, jobs.n_jobs,
-                                  batch_job_slice=args.slice)
+        starts = reference_starts(
+            args.seed, args.sequences, args.jobs, jobs.n_jobs, batch_job_slice=args.slice
+        )
     pols, names = [], []
     if args.model:
         from jaxsched.train.rlscheduler import load_policy, model_rows
@@ -210,27 +264,43 @@ def _cmd_evaluate(args) -> int:
         names = _model_names(pols)
     if args.versus is not None:
         check_versus(args.versus, list(args.policy) + names)
-    res = evaluate(jobs, starts, args.jobs, args.policy, backfills, compat=compat,
-                   metrics=args.metric)
+    res = evaluate(
+        jobs, starts, args.jobs, args.policy, backfills, compat=compat, metrics=args.metric
+    )
     if pols:
         for pol, name in zip(pols, names):
-            res.rows += model_rows(pol, jobs, res.starts, args.jobs, res.backfills, res.metrics,
-                                   compat, sample=args.sample, name=name)
+            res.rows += model_rows(
+                pol,
+                jobs,
+                res.starts,
+                args.jobs,
+                res.backfills,
+                res.metrics,
+                compat,
+                sample=args.sample,
+                name=name,
+            )
             res.policies.append(name)
     if args.json:
         print(json.dumps(res.to_json()))
     else:
         mode = "reference SchedGym (compat)" if compat else "correct mode"
-        print(f"{args.trace}: {len(res.starts)} sequences x {args.jobs} jobs, {mode}; "
-              f"starts {', '.join(map(str, res.starts[:10]))}{' ...' if len(res.starts) > 10 else ''}")
+        print(
+            f"{args.trace}: {len(res.starts)} sequences x {args.jobs} jobs, {mode}; "
+            f"starts {', '.join(map(str, res.starts[:10]))}{' ...' if len(res.starts) > 10 else ''}"
+        )
         print(format_table(res, sem=args.sem))
         if args.versus:
-            print(f"\npaired difference to {args.versus} on the same sequences (mean ± standard "
-                  f"error over the {len(res.starts)} sequences):\n")
+            print(
+                f"\npaired difference to {args.versus} on the same sequences (mean ± standard "
+                f"error over the {len(res.starts)} sequences):\n"
+            )
             print(format_table(res, versus=args.versus))
         t = res.timing
-        print(f"\n{t['decisions']} decisions in {t['run_s']:.2f} s "
-              f"({t['decisions'] / max(t['run_s'], 1e-9):,.0f}/s); compile {t['compile_s']:.1f} s")
+        print(
+            f"\n{t['decisions']} decisions in {t['run_s']:.2f} s "
+            f"({t['decisions'] / max(t['run_s'], 1e-9):,.0f}/s); compile {t['compile_s']:.1f} s"
+        )
     return 0
 
 
@@ -239,50 +309,113 @@ def _add_evaluate(sub) -> None:
     from jaxsched.policies.heuristics import PAPER_POLICIES, POLICIES
 
     p = sub.add_parser(
-        "evaluate", help="evaluate schedulers on job sequences of a trace",
+        "evaluate",
+        help="evaluate schedulers on job sequences of a trace",
         description="Schedule sequences of consecutive jobs of an SWF trace with heuristic "
-                    "policies, with and without backfilling, and report the metrics (mean over "
-                    "sequences; --json gives every sequence).")
+        "policies, with and without backfilling, and report the metrics (mean over "
+        "sequences; --json gives every sequence).",
+    )
     p.add_argument("trace", metavar="TRACE", help="SWF file (.swf or .swf.gz)")
-    p.add_argument("--compat", choices=("rlscheduler",), default=None,
-                   help="reproduce the RLScheduler reference simulator exactly (quirks "
-                        "included); default: the correct mode")
-    p.add_argument("--policy", type=_csv, default=list(PAPER_POLICIES), metavar="P[,P...]",
-                   help=f"heuristics ({', '.join(POLICIES)}); default: {','.join(PAPER_POLICIES)}")
-    p.add_argument("--backfill", type=_csv, default=None, metavar="B[,B...]",
-                   help="none, rlscheduler, easy (default: none,rlscheduler with --compat, "
-                        "else none,easy)")
-    p.add_argument("--metric", type=_csv, default=["bsld"], metavar="M[,M...]",
-                   help="bsld, sld, wait, turnaround, util, util_ref, util_busy, max_wait, "
-                        "makespan, fairness (default bsld)")
-    p.add_argument("--jobs", type=_positive_int, default=1024, metavar="N",
-                   help="jobs per sequence (default 1024)")
+    p.add_argument(
+        "--compat",
+        choices=("rlscheduler",),
+        default=None,
+        help="reproduce the RLScheduler reference simulator exactly (quirks "
+        "included); default: the correct mode",
+    )
+    p.add_argument(
+        "--policy",
+        type=_csv,
+        default=list(PAPER_POLICIES),
+        metavar="P[,P...]",
+        help=f"heuristics ({', '.join(POLICIES)}); default: {','.join(PAPER_POLICIES)}",
+    )
+    p.add_argument(
+        "--backfill",
+        type=_csv,
+        default=None,
+        metavar="B[,B...]",
+        help="none, rlscheduler, easy (default: none,rlscheduler with --compat, else none,easy)",
+    )
+    p.add_argument(
+        "--metric",
+        type=_csv,
+        default=["bsld"],
+        metavar="M[,M...]",
+        help="bsld, sld, wait, turnaround, util, util_ref, util_busy, max_wait, "
+        "makespan, fairness (default bsld)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=1024,
+        metavar="N",
+        help="jobs per sequence (default 1024)",
+    )
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--starts", type=_csv_ints, default=None, metavar="I[,I...]",
-                   help="0-based start indices into the loaded job list")
-    p.add_argument("--sequences", type=_positive_int, default=10, metavar="K",
-                   help="number of sequences to draw (default 10)")
-    g.add_argument("--seed", type=_int, default=1, metavar="S",
-                   help="draw starts as the reference does (default 1: the paper's Table V "
-                        "sequences)")
-    p.add_argument("--slice", type=_int, default=0, metavar="U",
-                   help="draw starts from the first U jobs only (the reference's "
-                        "batch_job_slice; the paper used 10000 for SDSC-SP2 and HPC2N)")
-    p.add_argument("--rules", choices=("rlscheduler", "default"), default="rlscheduler",
-                   help="trace cleaning rules (default rlscheduler)")
-    p.add_argument("--skip-bad-lines", action="store_true",
-                   help="skip malformed job lines instead of failing")
-    p.add_argument("--model", action="append", default=None, metavar="DIR",
-                   help="also evaluate the learned policy of a `jaxsched train` directory "
-                        "(repeatable)")
-    p.add_argument("--sample", action="store_true",
-                   help="sample the learned policy's actions (the reference's test script) "
-                        "instead of taking the most probable job")
-    p.add_argument("--sem", action="store_true",
-                   help="show each mean with ± its standard error over the sequences")
-    p.add_argument("--versus", default=None, metavar="P",
-                   help="also print every policy's paired difference to policy P (e.g. f1, or "
-                        "rl with one --model) on the same sequences, mean ± standard error")
+    g.add_argument(
+        "--starts",
+        type=_csv_ints,
+        default=None,
+        metavar="I[,I...]",
+        help="0-based start indices into the loaded job list",
+    )
+    p.add_argument(
+        "--sequences",
+        type=_positive_int,
+        default=10,
+        metavar="K",
+        help="number of sequences to draw (default 10)",
+    )
+    g.add_argument(
+        "--seed",
+        type=_int,
+        default=1,
+        metavar="S",
+        help="draw starts as the reference does (default 1: the paper's Table V sequences)",
+    )
+    p.add_argument(
+        "--slice",
+        type=_int,
+        default=0,
+        metavar="U",
+        help="draw starts from the first U jobs only (the reference's "
+        "batch_job_slice; the paper used 10000 for SDSC-SP2 and HPC2N)",
+    )
+    p.add_argument(
+        "--rules",
+        choices=("rlscheduler", "default"),
+        default="rlscheduler",
+        help="trace cleaning rules (default rlscheduler)",
+    )
+    p.add_argument(
+        "--skip-bad-lines", action="store_true", help="skip malformed job lines instead of failing"
+    )
+    p.add_argument(
+        "--model",
+        action="append",
+        default=None,
+        metavar="DIR",
+        help="also evaluate the learned policy of a `jaxsched train` directory (repeatable)",
+    )
+    p.add_argument(
+        "--sample",
+        action="store_true",
+        help="sample the learned policy's actions (the reference's test script) "
+        "instead of taking the most probable job",
+    )
+    p.add_argument(
+        "--sem",
+        action="store_true",
+        help="show each mean with ± its standard error over the sequences",
+    )
+    p.add_argument(
+        "--versus",
+        default=None,
+        metavar="P",
+        help="also print every policy's paired difference to policy P (e.g. f1, or "
+        "rl with one --model) on the same sequences, mean ± standard error",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=_cmd_evaluate)
 
@@ -298,52 +431,135 @@ def _cmd_demo(args) -> int:
     path = default_trace_path()
     print(f"jaxsched demo on the bundled default trace {path} (Lublin-1)\n")
     print(_trace_report(path))
-    print("\nHeuristic schedulers on the RLScheduler paper's 10 test sequences (seed 1, 1024 jobs),")
-    print("reference semantics (--compat rlscheduler): Tables V/VI heuristic columns of the paper.\n")
-    rc = main(["evaluate", str(path), "--compat", "rlscheduler", "--metric", "bsld,util",
-               "--sequences", str(args.sequences)])
+    print(
+        "\nHeuristic schedulers on the RLScheduler paper's 10 test sequences (seed 1, 1024 jobs),"
+    )
+    print(
+        "reference semantics (--compat rlscheduler): Tables V/VI heuristic columns of the paper.\n"
+    )
+    rc = main(
+        [
+            "evaluate",
+            str(path),
+            "--compat",
+            "rlscheduler",
+            "--metric",
+            "bsld,util",
+            "--sequences",
+            str(args.sequences),
+        ]
+    )
     if rc:
         return rc
     print("\nThe same sequences in the correct mode, with true EASY backfilling:\n")
-    rc = main(["evaluate", str(path), "--metric", "bsld,util", "--backfill", "none,easy",
-               "--sequences", str(args.sequences)])
+    rc = main(
+        [
+            "evaluate",
+            str(path),
+            "--metric",
+            "bsld,util",
+            "--backfill",
+            "none,easy",
+            "--sequences",
+            str(args.sequences),
+        ]
+    )
     if rc or args.train_epochs == 0:
         return rc
     out = args.out or tempfile.mkdtemp(prefix="jaxsched-demo-")
-    print(f"\nTraining an RLScheduler policy (kernel network, PPO) for bounded slowdown without "
-          f"backfilling: {args.train_epochs} epochs of {args.trajectories} sampled 256-job "
-          f"sequences, {args.iters} policy/value steps each (the paper: 100 sequences, 80 "
-          f"steps, ~30 epochs) -> {out}\n")
-    argv = ["train", "rlscheduler", str(path), "--compat", "rlscheduler", "--epochs",
-            str(args.train_epochs), "--out", out, "--trajectories", str(args.trajectories),
-            "--pi-iters", str(args.iters), "--v-iters", str(args.iters)]
+    print(
+        f"\nTraining an RLScheduler policy (kernel network, PPO) for bounded slowdown without "
+        f"backfilling: {args.train_epochs} epochs of {args.trajectories} sampled 256-job "
+        f"sequences, {args.iters} policy/value steps each (the paper: 100 sequences, 80 "
+        f"steps, ~30 epochs) -> {out}\n"
+    )
+    argv = [
+        "train",
+        "rlscheduler",
+        str(path),
+        "--compat",
+        "rlscheduler",
+        "--epochs",
+        str(args.train_epochs),
+        "--out",
+        out,
+        "--trajectories",
+        str(args.trajectories),
+        "--pi-iters",
+        str(args.iters),
+        "--v-iters",
+        str(args.iters),
+    ]
     if args.out and (Path(out) / "run.json").exists():
         argv.append("--resume")
     rc = main(argv)
     if rc:
         return rc
-    print("\nThe learned policy (greedy picks) next to the heuristics on the held-out test "
-          "sequences:\n")
-    return main(["evaluate", str(path), "--compat", "rlscheduler", "--metric", "bsld",
-                 "--backfill", "none", "--sequences", str(args.sequences), "--model", out])
+    print(
+        "\nThe learned policy (greedy picks) next to the heuristics on the held-out test "
+        "sequences:\n"
+    )
+    return main(
+        [
+            "evaluate",
+            str(path),
+            "--compat",
+            "rlscheduler",
+            "--metric",
+            "bsld",
+            "--backfill",
+            "none",
+            "--sequences",
+            str(args.sequences),
+            "--model",
+            out,
+        ]
+    )
 
 
 @command("demo")
 def _add_demo(sub) -> None:
-    p = sub.add_parser("demo", help="a short demonstration on the bundled Lublin-1 trace",
-                       description="Show what jaxsched does on the bundled default trace.")
-    p.add_argument("--sequences", type=_positive_int, default=10, metavar="K",
-                   help="number of test sequences (default 10, the paper's)")
-    p.add_argument("--train-epochs", type=_int, default=6, metavar="E",
-                   help="epochs of RLScheduler training (default 6, a few minutes on a "
-                        "2-core CPU; 0 = skip training)")
-    p.add_argument("--trajectories", type=_positive_int, default=20, metavar="N",
-                   help="sampled sequences per epoch (default 20)")
-    p.add_argument("--iters", type=_positive_int, default=40, metavar="K",
-                   help="policy and value steps per epoch (default 40)")
-    p.add_argument("--out", default=None, metavar="DIR",
-                   help="training directory (default: a new temporary directory; an existing "
-                        "run there is resumed)")
+    p = sub.add_parser(
+        "demo",
+        help="a short demonstration on the bundled Lublin-1 trace",
+        description="Show what jaxsched does on the bundled default trace.",
+    )
+    p.add_argument(
+        "--sequences",
+        type=_positive_int,
+        default=10,
+        metavar="K",
+        help="number of test sequences (default 10, the paper's)",
+    )
+    p.add_argument(
+        "--train-epochs",
+        type=_int,
+        default=6,
+        metavar="E",
+        help="epochs of RLScheduler training (default 6, a few minutes on a "
+        "2-core CPU; 0 = skip training)",
+    )
+    p.add_argument(
+        "--trajectories",
+        type=_positive_int,
+        default=20,
+        metavar="N",
+        help="sampled sequences per epoch (default 20)",
+    )
+    p.add_argument(
+        "--iters",
+        type=_positive_int,
+        default=40,
+        metavar="K",
+        help="policy and value steps per epoch (default 40)",
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="training directory (default: a new temporary directory; an existing "
+        "run there is resumed)",
+    )
     p.set_defaults(handler=_cmd_demo)
 
 
@@ -367,22 +583,44 @@ def _cmd_train_rlscheduler(args) -> int:
     from jaxsched.train.rlscheduler import train
 
     ppo = {}
-    for flag, field in (("trajectories", "num_envs"), ("pi_iters", "train_pi_iters"),
-                        ("v_iters", "train_v_iters"), ("pi_lr", "pi_lr"), ("vf_lr", "vf_lr"),
-                        ("lr_anneal_epochs", "lr_anneal_epochs"),
-                        ("lr_end_fraction", "lr_end_fraction")):
+    for flag, field in (
+        ("trajectories", "num_envs"),
+        ("pi_iters", "train_pi_iters"),
+        ("v_iters", "train_v_iters"),
+        ("pi_lr", "pi_lr"),
+        ("vf_lr", "vf_lr"),
+        ("lr_anneal_epochs", "lr_anneal_epochs"),
+        ("lr_end_fraction", "lr_end_fraction"),
+    ):
         v = getattr(args, flag)
         if v is not None:
             ppo[field] = v
     ppo["max_episode_steps"] = args.length
     compat = args.compat == "rlscheduler"
-    res = train(args.trace, args.out, args.epochs, metric=args.metric, backfill=args.backfill,
-                compat=compat, seed=args.seed, resume=args.resume, ppo=ppo, length=args.length,
-                policy=args.policy_net, value=args.value_net, compare=not args.no_compare,
-                progress=not args.no_progress, validate=args.validate,
-                val_sequences=args.val_sequences, val_jobs=args.val_jobs,
-                val_seed=args.val_seed, filter=args.filter, filter_epochs=args.filter_epochs,
-                init_from=args.init_from, keep_checkpoints=args.keep_checkpoints)
+    res = train(
+        args.trace,
+        args.out,
+        args.epochs,
+        metric=args.metric,
+        backfill=args.backfill,
+        compat=compat,
+        seed=args.seed,
+        resume=args.resume,
+        ppo=ppo,
+        length=args.length,
+        policy=args.policy_net,
+        value=args.value_net,
+        compare=not args.no_compare,
+        progress=not args.no_progress,
+        validate=args.validate,
+        val_sequences=args.val_sequences,
+        val_jobs=args.val_jobs,
+        val_seed=args.val_seed,
+        filter=args.filter,
+        filter_epochs=args.filter_epochs,
+        init_from=args.init_from,
+        keep_checkpoints=args.keep_checkpoints,
+    )
     print(f"trained {res['epochs']} epochs; checkpoint and log in {args.out}")
     return 0
 
@@ -391,74 +629,158 @@ def _cmd_train_rlscheduler(args) -> int:
 def _add_train(sub) -> None:
     from jaxsched.sim.metrics import METRICS
 
-    p = sub.add_parser("train", help="train a learned scheduler",
-                       description="Train a learned scheduler on an SWF trace.")
+    p = sub.add_parser(
+        "train",
+        help="train a learned scheduler",
+        description="Train a learned scheduler on an SWF trace.",
+    )
     algs = p.add_subparsers(dest="algorithm", metavar="{rlscheduler}", required=True)
     r = algs.add_parser(
-        "rlscheduler", help="RLScheduler: kernel policy network trained with PPO",
+        "rlscheduler",
+        help="RLScheduler: kernel policy network trained with PPO",
         description="Train RLScheduler's kernel policy network with PPO on sequences sampled "
-                    "from TRACE; a checkpoint and a log line every epoch in --out DIR.")
+        "from TRACE; a checkpoint and a log line every epoch in --out DIR.",
+    )
     r.add_argument("trace", metavar="TRACE", help="SWF file (.swf or .swf.gz)")
-    r.add_argument("--metric", choices=METRICS, default="bsld",
-                   help="what to optimise (default bsld)")
+    r.add_argument(
+        "--metric", choices=METRICS, default="bsld", help="what to optimise (default bsld)"
+    )
     r.add_argument("--backfill", choices=("none", "rlscheduler", "easy"), default="none")
-    r.add_argument("--compat", choices=("rlscheduler",), default=None,
-                   help="train in the reference simulator's semantics (the paper's); default: "
-                        "the correct mode")
-    r.add_argument("--epochs", type=_positive_int, required=True, metavar="E",
-                   help="total epochs (with --resume: including the ones already done)")
+    r.add_argument(
+        "--compat",
+        choices=("rlscheduler",),
+        default=None,
+        help="train in the reference simulator's semantics (the paper's); default: "
+        "the correct mode",
+    )
+    r.add_argument(
+        "--epochs",
+        type=_positive_int,
+        required=True,
+        metavar="E",
+        help="total epochs (with --resume: including the ones already done)",
+    )
     r.add_argument("--out", required=True, metavar="DIR", help="run directory")
     r.add_argument("--seed", type=_int, default=0, metavar="S")
-    r.add_argument("--resume", action="store_true",
-                   help="continue the run in DIR from its newest checkpoint")
-    r.add_argument("--trajectories", type=_positive_int, default=None, metavar="N",
-                   help="sequences per epoch (default 100)")
-    r.add_argument("--length", type=_positive_int, default=256, metavar="L",
-                   help="jobs per training sequence (default 256)")
-    r.add_argument("--pi-iters", type=_positive_int, default=None, metavar="K",
-                   help="policy steps per epoch (default 80, KL early stop)")
-    r.add_argument("--v-iters", type=_positive_int, default=None, metavar="K",
-                   help="value steps per epoch (default 80)")
+    r.add_argument(
+        "--resume", action="store_true", help="continue the run in DIR from its newest checkpoint"
+    )
+    r.add_argument(
+        "--trajectories",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="sequences per epoch (default 100)",
+    )
+    r.add_argument(
+        "--length",
+        type=_positive_int,
+        default=256,
+        metavar="L",
+        help="jobs per training sequence (default 256)",
+    )
+    r.add_argument(
+        "--pi-iters",
+        type=_positive_int,
+        default=None,
+        metavar="K",
+        help="policy steps per epoch (default 80, KL early stop)",
+    )
+    r.add_argument(
+        "--v-iters",
+        type=_positive_int,
+        default=None,
+        metavar="K",
+        help="value steps per epoch (default 80)",
+    )
     r.add_argument("--pi-lr", type=float, default=None, metavar="LR")
     r.add_argument("--vf-lr", type=float, default=None, metavar="LR")
-    r.add_argument("--lr-anneal-epochs", type=int, default=None, metavar="K",
-                   help="decay both learning rates linearly over the first K epochs (default "
-                        "0: constant, as the reference)")
-    r.add_argument("--lr-end-fraction", type=float, default=None, metavar="F",
-                   help="with --lr-anneal-epochs: end value as a fraction of the learning "
-                        "rate (default 0)")
-    r.add_argument("--policy-net", default="kernel",
-                   help="kernel (default), mlp_v1, mlp_v2, mlp_v3, lenet")
+    r.add_argument(
+        "--lr-anneal-epochs",
+        type=int,
+        default=None,
+        metavar="K",
+        help="decay both learning rates linearly over the first K epochs (default "
+        "0: constant, as the reference)",
+    )
+    r.add_argument(
+        "--lr-end-fraction",
+        type=float,
+        default=None,
+        metavar="F",
+        help="with --lr-anneal-epochs: end value as a fraction of the learning rate (default 0)",
+    )
+    r.add_argument(
+        "--policy-net", default="kernel", help="kernel (default), mlp_v1, mlp_v2, mlp_v3, lenet"
+    )
     r.add_argument("--value-net", default="kernel", help="kernel (default) or mlp")
-    r.add_argument("--no-compare", action="store_true",
-                   help="do not evaluate SJF/F1 on each epoch's sequences")
+    r.add_argument(
+        "--no-compare", action="store_true", help="do not evaluate SJF/F1 on each epoch's sequences"
+    )
     r.add_argument("--no-progress", action="store_true", help="log lines instead of a bar")
-    r.add_argument("--validate", type=_nonneg_int, default=0, metavar="K",
-                   help="every K epochs run the greedy policy on validation sequences and "
-                        "keep the best checkpoint as DIR/best.ckpt (default 0: off)")
-    r.add_argument("--val-sequences", type=_positive_int, default=10, metavar="N",
-                   help="validation sequences (default 10)")
-    r.add_argument("--val-jobs", type=_positive_int, default=1024, metavar="J",
-                   help="jobs per validation sequence (default 1024)")
-    r.add_argument("--val-seed", type=_int, default=2, metavar="S",
-                   help="seed of the validation starts, drawn as the reference does "
-                        "(default 2; the paper's test sequences are seed 1)")
-    r.add_argument("--filter", choices=("off", "paper", "reference"), default="off",
-                   help="trajectory filtering (RLScheduler paper, section on training "
-                        "sequences): train only on sequences whose SJF result lies in "
-                        "(median, 2*mean) of all sequences (paper) or in (10, 150) with the "
-                        "reference code's off-by-one (reference); default off")
-    r.add_argument("--filter-epochs", type=_nonneg_int, default=0, metavar="K",
-                   help="with --filter: phase 1 = the first K epochs, then all sequences "
-                        "(phase 2); default 0 = filtered for the whole run")
-    r.add_argument("--init-from", default=None, metavar="CKPT",
-                   help="start from the networks and optimiser states of this checkpoint (a "
-                        "file, or a run directory's newest) instead of a fresh initialisation, "
-                        "e.g. to continue a run with other settings (the reference's "
-                        "--pre_trained)")
-    r.add_argument("--keep-checkpoints", type=_nonneg_int, default=1, metavar="K",
-                   help="keep the newest K epoch checkpoints in DIR (default 1; 0 keeps every "
-                        "epoch's)")
+    r.add_argument(
+        "--validate",
+        type=_nonneg_int,
+        default=0,
+        metavar="K",
+        help="every K epochs run the greedy policy on validation sequences and "
+        "keep the best checkpoint as DIR/best.ckpt (default 0: off)",
+    )
+    r.add_argument(
+        "--val-sequences",
+        type=_positive_int,
+        default=10,
+        metavar="N",
+        help="validation sequences (default 10)",
+    )
+    r.add_argument(
+        "--val-jobs",
+        type=_positive_int,
+        default=1024,
+        metavar="J",
+        help="jobs per validation sequence (default 1024)",
+    )
+    r.add_argument(
+        "--val-seed",
+        type=_int,
+        default=2,
+        metavar="S",
+        help="seed of the validation starts, drawn as the reference does "
+        "(default 2; the paper's test sequences are seed 1)",
+    )
+    r.add_argument(
+        "--filter",
+        choices=("off", "paper", "reference"),
+        default="off",
+        help="trajectory filtering (RLScheduler paper, section on training "
+        "sequences): train only on sequences whose SJF result lies in "
+        "(median, 2*mean) of all sequences (paper) or in (10, 150) with the "
+        "reference code's off-by-one (reference); default off",
+    )
+    r.add_argument(
+        "--filter-epochs",
+        type=_nonneg_int,
+        default=0,
+        metavar="K",
+        help="with --filter: phase 1 = the first K epochs, then all sequences "
+        "(phase 2); default 0 = filtered for the whole run",
+    )
+    r.add_argument(
+        "--init-from",
+        default=None,
+        metavar="CKPT",
+        help="start from the networks and optimiser states of this checkpoint (a "
+        "file, or a run directory's newest) instead of a fresh initialisation, "
+        "e.g. to continue a run with other settings (the reference's "
+        "--pre_trained)",
+    )
+    r.add_argument(
+        "--keep-checkpoints",
+        type=_nonneg_int,
+        default=1,
+        metavar="K",
+        help="keep the newest K epoch checkpoints in DIR (default 1; 0 keeps every epoch's)",
+    )
     r.set_defaults(handler=_cmd_train_rlscheduler)
 
 
@@ -471,12 +793,16 @@ def _cmd_plot(args) -> int:
 
 @command("plot")
 def _add_plot(sub) -> None:
-    p = sub.add_parser("plot", help="plot a training run's learning curve (PNG)",
-                       description="Training curve of a `jaxsched train` directory: the metric "
-                                   "per epoch with SJF and F1 on the same sequences.")
+    p = sub.add_parser(
+        "plot",
+        help="plot a training run's learning curve (PNG)",
+        description="Training curve of a `jaxsched train` directory: the metric "
+        "per epoch with SJF and F1 on the same sequences.",
+    )
     p.add_argument("dir", metavar="DIR")
-    p.add_argument("--out", default=None, metavar="FILE",
-                   help="PNG path (default DIR/training_curve.png)")
+    p.add_argument(
+        "--out", default=None, metavar="FILE", help="PNG path (default DIR/training_curve.png)"
+    )
     p.set_defaults(handler=_cmd_plot)
 
 
@@ -489,8 +815,9 @@ def build_parser() -> argparse.ArgumentParser:
     from jaxsched import __version__
 
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(COMMANDS) + "}",
-                                required=True)
+    sub = parser.add_subparsers(
+        dest="command", metavar="{" + ",".join(COMMANDS) + "}", required=True
+    )
     for add in COMMANDS.values():
         add(sub)
     return parser
@@ -520,8 +847,9 @@ def _enable_compile_cache() -> None:
     a repeated command skips compilation. ``JAXSCHED_CACHE=off`` disables it."""
     import os
 
-    where = os.environ.get("JAXSCHED_CACHE", os.path.join(os.path.expanduser("~"), ".cache",
-                                                          "jaxsched", "xla"))
+    where = os.environ.get(
+        "JAXSCHED_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "jaxsched", "xla")
+    )
     if where.lower() in ("off", "0", "none", ""):
         return
     try:

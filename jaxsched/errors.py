@@ -5,6 +5,7 @@ Every error a user can cause with bad input (a malformed trace, an impossible pa
 as one line, ``jaxsched: error: <message>``, with exit status 2.  Programming errors (wrong types
 passed to a function) stay ordinary Python exceptions.
 """
+
 from __future__ import annotations
 
 import os
@@ -40,8 +41,13 @@ class SWFError(JaxschedError, ValueError):
     their separator (``"path: message"``, ``"path:12: message"``, ``"field: message"``, ...).
     """
 
-    def __init__(self, path=None, line: int | None = None, field: str | None = None,
-                 message: str = "invalid SWF data"):
+    def __init__(
+        self,
+        path=None,
+        line: int | None = None,
+        field: str | None = None,
+        message: str = "invalid SWF data",
+    ):
         self.path = None if path is None else os.fspath(path)
         self.line = None if line is None else int(line)
         self.field = field

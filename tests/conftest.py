@@ -1,9 +1,25 @@
 """Shared pytest fixtures."""
+
 from __future__ import annotations
 
 import contextlib
+import os
 
 import pytest
+from shared_data import REPO
+
+
+def pytest_configure(config):
+    """Keep XLA's compiled programs of the test run in ``.cache/xla-tests`` (JAX's persistent
+    compilation cache): tests that rebuild the same program (new closures, new processes) and
+    a second run of the suite skip the compile. ``JAXSCHED_TEST_CACHE=off`` disables it."""
+    where = os.environ.get("JAXSCHED_TEST_CACHE", str(REPO / ".cache" / "xla-tests"))
+    if where.lower() in ("off", "0", "none", ""):
+        return
+    import jax
+
+    jax.config.update("jax_compilation_cache_dir", where)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
 
 
 class _CompileCount:

@@ -1,22 +1,31 @@
-"""Where the read-only project data (``shared/``: traces, reference numbers, specs) lives.
+"""Paths the tests share: the checkout, the test data and the read-only project data.
 
-``$JAXSCHED_SHARED`` if set, else ``shared/`` inside or next to the checkout (CI puts it next
-to the clone). Missing data is an error, never a skip: the reference-number tests must run.
+``SHARED`` is ``$JAXSCHED_SHARED`` if set, else ``shared/`` next to the checkout (CI puts it
+there) or inside it. Missing data is an error, never a skip: the reference-number tests must run.
 """
+
 import os
 from pathlib import Path
 
+#: The top of the checkout.
 REPO = Path(__file__).resolve().parent.parent
+#: Small data files of the tests (``tests/data``).
+DATA = REPO / "tests" / "data"
 
 
 def shared_dir() -> Path:
-    cands = [Path(os.environ["JAXSCHED_SHARED"])] if os.environ.get("JAXSCHED_SHARED") else []
-    cands += [REPO / "shared", REPO.parent / "shared", Path("/work/shared")]
+    """The shared/ folder: ``$JAXSCHED_SHARED``, else ``../shared`` or ``./shared``."""
+    if os.environ.get("JAXSCHED_SHARED"):
+        cands = [Path(os.environ["JAXSCHED_SHARED"])]
+    else:
+        cands = [REPO.parent / "shared", REPO / "shared"]
     for c in cands:
         if (c / "traces").is_dir() and (c / "reference").is_dir():
             return c
-    raise FileNotFoundError("shared/ (traces, reference, spec) not found: set JAXSCHED_SHARED "
-                            f"or put it next to the checkout (looked in {', '.join(map(str, cands))})")
+    raise FileNotFoundError(
+        "shared/ (traces, reference, spec) not found: set JAXSCHED_SHARED "
+        f"or put it next to the checkout (looked in {', '.join(map(str, cands))})"
+    )
 
 
 SHARED = shared_dir()

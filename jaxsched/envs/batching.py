@@ -7,9 +7,11 @@ not at all when the predicate holds nowhere in the batch, on a gathered chunk of
 ``chunk`` rows when it holds on a few, and on the whole batch otherwise. No ``while_loop``
 is involved (a loop carrying large operands makes XLA copy them every call).
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -21,8 +23,9 @@ def _axes(batched):
     return jax.tree_util.tree_map(lambda b: 0 if b else None, batched)
 
 
-def sparse_cond(pred, true_fn: Callable, false_fn: Callable, *operands, chunk: int = 8,
-                loop: bool = False) -> Any:
+def sparse_cond(
+    pred, true_fn: Callable, false_fn: Callable, *operands, chunk: int = 8, loop: bool = False
+) -> Any:
     """``lax.cond(pred, true_fn, false_fn, *operands)``; under ``vmap`` with a batched
     ``pred``, ``false_fn`` is evaluated on every row (it should be cheap: a constant or an
     identity) and ``true_fn`` only if ``pred`` holds somewhere: on the (at most ``chunk``)
@@ -45,7 +48,7 @@ def sparse_cond(pred, true_fn: Callable, false_fn: Callable, *operands, chunk: i
         axes = _axes(ops_b)
         t_v = jax.vmap(true_fn, in_axes=axes)
         f_v = jax.vmap(false_fn, in_axes=axes)
-        if not p_b:                      # one predicate for the whole batch: a real cond
+        if not p_b:  # one predicate for the whole batch: a real cond
             out = jax.lax.cond(p, t_v, f_v, *ops)
             return out, jax.tree_util.tree_map(lambda _: True, out)
         B = axis_size
@@ -61,8 +64,10 @@ def sparse_cond(pred, true_fn: Callable, false_fn: Callable, *operands, chunk: i
 
         def take(idx):
             safe = jnp.minimum(idx, B - 1)
-            return tuple(jax.tree_util.tree_map(lambda x, b: x[safe] if b else x, o, ob)
-                         for o, ob in zip(ops, ops_b))
+            return tuple(
+                jax.tree_util.tree_map(lambda x, b: x[safe] if b else x, o, ob)
+                for o, ob in zip(ops, ops_b)
+            )
 
         def first_k(pend):
             """The first K rows where ``pend`` holds (B = padding)."""
@@ -82,6 +87,7 @@ def sparse_cond(pred, true_fn: Callable, false_fn: Callable, *operands, chunk: i
                 pend, out = c
                 idx = first_k(pend)
                 return pend.at[idx].set(False, mode="drop"), put(out, idx, t_v(*take(idx)))
+
             return jax.lax.while_loop(lambda c: jnp.any(c[0]), body, (p, base))[1]
 
         if K >= B:

@@ -24,9 +24,10 @@ generator is re-seeded when ``reset`` gets a ``seed`` and otherwise continues, s
 ``reset(seed=s)`` followed by plain ``reset()`` calls replays the reference's sequence stream for
 ``env.seed(s)``.
 """
+
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -34,8 +35,9 @@ try:
     import gymnasium
     from gymnasium import spaces
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("jaxsched.envs.gym needs the optional dependency gymnasium "
-                      "(pip install gymnasium)") from exc
+    raise ImportError(
+        "jaxsched.envs.gym needs the optional dependency gymnasium (pip install gymnasium)"
+    ) from exc
 
 from jaxsched.envs.rlscheduler import RLSchedulerEnv, jit_reset_at, jit_step
 from jaxsched.workload.sampling import gym_np_random
@@ -63,27 +65,34 @@ class RLSchedulerGymEnv(gymnasium.Env):
         else:
             self.env = RLSchedulerEnv(jobs, **kwargs)
         mq = self.env.max_queue
-        self.observation_space = spaces.Dict({
-            "obs": spaces.Box(low=-1.0, high=1.0, shape=(mq, 8), dtype=np.float32),
-            "mask": spaces.MultiBinary(mq),
-        })
+        self.observation_space = spaces.Dict(
+            {
+                "obs": spaces.Box(low=-1.0, high=1.0, shape=(mq, 8), dtype=np.float32),
+                "mask": spaces.MultiBinary(mq),
+            }
+        )
         self.action_space = spaces.Discrete(mq)
         self._state = None
-        self._rng: Optional[np.random.RandomState] = None
+        self._rng: np.random.RandomState | None = None
         self._done = True
-        self._mask: Optional[np.ndarray] = None
+        self._mask: np.ndarray | None = None
 
     # ------------------------------------------------------------------------------------------
     def _convert(self, ts):
-        obs = {"obs": np.asarray(ts.observation.obs),
-               "mask": np.asarray(ts.observation.mask).astype(np.int8)}
+        obs = {
+            "obs": np.asarray(ts.observation.obs),
+            "mask": np.asarray(ts.observation.mask).astype(np.int8),
+        }
         self._mask = np.asarray(ts.observation.mask)
-        info = {"action_mask": self._mask,
-                "metric": float(ts.extras["metric"]), "start": int(ts.extras["start"]),
-                "decisions": int(ts.extras["decisions"])}
+        info = {
+            "action_mask": self._mask,
+            "metric": float(ts.extras["metric"]),
+            "start": int(ts.extras["start"]),
+            "decisions": int(ts.extras["decisions"]),
+        }
         return obs, info
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         options = options or {}
         if "start" in options:
@@ -91,12 +100,14 @@ class RLSchedulerGymEnv(gymnasium.Env):
         else:
             if seed is not None or self._rng is None:
                 if seed is None:
-                    seed = int(np.random.SeedSequence().entropy % (2 ** 32))
+                    seed = int(np.random.SeedSequence().entropy % (2**32))
                 self._rng = gym_np_random(seed)
             low, high = self.env.start_range
             if high <= low:
-                raise ValueError(f"cannot sample sequences of {self.env.length} jobs from this "
-                                 f"trace; pass options={{'start': i}}")
+                raise ValueError(
+                    f"cannot sample sequences of {self.env.length} jobs from this "
+                    f"trace; pass options={{'start': i}}"
+                )
             start = int(self._rng.randint(low, high))
         self._state, ts = jit_reset_at(self.env, start)
         self._done = False

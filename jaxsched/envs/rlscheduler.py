@@ -60,10 +60,11 @@ env of the same configuration and trace length) while ``jax.jit(env.step)`` embe
 constant. ``backfill``, ``compat``, ``cutoff`` and ``job_slice`` are leaves too (no
 recompilation between them); ``length``, ``max_queue`` and ``metric`` are static.
 """
+
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Tuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -78,9 +79,23 @@ from jaxsched.sim import engine as E
 from jaxsched.sim import metrics as M
 
 __all__ = [
-    "RLSchedulerEnv", "AutoResetWrapper", "EnvState", "Observation", "TimeStep",
-    "FIRST", "MID", "LAST", "JOB_FEATURES", "MAX_WAIT_TIME", "PAD_ROW", "CUTOFFS",
-    "static_features", "queue_orders", "schedule_nobf", "schedule_engine", "jit_reset",
+    "RLSchedulerEnv",
+    "AutoResetWrapper",
+    "EnvState",
+    "Observation",
+    "TimeStep",
+    "FIRST",
+    "MID",
+    "LAST",
+    "JOB_FEATURES",
+    "MAX_WAIT_TIME",
+    "PAD_ROW",
+    "CUTOFFS",
+    "static_features",
+    "queue_orders",
+    "schedule_nobf",
+    "schedule_engine",
+    "jit_reset",
     "jit_reset_at",
     "jit_step",
 ]
@@ -111,6 +126,7 @@ class Observation:
         reference's flat 1024-vector for ``max_queue = 128``.
       mask: bool ``[max_queue]``, True where the slot holds a waiting job (spec §2.10).
     """
+
     obs: jax.Array
     mask: jax.Array
 
@@ -124,6 +140,7 @@ class Observation:
 class TimeStep:
     """One transition's output. ``discount`` is 0 only when the sequence has ended
     (termination; episodes are never truncated)."""
+
     step_type: jax.Array
     reward: jax.Array
     discount: jax.Array
@@ -157,6 +174,7 @@ class EnvState:
       decisions: int32 decisions taken in this episode.
       key: PRNG key for the next sampled sequence (used by :class:`AutoResetWrapper`).
     """
+
     sim: E.SimState
     start: jax.Array
     vis: jax.Array
@@ -167,22 +185,23 @@ class EnvState:
 @struct.dataclass
 class _Data:
     """Device-side trace data (whole job list) and the run-time semantics."""
-    submit: jax.Array      # int64 [M]
-    run: jax.Array         # int64 [M]
-    req: jax.Array         # int64 [M]
-    procs: jax.Array       # int64 [M]
-    nodes: jax.Array       # int32 [M]
-    user: jax.Array        # int64 [M]
-    feat: jax.Array        # float32 [M, 6]: the static features 1..6 of spec §2.9
-    rank_fcfs: jax.Array   # int32 [M]: rank in (submit, index) order
-    rank_l1: jax.Array     # int32 [M]: rank in the cut-off's L1 order (q, s, f2, f1, index)
-    rank_l2: jax.Array     # int32 [M]: rank in the cut-off's L2 order (n, s, q, f2, f1, index)
-    backfill: jax.Array    # int32 scalar
-    compat: jax.Array      # bool scalar
+
+    submit: jax.Array  # int64 [M]
+    run: jax.Array  # int64 [M]
+    req: jax.Array  # int64 [M]
+    procs: jax.Array  # int64 [M]
+    nodes: jax.Array  # int32 [M]
+    user: jax.Array  # int64 [M]
+    feat: jax.Array  # float32 [M, 6]: the static features 1..6 of spec §2.9
+    rank_fcfs: jax.Array  # int32 [M]: rank in (submit, index) order
+    rank_l1: jax.Array  # int32 [M]: rank in the cut-off's L1 order (q, s, f2, f1, index)
+    rank_l2: jax.Array  # int32 [M]: rank in the cut-off's L2 order (n, s, q, f2, f1, index)
+    backfill: jax.Array  # int32 scalar
+    compat: jax.Array  # bool scalar
     ref_cutoff: jax.Array  # bool scalar: True = the reference's cut-off, False = FCFS
     sample_low: jax.Array  # int32 scalar: reset draws starts from [sample_low, sample_high)
     sample_high: jax.Array
-    accept: jax.Array      # bool [M]: starts the trajectory filter accepts (used if filtered)
+    accept: jax.Array  # bool [M]: starts the trajectory filter accepts (used if filtered)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -191,12 +210,12 @@ class _Config:
     max_queue: int
     metric: str
     n_trace: int
-    sample_ok: bool        # U - length - 1 > length: reset can sample a start
+    sample_ok: bool  # U - length - 1 > length: reset can sample a start
     queue_cap: int
     run_cap: int
     num_nodes: int
     num_procs: float
-    index_order: bool      # submit times never decrease: (submit, index) order = index order
+    index_order: bool  # submit times never decrease: (submit, index) order = index order
     filtered: bool = False  # reset draws among the starts of ``_Data.accept``
 
 
@@ -207,8 +226,8 @@ def _ratio_feature(x: np.ndarray, denom: float, minus_one_is_one: bool) -> np.nd
     x = x.astype(np.float64)
     if denom > 0:
         v = np.minimum(x / float(denom), _C)
-    else:                       # only 0 / 0 can happen (maxima are >= every value); the
-        v = np.zeros_like(x)    # reference would raise ZeroDivisionError
+    else:  # only 0 / 0 can happen (maxima are >= every value); the
+        v = np.zeros_like(x)  # reference would raise ZeroDivisionError
     if minus_one_is_one:
         v = np.where(x == -1, 1.0, v)
     return v
@@ -228,7 +247,7 @@ def static_features(jobs) -> np.ndarray:
     return np.stack(cols, axis=1)
 
 
-def queue_orders(jobs) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def queue_orders(jobs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """int32 ``[n_jobs]`` ×3: the rank of every job of the trace in the FCFS order
     (submit, index) and in the two orders of the reference's cut-off (spec §2.9): L1 =
     (q, s, f2, f1, index), L2 = (n, s, q, f2, f1, index). All keys are static job attributes,
@@ -278,29 +297,41 @@ class RLSchedulerEnv:
         reference's redraw-until-accepted loop converges to). None: every start of the range.
     """
 
-    def __init__(self, jobs, length: int = 256, backfill: str = "none", compat: bool = True,
-                 metric: str = "bsld", max_queue: int = 128, cutoff: str = "reference",
-                 job_slice: int = 0, start_table=None):
+    def __init__(
+        self,
+        jobs,
+        length: int = 256,
+        backfill: str = "none",
+        compat: bool = True,
+        metric: str = "bsld",
+        max_queue: int = 128,
+        cutoff: str = "reference",
+        job_slice: int = 0,
+        start_table=None,
+    ):
         length = _as_int(length, "length", 1)
         max_queue = _as_int(max_queue, "max_queue", 1)
         job_slice = _as_int(job_slice, "job_slice", 0)
         bcode = E.backfill_code(backfill)
         if compat and bcode == E.BACKFILL_EASY:
-            raise ConfigError("backfill 'easy' is not part of the reference simulator; "
-                              "use compat=False")
+            raise ConfigError(
+                "backfill 'easy' is not part of the reference simulator; use compat=False"
+            )
         if metric not in M.METRICS:
             raise ConfigError(f"unknown metric {metric!r}; choose from {', '.join(M.METRICS)}")
         if cutoff not in CUTOFFS:
             raise ConfigError(f"unknown cutoff {cutoff!r}; choose from {', '.join(CUTOFFS)}")
         m = jobs.n_jobs
-        u = min(m, job_slice) if job_slice else m       # U of the sampling rule
+        u = min(m, job_slice) if job_slice else m  # U of the sampling rule
         if length > m:
             raise ConfigError(f"sequence length {length} is longer than the trace ({m} jobs)")
         nodes = np.ceil(jobs.procs / jobs.procs_per_node).astype(np.int64)
         if (nodes > jobs.num_nodes).any():
             j = int(np.argmax(nodes > jobs.num_nodes))
-            raise ConfigError(f"job {int(jobs.job_id[j])} needs {int(nodes[j])} nodes but the "
-                              f"machine has {jobs.num_nodes}; it could never start")
+            raise ConfigError(
+                f"job {int(jobs.job_id[j])} needs {int(nodes[j])} nodes but the "
+                f"machine has {jobs.num_nodes}; it could never start"
+            )
         # at most `length` jobs wait or run; a job takes >= 1 node unless procs <= 0
         run_cap = min(length, int(jobs.num_nodes)) if (nodes >= 1).all() else length
         low, high = length, u - length - 1
@@ -308,32 +339,49 @@ class RLSchedulerEnv:
         if start_table is not None:
             table = np.asarray(start_table)
             if table.shape != (m,) or table.dtype != np.bool_:
-                raise ConfigError(f"start_table must be bool [{m}] (one flag per loaded job), "
-                                  f"got {table.dtype} {table.shape}")
-            accept[max(low, 0):max(high, 0)] = table[max(low, 0):max(high, 0)]
+                raise ConfigError(
+                    f"start_table must be bool [{m}] (one flag per loaded job), "
+                    f"got {table.dtype} {table.shape}"
+                )
+            accept[max(low, 0) : max(high, 0)] = table[max(low, 0) : max(high, 0)]
             if u - length - 1 > length and not accept.any():
-                raise ConfigError(f"the trajectory filter accepts none of the starts "
-                                  f"[{low}, {high}); widen its bounds or switch it off")
+                raise ConfigError(
+                    f"the trajectory filter accepts none of the starts "
+                    f"[{low}, {high}); widen its bounds or switch it off"
+                )
         self._config = _Config(
-            length=length, max_queue=max_queue, metric=metric, n_trace=m,
-            sample_ok=u - length - 1 > length, queue_cap=length,
-            run_cap=max(run_cap, 1), num_nodes=int(jobs.num_nodes),
+            length=length,
+            max_queue=max_queue,
+            metric=metric,
+            n_trace=m,
+            sample_ok=u - length - 1 > length,
+            queue_cap=length,
+            run_cap=max(run_cap, 1),
+            num_nodes=int(jobs.num_nodes),
             num_procs=float(jobs.num_procs),
             index_order=bool(np.all(np.diff(np.asarray(jobs.submit)) >= 0)),
-            filtered=start_table is not None)
+            filtered=start_table is not None,
+        )
         r_fcfs, r_l1, r_l2 = queue_orders(jobs)
         i64 = lambda a: jnp.asarray(np.asarray(a, np.int64))  # noqa: E731
         self._data = _Data(
-            submit=i64(jobs.submit), run=i64(jobs.run), req=i64(jobs.req_time),
-            procs=i64(jobs.procs), nodes=jnp.asarray(nodes.astype(np.int32)),
+            submit=i64(jobs.submit),
+            run=i64(jobs.run),
+            req=i64(jobs.req_time),
+            procs=i64(jobs.procs),
+            nodes=jnp.asarray(nodes.astype(np.int32)),
             user=i64(jobs.user),
             feat=jnp.asarray(static_features(jobs).astype(np.float32)),
-            rank_fcfs=jnp.asarray(r_fcfs), rank_l1=jnp.asarray(r_l1), rank_l2=jnp.asarray(r_l2),
-            backfill=jnp.asarray(bcode, jnp.int32), compat=jnp.asarray(bool(compat)),
+            rank_fcfs=jnp.asarray(r_fcfs),
+            rank_l1=jnp.asarray(r_l1),
+            rank_l2=jnp.asarray(r_l2),
+            backfill=jnp.asarray(bcode, jnp.int32),
+            compat=jnp.asarray(bool(compat)),
             ref_cutoff=jnp.asarray(cutoff == "reference"),
             sample_low=jnp.asarray(length, jnp.int32),
             sample_high=jnp.asarray(u - length - 1, jnp.int32),
-            accept=jnp.asarray(accept))
+            accept=jnp.asarray(accept),
+        )
 
     # -- pytree protocol: the data are leaves, the configuration is static ------------------
     def tree_flatten(self):
@@ -375,32 +423,40 @@ class RLSchedulerEnv:
         return self._config.n_trace
 
     @property
-    def start_range(self) -> Tuple[int, int]:
+    def start_range(self) -> tuple[int, int]:
         """``(low, high)``: :meth:`reset` draws starts from ``low <= start < high``
         (spec §2.2: ``[length, U - length - 1)``)."""
         return int(self._data.sample_low), int(self._data.sample_high)
 
     @property
-    def obs_shape(self) -> Tuple[int, int]:
+    def obs_shape(self) -> tuple[int, int]:
         return (self._config.max_queue, JOB_FEATURES)
 
     def __repr__(self) -> str:
         c = self._config
-        return (f"RLSchedulerEnv(length={c.length}, max_queue={c.max_queue}, "
-                f"metric={c.metric!r}, trace_jobs={c.n_trace})")
+        return (
+            f"RLSchedulerEnv(length={c.length}, max_queue={c.max_queue}, "
+            f"metric={c.metric!r}, trace_jobs={c.n_trace})"
+        )
 
     # -- the episode's workload ---------------------------------------------------------------
     def _sequence(self, start) -> E.Sequence:
         d, L = self._data, self._config.length
         cut = lambda a: jax.lax.dynamic_slice_in_dim(a, start, L)  # noqa: E731
-        return E.Sequence(submit=cut(d.submit), run=cut(d.run), req=cut(d.req),
-                          procs=cut(d.procs), nodes=cut(d.nodes),
-                          n_jobs=jnp.asarray(L, jnp.int32),
-                          num_nodes=jnp.asarray(self._config.num_nodes, jnp.int32))
+        return E.Sequence(
+            submit=cut(d.submit),
+            run=cut(d.run),
+            req=cut(d.req),
+            procs=cut(d.procs),
+            nodes=cut(d.nodes),
+            n_jobs=jnp.asarray(L, jnp.int32),
+            num_nodes=jnp.asarray(self._config.num_nodes, jnp.int32),
+        )
 
     def _params(self) -> E.SimParams:
-        return E.SimParams(policy=jnp.asarray(0, jnp.int32), backfill=self._data.backfill,
-                           compat=self._data.compat)
+        return E.SimParams(
+            policy=jnp.asarray(0, jnp.int32), backfill=self._data.backfill, compat=self._data.compat
+        )
 
     # -- sampling and reset -------------------------------------------------------------------
     def sample_start(self, key) -> jax.Array:
@@ -411,48 +467,54 @@ class RLSchedulerEnv:
             raise ConfigError(
                 f"cannot sample sequences of {self.length} jobs: the reference draws starts "
                 f"from [length, U - length - 1), which needs U >= {2 * self.length + 2} jobs "
-                f"(U = the trace's jobs, or job_slice)")
+                f"(U = the trace's jobs, or job_slice)"
+            )
         d = self._data
         if self._config.filtered:
             from jaxsched.train.filtering import sample_accepted_starts
+
             return sample_accepted_starts(key, d.accept)
         return jax.random.randint(key, (), d.sample_low, d.sample_high, dtype=jnp.int32)
 
-    def reset(self, key) -> Tuple[EnvState, TimeStep]:
+    def reset(self, key) -> tuple[EnvState, TimeStep]:
         """Start a sampled sequence; returns the state and timestep of the first decision."""
         key, sub = jax.random.split(key)
         return self._reset(self.sample_start(sub), key)
 
-    def reset_at(self, start, key=None) -> Tuple[EnvState, TimeStep]:
+    def reset_at(self, start, key=None) -> tuple[EnvState, TimeStep]:
         """Start the sequence ``start .. start+length-1`` (0-based trace index; values outside
         ``[0, n_trace - length]`` are clipped into it; ``state.start`` holds the one used).
         ``key`` (default ``PRNGKey(0)``) is kept in the state for later auto-resets."""
         if isinstance(start, (int, np.integer)) and not 0 <= start <= self.n_trace - self.length:
-            raise ConfigError(f"start {start} is outside [0, {self.n_trace - self.length}] "
-                              f"for sequences of {self.length} jobs")
+            raise ConfigError(
+                f"start {start} is outside [0, {self.n_trace - self.length}] "
+                f"for sequences of {self.length} jobs"
+            )
         if key is None:
             key = jax.random.PRNGKey(0)
         return self._reset(jnp.asarray(start, jnp.int32), key)
 
-    def _reset(self, start, key) -> Tuple[EnvState, TimeStep]:
+    def _reset(self, start, key) -> tuple[EnvState, TimeStep]:
         state = self._reset_state(start, key)
         obs = self._features(state.start, state.sim, state.vis)
-        ts = TimeStep(step_type=jnp.asarray(FIRST, jnp.int8),
-                      reward=jnp.asarray(0.0, jnp.float32),
-                      discount=jnp.asarray(1.0, jnp.float32), observation=obs,
-                      extras=self._extras(state, jnp.asarray(False)))
+        ts = TimeStep(
+            step_type=jnp.asarray(FIRST, jnp.int8),
+            reward=jnp.asarray(0.0, jnp.float32),
+            discount=jnp.asarray(1.0, jnp.float32),
+            observation=obs,
+            extras=self._extras(state, jnp.asarray(False)),
+        )
         return state, ts
 
     def _reset_state(self, start, key) -> EnvState:
         c = self._config
         start = jnp.clip(jnp.asarray(start, jnp.int32), 0, c.n_trace - c.length)
         seq = self._sequence(start)
-        prank = jnp.arange(c.length, dtype=jnp.int32)    # RL backfill order: (submit, index)
+        prank = jnp.arange(c.length, dtype=jnp.int32)  # RL backfill order: (submit, index)
         # the initial state is a scheduling point (queue = [first job] in slot 0, spec §2.2)
         sim = E.reset(seq, prank, c.queue_cap, c.run_cap)
         vis = jnp.full((c.max_queue,), -1, jnp.int32).at[0].set(0)
-        return EnvState(sim=sim, start=start, vis=vis, decisions=jnp.asarray(0, jnp.int32),
-                        key=key)
+        return EnvState(sim=sim, start=start, vis=vis, decisions=jnp.asarray(0, jnp.int32), key=key)
 
     def _sampled_reset_state(self, key) -> EnvState:
         """The state :meth:`reset` returns for ``key``."""
@@ -460,7 +522,7 @@ class RLSchedulerEnv:
         return self._reset_state(self.sample_start(sub), key)
 
     # -- step -----------------------------------------------------------------------------------
-    def step(self, state: EnvState, action) -> Tuple[EnvState, TimeStep]:
+    def step(self, state: EnvState, action) -> tuple[EnvState, TimeStep]:
         """Commit the job shown in observation slot ``action`` and run the simulator to the
         next decision (or the end of the sequence). A step on a finished episode changes
         nothing and returns a LAST timestep with reward 0 (use :class:`AutoResetWrapper` to
@@ -498,13 +560,19 @@ class RLSchedulerEnv:
 
         bf = _concrete(self._data.backfill)
         if bf is None:
-            sim, order = jax.lax.cond(self._data.backfill == E.BACKFILL_NONE, closed_form,
-                                      engine, state.sim)
+            sim, order = jax.lax.cond(
+                self._data.backfill == E.BACKFILL_NONE, closed_form, engine, state.sim
+            )
         else:
             sim, order = (closed_form if bf == E.BACKFILL_NONE else engine)(state.sim)
         vis = self._visible_from(start, sim, order)
-        new = EnvState(sim=sim, start=start, vis=vis,
-                       decisions=state.decisions + (~was_done).astype(jnp.int32), key=state.key)
+        new = EnvState(
+            sim=sim,
+            start=start,
+            vis=vis,
+            decisions=state.decisions + (~was_done).astype(jnp.int32),
+            key=state.key,
+        )
         ended = sim.done & ~was_done
         # the metric is only needed once the episode is over: computed for those rows only
         value = sparse_cond(sim.done, _metric_fn, _zero_metric, self, start, sim.start)
@@ -513,10 +581,13 @@ class RLSchedulerEnv:
 
     def _timestep(self, state: EnvState, out: dict, obs: Observation) -> TimeStep:
         done = out["done"]
-        return TimeStep(step_type=jnp.where(done, LAST, MID).astype(jnp.int8),
-                        reward=out["reward"],
-                        discount=jnp.where(done, 0.0, 1.0).astype(jnp.float32),
-                        observation=obs, extras=self._extras(state, done, out["value"]))
+        return TimeStep(
+            step_type=jnp.where(done, LAST, MID).astype(jnp.int8),
+            reward=out["reward"],
+            discount=jnp.where(done, 0.0, 1.0).astype(jnp.float32),
+            observation=obs,
+            extras=self._extras(state, done, out["value"]),
+        )
 
     # -- metrics ---------------------------------------------------------------------------------
     def _metric_from(self, start, starts) -> jax.Array:
@@ -525,9 +596,16 @@ class RLSchedulerEnv:
         users = None
         if c.metric == "fairness":
             users = jax.lax.dynamic_slice_in_dim(self._data.user, start, c.length)
-        return M.all_metrics(seq.submit, seq.run, seq.procs, starts,
-                             jnp.ones(c.length, bool), c.num_procs, self._data.compat,
-                             users=users)[c.metric].astype(jnp.float64)
+        return M.all_metrics(
+            seq.submit,
+            seq.run,
+            seq.procs,
+            starts,
+            jnp.ones(c.length, bool),
+            c.num_procs,
+            self._data.compat,
+            users=users,
+        )[c.metric].astype(jnp.float64)
 
     def _sign(self) -> float:
         return 1.0 if self._config.metric in M.HIGHER_IS_BETTER else -1.0
@@ -545,8 +623,11 @@ class RLSchedulerEnv:
     def _extras(self, state: EnvState, done, value=None) -> dict:
         if value is None:
             value = jnp.asarray(0.0, jnp.float64)
-        return {"metric": jnp.where(done, value, 0.0).astype(jnp.float64),
-                "start": state.start, "decisions": state.decisions}
+        return {
+            "metric": jnp.where(done, value, 0.0).astype(jnp.float64),
+            "start": state.start,
+            "decisions": state.decisions,
+        }
 
     # -- observation ----------------------------------------------------------------------------
     def _fcfs_order(self, start, sim: E.SimState, compact: bool) -> jax.Array:
@@ -575,8 +656,17 @@ class RLSchedulerEnv:
         n_vis = jnp.minimum(sim.n_q, MQ)
         vis = jnp.where(jnp.arange(MQ) < n_vis, order, -1)
         if Q > MQ and _concrete(self._data.ref_cutoff) != 0:
-            vis = sparse_cond(self._data.ref_cutoff & (sim.n_q > MQ), _interleave_fn,
-                              _keep_vis, self._data, start, sim.q_job, vis, chunk=16, loop=True)
+            vis = sparse_cond(
+                self._data.ref_cutoff & (sim.n_q > MQ),
+                _interleave_fn,
+                _keep_vis,
+                self._data,
+                start,
+                sim.q_job,
+                vis,
+                chunk=16,
+                loop=True,
+            )
         return vis
 
     def _visible(self, start, sim: E.SimState) -> jax.Array:
@@ -591,7 +681,7 @@ class RLSchedulerEnv:
     def _features(self, start, sim: E.SimState, vis) -> Observation:
         d = self._data
         valid = vis >= 0
-        g = start + jnp.where(valid, sim.q_job[jnp.maximum(vis, 0)], 0)   # trace index
+        g = start + jnp.where(valid, sim.q_job[jnp.maximum(vis, 0)], 0)  # trace index
         wait = (sim.t - d.submit[g]).astype(jnp.float64) / float(MAX_WAIT_TIME)
         wait = jnp.minimum(wait, _C).astype(jnp.float32)
         canrun = jnp.where(d.nodes[g] <= sim.free, np.float32(_C), np.float32(_EPS))
@@ -644,8 +734,8 @@ def _interleave(data: _Data, start, q_job, MQ: int) -> jax.Array:
     qv = q_job >= 0
     g = start + jnp.maximum(q_job, 0)
     bits = max(1, (Q - 1).bit_length())
-    kt = i32 if (data.rank_l1.shape[0] + 1) << bits < 2 ** 31 else jnp.int64
-    big = jnp.asarray(data.rank_l1.shape[0], kt)       # above every rank
+    kt = i32 if (data.rank_l1.shape[0] + 1) << bits < 2**31 else jnp.int64
+    big = jnp.asarray(data.rank_l1.shape[0], kt)  # above every rank
     slots = jnp.arange(Q, dtype=kt)
     low = (1 << bits) - 1
 
@@ -744,7 +834,7 @@ def schedule_nobf(seq: E.Sequence, st: E.SimState, slot, enabled=True) -> E.SimS
     idle = (nq1 == 0) & ~done
     sb = seq.submit[jnp.minimum(nxt1, L - 1)]
     n_before = (jnp.sum(rv & (st.r_f < sb)) + (fj < sb)).astype(i32)
-    c = jnp.where(idle, n_before, c_wait)         # released: the first c of (running + j)
+    c = jnp.where(idle, n_before, c_wait)  # released: the first c of (running + j)
     t = jnp.where(idle, jnp.maximum(t1, sb), t1)
     m = m_wait + idle.astype(i32)
     n_q = nq1 + idle.astype(i32)
@@ -762,38 +852,60 @@ def schedule_nobf(seq: E.Sequence, st: E.SimState, slot, enabled=True) -> E.SimS
 
     cum_pos = jnp.where(pos > 0, st.r_cum[jnp.maximum(pos - 1, 0)], 0) + kj
 
-    def merged_cum(q):                       # running node sum of (running + j) at index q
-        return jnp.where(q < pos, st.r_cum[jnp.clip(q, 0, R - 1)],
-                         jnp.where(q == pos, cum_pos, st.r_cum[jnp.clip(q - 1, 0, R - 1)] + kj))
+    def merged_cum(q):  # running node sum of (running + j) at index q
+        return jnp.where(
+            q < pos,
+            st.r_cum[jnp.clip(q, 0, R - 1)],
+            jnp.where(q == pos, cum_pos, st.r_cum[jnp.clip(q - 1, 0, R - 1)] + kj),
+        )
 
     released = jnp.where(c > 0, merged_cum(c - 1), 0)
-    r_cum = jnp.where(rvalid, jnp.where(at_j, cum_pos,
-                                        jnp.where(p < pos, st.r_cum[src], st.r_cum[src] + kj))
-                      - released, 0)
+    r_cum = jnp.where(
+        rvalid,
+        jnp.where(at_j, cum_pos, jnp.where(p < pos, st.r_cum[src], st.r_cum[src] + kj)) - released,
+        0,
+    )
 
     # --- queue: slot removed, the m arrivals appended (jobs next .. next+m-1)
     n_keep = st.n_q - 1
     kept = jnp.where(qi < slot, st.q_job, jnp.roll(st.q_job, -1))
-    q_job = jnp.where(qi < n_keep, kept,
-                      jnp.where(qi < n_keep + m, st.next + qi - n_keep, -1)).astype(i32)
+    q_job = jnp.where(
+        qi < n_keep, kept, jnp.where(qi < n_keep + m, st.next + qi - n_keep, -1)
+    ).astype(i32)
     qj = jnp.maximum(q_job, 0)
     qv = q_job >= 0
 
     new = st.replace(
-        t=t.astype(i64), free=(st.free - kj + released).astype(i32), next=nxt.astype(i32),
-        q_job=q_job, q_k=jnp.where(qv, seq.nodes[qj], 0).astype(st.q_k.dtype),
+        t=t.astype(i64),
+        free=(st.free - kj + released).astype(i32),
+        next=nxt.astype(i32),
+        q_job=q_job,
+        q_k=jnp.where(qv, seq.nodes[qj], 0).astype(st.q_k.dtype),
         q_req=jnp.where(qv, E._req32(seq.req[qj]), 0).astype(st.q_req.dtype),
         q_s=jnp.where(qv, seq.submit[qj], 0).astype(st.q_s.dtype),
-        q_rank=jnp.where(qv, st.prank[qj], 0).astype(st.q_rank.dtype), n_q=n_q.astype(i32),
-        r_job=run_list(st.r_job, j, -1), r_f=run_list(st.r_f, fj, 0),
-        r_e=run_list(st.r_e, t1 + seq.req[j], 0), r_k=run_list(st.r_k, kj, 0),
-        r_flag=run_list(st.r_flag, False, False), r_cnt=run_list(st.r_cnt, st.cnt, 0),
-        r_cum=r_cum.astype(i32), n_r=n_r.astype(i32), cj=jnp.asarray(-1, i32),
-        cnt=st.cnt + 1, start=st.start.at[j].set(t1),
-        done=done | r_over, overflow=st.overflow | (2 * r_over.astype(i32)),
+        q_rank=jnp.where(qv, st.prank[qj], 0).astype(st.q_rank.dtype),
+        n_q=n_q.astype(i32),
+        r_job=run_list(st.r_job, j, -1),
+        r_f=run_list(st.r_f, fj, 0),
+        r_e=run_list(st.r_e, t1 + seq.req[j], 0),
+        r_k=run_list(st.r_k, kj, 0),
+        r_flag=run_list(st.r_flag, False, False),
+        r_cnt=run_list(st.r_cnt, st.cnt, 0),
+        r_cum=r_cum.astype(i32),
+        n_r=n_r.astype(i32),
+        cj=jnp.asarray(-1, i32),
+        cnt=st.cnt + 1,
+        start=st.start.at[j].set(t1),
+        done=done | r_over,
+        overflow=st.overflow | (2 * r_over.astype(i32)),
         decisions=st.decisions + 1,
-        steps=(st.steps + 1 + jnp.where(fits, 0, m_wait + c_wait + 1)
-               + jnp.where(idle, c - c_wait + 1, 0)).astype(i32))
+        steps=(
+            st.steps
+            + 1
+            + jnp.where(fits, 0, m_wait + c_wait + 1)
+            + jnp.where(idle, c - c_wait + 1, 0)
+        ).astype(i32),
+    )
     return jax.tree_util.tree_map(lambda x, y: jnp.where(active, x, y), new, st)
 
 
@@ -861,8 +973,8 @@ def _schedule_engine_rule(axis_size, in_batched, seq, params, st, slot):
             go = _needs_more(s)
             new = micro(seq, params, s, zero)
             return jax.tree_util.tree_map(
-                lambda a, b: jnp.where(go.reshape(go.shape + (1,) * (a.ndim - 1)), a, b),
-                new, s)
+                lambda a, b: jnp.where(go.reshape(go.shape + (1,) * (a.ndim - 1)), a, b), new, s
+            )
 
         st = jax.lax.while_loop(cond, body, st)
         if nxt == 0:
@@ -871,10 +983,10 @@ def _schedule_engine_rule(axis_size, in_batched, seq, params, st, slot):
 
         def compact(st):
             key = jnp.where(go, jnp.arange(K, dtype=jnp.int32), K)
-            idx = -jax.lax.top_k(-key, nxt)[0]          # the rows still running (K = none)
+            idx = -jax.lax.top_k(-key, nxt)[0]  # the rows still running (K = none)
             safe = jnp.minimum(idx, K - 1)
             sub = take(st, safe)
-            sub = sub.replace(done=sub.done | (idx >= K))   # padding rows: never stepped
+            sub = sub.replace(done=sub.done | (idx >= K))  # padding rows: never stepped
             p_sub = jax.tree_util.tree_map(lambda x, b: x[safe] if b else x, params, params_b)
             sub = drain(take(seq, safe), p_sub, sub, level + 1)
             sub = sub.replace(done=jnp.where(idx >= K, st.done[safe], sub.done))
@@ -882,7 +994,7 @@ def _schedule_engine_rule(axis_size, in_batched, seq, params, st, slot):
 
         return jax.lax.cond(jnp.any(go), compact, lambda s: s, st)
 
-    st = micro(seq, params, st, slot)                     # the decision itself
+    st = micro(seq, params, st, slot)  # the decision itself
     out = drain(seq, params, st, 0)
     return out, jax.tree_util.tree_map(lambda _: True, out)
 
@@ -912,13 +1024,13 @@ class AutoResetWrapper:
             raise AttributeError(name)
         return getattr(self.env, name)
 
-    def reset(self, key) -> Tuple[EnvState, TimeStep]:
+    def reset(self, key) -> tuple[EnvState, TimeStep]:
         return self.env.reset(key)
 
-    def reset_at(self, start, key=None) -> Tuple[EnvState, TimeStep]:
+    def reset_at(self, start, key=None) -> tuple[EnvState, TimeStep]:
         return self.env.reset_at(start, key)
 
-    def step(self, state: EnvState, action) -> Tuple[EnvState, TimeStep]:
+    def step(self, state: EnvState, action) -> tuple[EnvState, TimeStep]:
         env = self.env
         new, out = env._transition(state, action)
         # the terminal timestep's reward, discount, step type and extras are the finished
@@ -928,7 +1040,8 @@ class AutoResetWrapper:
 
 
 jax.tree_util.register_pytree_node(
-    AutoResetWrapper, lambda w: ((w.env,), None), lambda _, ch: AutoResetWrapper(ch[0]))
+    AutoResetWrapper, lambda w: ((w.env,), None), lambda _, ch: AutoResetWrapper(ch[0])
+)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -941,4 +1054,3 @@ jit_reset = jax.jit(lambda env, key: env.reset(key))
 jit_reset_at = jax.jit(lambda env, start: env.reset_at(start))
 #: ``jit_step(env, state, action)``: :meth:`RLSchedulerEnv.step`, compiled.
 jit_step = jax.jit(lambda env, state, action: env.step(state, action))
-

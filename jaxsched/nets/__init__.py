@@ -4,6 +4,7 @@
 Table IV comparison policies, a name registry (:func:`make_policy`, :func:`make_value`) and
 NaN-free masked-categorical helpers for PPO.
 """
+
 from jaxsched.nets.rlscheduler import (  # noqa: F401
     JOB_FEATURES,
     LOGIT_BOUND,
@@ -16,6 +17,7 @@ from jaxsched.nets.rlscheduler import (  # noqa: F401
     LeNetPolicy,
     MLPPolicy,
     MLPValue,
+    __all__,  # noqa: F401
     action_log_prob,
     entropy,
     greedy_action,
@@ -29,4 +31,3 @@ from jaxsched.nets.rlscheduler import (  # noqa: F401
     param_count,
     sample_action,
 )
-from jaxsched.nets.rlscheduler import __all__  # noqa: F401

@@ -28,10 +28,11 @@ below may be given either raw or already-masked logits.  If no slot of a row is 
 distribution is uniform over all N slots (well defined, NaN free); such rows should be ignored
 by the caller.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Callable, Optional, Sequence, Tuple
+from collections.abc import Callable, Sequence
 
 import chex
 import flax.linen as nn
@@ -41,11 +42,29 @@ import jax.numpy as jnp
 from jaxsched.errors import ConfigError
 
 __all__ = [
-    "MAX_QUEUE_SIZE", "JOB_FEATURES", "LOGIT_BOUND", "MASKED_LOGIT",
-    "KernelPolicy", "MLPPolicy", "LeNetPolicy", "KernelValue", "MLPValue",
-    "POLICY_NAMES", "VALUE_NAMES", "make_policy", "make_value", "init_params", "param_count",
-    "lenet_grid", "mask_logits", "masked_log_probs", "masked_probs", "action_log_prob",
-    "sample_action", "greedy_action", "entropy",
+    "MAX_QUEUE_SIZE",
+    "JOB_FEATURES",
+    "LOGIT_BOUND",
+    "MASKED_LOGIT",
+    "KernelPolicy",
+    "MLPPolicy",
+    "LeNetPolicy",
+    "KernelValue",
+    "MLPValue",
+    "POLICY_NAMES",
+    "VALUE_NAMES",
+    "make_policy",
+    "make_value",
+    "init_params",
+    "param_count",
+    "lenet_grid",
+    "mask_logits",
+    "masked_log_probs",
+    "masked_probs",
+    "action_log_prob",
+    "sample_action",
+    "greedy_action",
+    "entropy",
 ]
 
 MAX_QUEUE_SIZE = 128
@@ -69,11 +88,17 @@ def _glorot() -> Callable:
 
 
 def _dense(features: int, name: str) -> nn.Dense:
-    return nn.Dense(features, kernel_init=_glorot(), bias_init=nn.initializers.zeros,
-                    dtype=_F32, param_dtype=_F32, name=name)
+    return nn.Dense(
+        features,
+        kernel_init=_glorot(),
+        bias_init=nn.initializers.zeros,
+        dtype=_F32,
+        param_dtype=_F32,
+        name=name,
+    )
 
 
-def _check_obs(obs, mask) -> Tuple[jax.Array, Optional[jax.Array]]:
+def _check_obs(obs, mask) -> tuple[jax.Array, jax.Array | None]:
     """Cast obs to float32 ``[..., N, F]`` and mask to bool ``[..., N]`` and check shapes."""
     x = jnp.asarray(obs, _F32)
     if x.ndim < 2:
@@ -102,7 +127,7 @@ def _mask_bool(mask) -> jax.Array:
     return m if m.dtype == jnp.bool_ else m != 0
 
 
-def _cast(logits, mask) -> Tuple[jax.Array, jax.Array]:
+def _cast(logits, mask) -> tuple[jax.Array, jax.Array]:
     # cast before entering the jitted cores, so float64 / numeric-mask callers share their
     # compilations with float32 / bool ones
     return jnp.asarray(logits, _F32), _mask_bool(mask)
@@ -232,7 +257,8 @@ class KernelPolicy(nn.Module):
     ``__call__(obs, mask=None)``: obs float ``[..., N, F]``, mask bool ``[..., N]`` ->
     masked logits float32 ``[..., N]`` (raw logits if ``mask`` is None).
     """
-    hidden: Tuple[int, ...] = (32, 16, 8)
+
+    hidden: tuple[int, ...] = (32, 16, 8)
 
     @nn.compact
     def __call__(self, obs, mask=None) -> jax.Array:
@@ -251,7 +277,8 @@ class MLPPolicy(nn.Module):
     ``__call__(obs, mask=None)``: obs float ``[..., N, F]``, mask bool ``[..., N]`` ->
     masked logits float32 ``[..., N]``.
     """
-    hidden: Tuple[int, ...] = (128, 128, 128)
+
+    hidden: tuple[int, ...] = (128, 128, 128)
 
     @nn.compact
     def __call__(self, obs, mask=None) -> jax.Array:
@@ -262,7 +289,7 @@ class MLPPolicy(nn.Module):
         return logits if m is None else _mask(logits, m)
 
 
-def lenet_grid(n_slots: int) -> Tuple[int, int]:
+def lenet_grid(n_slots: int) -> tuple[int, int]:
     """Grid ``(h, w)``, ``h * w = n_slots``, that :class:`LeNetPolicy` lays the slots out on.
 
     ``h`` is the largest divisor of ``n_slots`` not above ``sqrt(n_slots)``, so a square count
@@ -288,7 +315,8 @@ class LeNetPolicy(nn.Module):
     ``__call__(obs, mask=None)``: obs float ``[..., N, F]``, mask bool ``[..., N]`` ->
     masked logits float32 ``[..., N]``.
     """
-    grid: Optional[Tuple[int, int]] = None
+
+    grid: tuple[int, int] | None = None
 
     @nn.compact
     def __call__(self, obs, mask=None) -> jax.Array:
@@ -299,8 +327,13 @@ class LeNetPolicy(nn.Module):
             raise ValueError(f"LeNet grid {h}x{w} does not fit {n} slots (need h*w = N, h, w >= 4)")
         batch = x.shape[:-2]
         y = x.reshape((-1, h, w, f))
-        conv = dict(kernel_size=(1, 1), kernel_init=_glorot(), bias_init=nn.initializers.zeros,
-                    dtype=_F32, param_dtype=_F32)
+        conv = dict(
+            kernel_size=(1, 1),
+            kernel_init=_glorot(),
+            bias_init=nn.initializers.zeros,
+            dtype=_F32,
+            param_dtype=_F32,
+        )
         y = nn.Conv(32, name="conv_0", **conv)(y)
         y = nn.max_pool(y, (2, 2), strides=(2, 2), padding="VALID")
         y = nn.Conv(64, name="conv_1", **conv)(y)
@@ -328,8 +361,9 @@ class KernelValue(nn.Module):
     environment's padding), with the padding row through the kernel once instead of ``N − K``
     times; the same parameters and the same value (the trainer's ``slot_buckets`` use it).
     """
-    kernel_hidden: Tuple[int, ...] = (32, 16, 8)
-    hidden: Tuple[int, ...] = (64, 32, 8)
+
+    kernel_hidden: tuple[int, ...] = (32, 16, 8)
+    hidden: tuple[int, ...] = (64, 32, 8)
 
     @nn.compact
     def __call__(self, obs, mask=None, n_slots=None, pad_row=None) -> jax.Array:
@@ -339,10 +373,11 @@ class KernelValue(nn.Module):
             if pad_row is None:
                 raise ValueError("KernelValue: n_slots needs pad_row")
             pad = jnp.broadcast_to(jnp.asarray(pad_row, x.dtype), x.shape[:-2] + (1, x.shape[-1]))
-            per = _row_mlp(jnp.concatenate([x, pad], axis=-2), self.kernel_hidden, 1,
-                           "kernel")[..., 0]                                   # [..., K+1]
+            per = _row_mlp(jnp.concatenate([x, pad], axis=-2), self.kernel_hidden, 1, "kernel")[
+                ..., 0
+            ]  # [..., K+1]
             rest = jnp.broadcast_to(per[..., K:], per.shape[:-1] + (n_slots - K,))
-            per_slot = jnp.concatenate([per[..., :K], rest], axis=-1)           # [..., N]
+            per_slot = jnp.concatenate([per[..., :K], rest], axis=-1)  # [..., N]
         else:
             per_slot = _row_mlp(x, self.kernel_hidden, 1, "kernel")[..., 0]  # [..., N]
         return _row_mlp(per_slot, self.hidden, 1, "mlp")[..., 0]
@@ -357,7 +392,8 @@ class MLPValue(nn.Module):
     ``__call__(obs, mask=None)``: obs float ``[..., N, F]`` -> value float32 ``[...]``; the mask
     is ignored.
     """
-    hidden: Tuple[int, ...] = (32, 16, 8)
+
+    hidden: tuple[int, ...] = (32, 16, 8)
 
     @nn.compact
     def __call__(self, obs, mask=None) -> jax.Array:
@@ -380,12 +416,11 @@ _VALUES: dict = {
     "kernel": lambda: KernelValue(),
     "mlp": lambda: MLPValue(),
 }
-_ALIASES = {"rlscheduler": "kernel", "rl_kernel": "kernel", "critic_mlp": "kernel",
-            "paper": "mlp"}
+_ALIASES = {"rlscheduler": "kernel", "rl_kernel": "kernel", "critic_mlp": "kernel", "paper": "mlp"}
 
-POLICY_NAMES: Tuple[str, ...] = tuple(_POLICIES)
+POLICY_NAMES: tuple[str, ...] = tuple(_POLICIES)
 """Names accepted by :func:`make_policy` (plus the alias ``rlscheduler`` / ``rl_kernel``)."""
-VALUE_NAMES: Tuple[str, ...] = tuple(_VALUES)
+VALUE_NAMES: tuple[str, ...] = tuple(_VALUES)
 """Names accepted by :func:`make_value` (plus ``critic_mlp`` = kernel, ``paper`` = mlp)."""
 
 
@@ -409,8 +444,12 @@ def make_value(name: str = "kernel") -> nn.Module:
     return _lookup("value", name, _VALUES)
 
 
-def init_params(module: nn.Module, key: chex.PRNGKey, n_slots: int = MAX_QUEUE_SIZE,
-                n_features: int = JOB_FEATURES):
+def init_params(
+    module: nn.Module,
+    key: chex.PRNGKey,
+    n_slots: int = MAX_QUEUE_SIZE,
+    n_features: int = JOB_FEATURES,
+):
     """Initialise ``module`` for observations of shape ``[n_slots, n_features]``; returns the
     variables dict (``{"params": ...}``), all float32."""
     obs = jnp.zeros((n_slots, n_features), _F32)

@@ -23,26 +23,48 @@ distinct values only), and the clock-dependent UNICEP key gets its ``log2(n + 1e
 host too (:func:`host_log2n`). :func:`static_rank` (device, inside ``jit``) is kept for callers
 that only need an order up to such ties.
 """
+
 from __future__ import annotations
 
 import math
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from jaxsched.errors import ConfigError
 
-import jax
-import jax.numpy as jnp
-
 #: Policy names in code order. ``random`` draws one uniform key per job per episode.
 POLICIES: tuple[str, ...] = (
-    "fcfs", "sjf", "wfp3", "unicep", "f1", "f2", "f3", "f4",
-    "smallest", "saf", "srf", "ljf", "lcfs", "random",
+    "fcfs",
+    "sjf",
+    "wfp3",
+    "unicep",
+    "f1",
+    "f2",
+    "f3",
+    "f4",
+    "smallest",
+    "saf",
+    "srf",
+    "ljf",
+    "lcfs",
+    "random",
 )
 #: The five heuristics of the RLScheduler paper's tables, in the paper's column order.
 PAPER_POLICIES: tuple[str, ...] = ("fcfs", "wfp3", "unicep", "sjf", "f1")
 #: The nine policies of the reference numbers in ``shared/reference``.
-REFERENCE_POLICIES: tuple[str, ...] = ("fcfs", "sjf", "wfp3", "unicep", "f1", "f2", "f3", "f4", "smallest")
+REFERENCE_POLICIES: tuple[str, ...] = (
+    "fcfs",
+    "sjf",
+    "wfp3",
+    "unicep",
+    "f1",
+    "f2",
+    "f3",
+    "f4",
+    "smallest",
+)
 
 POLICY_CODE = {name: i for i, name in enumerate(POLICIES)}
 ALIASES = {"sqf": "smallest"}
@@ -78,22 +100,24 @@ def static_key(code, s, q, n, rand_u):
     q = q.astype(jnp.float64)
     n = n.astype(jnp.float64)
     w_bug = -1.0 - s
-    keys = jnp.stack([
-        s,                                                        # fcfs
-        q,                                                        # sjf (q, s)
-        -jnp.power(w_bug / q, 3.0) * n,                           # wfp3 (reference quirk)
-        -(w_bug + 1e-15) / (jnp.log2(n + 1e-15) * q),             # unicep (reference quirk)
-        jnp.log10(_pos(q)) * n + 870.0 * jnp.log10(_pos(s)),      # f1
-        jnp.sqrt(q) * n + 25600.0 * jnp.log10(s),                 # f2
-        q * n + 6860000.0 * jnp.log10(s),                         # f3
-        q * jnp.sqrt(n) + 530000.0 * jnp.log10(s),                # f4
-        n,                                                        # smallest (n, s)
-        q * n,                                                    # saf: smallest area
-        q / n,                                                    # srf: smallest ratio
-        -q,                                                       # ljf: longest requested first
-        -s,                                                       # lcfs
-        rand_u,                                                   # random
-    ])
+    keys = jnp.stack(
+        [
+            s,  # fcfs
+            q,  # sjf (q, s)
+            -jnp.power(w_bug / q, 3.0) * n,  # wfp3 (reference quirk)
+            -(w_bug + 1e-15) / (jnp.log2(n + 1e-15) * q),  # unicep (reference quirk)
+            jnp.log10(_pos(q)) * n + 870.0 * jnp.log10(_pos(s)),  # f1
+            jnp.sqrt(q) * n + 25600.0 * jnp.log10(s),  # f2
+            q * n + 6860000.0 * jnp.log10(s),  # f3
+            q * jnp.sqrt(n) + 530000.0 * jnp.log10(s),  # f4
+            n,  # smallest (n, s)
+            q * n,  # saf: smallest area
+            q / n,  # srf: smallest ratio
+            -q,  # ljf: longest requested first
+            -s,  # lcfs
+            rand_u,  # random
+        ]
+    )
     return keys[code]
 
 
@@ -198,8 +222,10 @@ def host_keys(code, s, q, n, rand_u=None) -> tuple:
         if name == "smallest":
             return (nf, sf)
         if name == "f1":
-            return (_unique_map(_libm_log10, np.where(qf > 0, qf, 0.1)) * nf
-                    + 870.0 * _unique_map(_libm_log10, np.where(sf > 0, sf, 0.1)),)
+            return (
+                _unique_map(_libm_log10, np.where(qf > 0, qf, 0.1)) * nf
+                + 870.0 * _unique_map(_libm_log10, np.where(sf > 0, sf, 0.1)),
+            )
         if name == "f2":
             return (_unique_map(_libm_sqrt, qf) * nf + 25600.0 * _unique_map(_libm_log10, sf),)
         if name == "f3":

@@ -19,16 +19,17 @@ slots. Times are int64 seconds (absolute trace time), priority keys float64. Cap
 and ``R`` are static; if a run needs more the ``overflow`` flag is set and the host driver
 (:mod:`jaxsched.sim.evaluate`) re-runs with larger capacities.
 """
+
 from __future__ import annotations
 
-from jaxsched.errors import ConfigError
-
+import chex
 import jax
 import jax.numpy as jnp
-import chex
 from flax import struct
 
+from jaxsched.errors import ConfigError
 from jaxsched.policies import heuristics as H
+
 
 def _argmin(x: chex.Array) -> chex.Array:
     """Index (int32) of the first minimum of a 1-D array: two plain reductions, which XLA
@@ -53,8 +54,8 @@ def _argmax_bool(x: chex.Array) -> chex.Array:
     return jnp.min(jnp.where(x, i, jnp.int32(x.shape[0]))) % x.shape[0]
 
 
-BIG = jnp.iinfo(jnp.int64).max // 4      # "infinite" time
-IMAX = jnp.iinfo(jnp.int64).max          # argmin sentinel for composite keys
+BIG = jnp.iinfo(jnp.int64).max // 4  # "infinite" time
+IMAX = jnp.iinfo(jnp.int64).max  # argmin sentinel for composite keys
 
 #: Backfilling codes.
 BACKFILL_NONE, BACKFILL_RLSCHEDULER, BACKFILL_EASY = 0, 1, 2
@@ -63,7 +64,9 @@ BACKFILLS = ("none", "rlscheduler", "easy")
 
 def backfill_code(name: str) -> int:
     """``"none"|"rlscheduler"|"easy"`` (also ``"greedy"`` for rlscheduler) → int code."""
-    key = {"greedy": "rlscheduler", "off": "none", "no": "none"}.get(name.strip().lower(), name.strip().lower())
+    key = {"greedy": "rlscheduler", "off": "none", "no": "none"}.get(
+        name.strip().lower(), name.strip().lower()
+    )
     if key not in BACKFILLS:
         raise ConfigError(f"unknown backfill mode {name!r}; choose from {', '.join(BACKFILLS)}")
     return BACKFILLS.index(key)
@@ -83,6 +86,7 @@ class Sequence:
         (:func:`jaxsched.policies.heuristics.host_log2n`); only the correct-mode UNICEP key
         reads it, and without it the device's log2 may break exact ties differently.
     """
+
     submit: chex.Array
     run: chex.Array
     req: chex.Array
@@ -103,6 +107,7 @@ class SimParams:
       backfill: int32 backfill code (``BACKFILL_*``).
       compat: bool, True = reference SchedGym semantics, False = the correct default mode.
     """
+
     policy: chex.Array
     backfill: chex.Array
     compat: chex.Array
@@ -134,6 +139,7 @@ class SimState:
       done, stuck: bool flags; overflow: int32, bit 0 = queue full, bit 1 = running list full.
       decisions, steps: int32 counters.
     """
+
     t: chex.Array
     free: chex.Array
     next: chex.Array
@@ -167,7 +173,7 @@ class SimState:
     steps: chex.Array
 
 
-_I32MIN, _I32MAX = -(2 ** 31), 2 ** 31 - 1
+_I32MIN, _I32MAX = -(2**31), 2**31 - 1
 
 
 def _req32(q):
@@ -177,7 +183,7 @@ def _req32(q):
 
 def _key_dtype(L: int):
     """Integer type of the backfill scan keys (``L*L + L`` must fit)."""
-    return jnp.int32 if L * L + 2 * L < 2 ** 31 else jnp.int64
+    return jnp.int32 if L * L + 2 * L < 2**31 else jnp.int64
 
 
 def reset(seq: Sequence, prank: chex.Array, queue_cap: int, run_cap: int) -> SimState:
@@ -193,19 +199,37 @@ def reset(seq: Sequence, prank: chex.Array, queue_cap: int, run_cap: int) -> Sim
     zq = lambda dt: jnp.zeros((queue_cap,), dt)
     zr = lambda dt: jnp.zeros((run_cap,), dt)
     return SimState(
-        t=seq.submit[0].astype(i64), free=seq.num_nodes.astype(i32), next=jnp.asarray(1, i32),
+        t=seq.submit[0].astype(i64),
+        free=seq.num_nodes.astype(i32),
+        next=jnp.asarray(1, i32),
         q_job=jnp.full((queue_cap,), -1, i32).at[0].set(0),
-        q_k=zq(i32).at[0].set(seq.nodes[0]), q_req=zq(i32).at[0].set(_req32(seq.req[0])),
-        q_s=zq(i64).at[0].set(seq.submit[0]), q_rank=zq(i32).at[0].set(prank[0]),
-        q_b=zq(_key_dtype(L)).at[0].set(prank[0]), g_arr=jnp.asarray(0, i32),
+        q_k=zq(i32).at[0].set(seq.nodes[0]),
+        q_req=zq(i32).at[0].set(_req32(seq.req[0])),
+        q_s=zq(i64).at[0].set(seq.submit[0]),
+        q_rank=zq(i32).at[0].set(prank[0]),
+        q_b=zq(_key_dtype(L)).at[0].set(prank[0]),
+        g_arr=jnp.asarray(0, i32),
         n_q=jnp.asarray(1, i32),
-        r_job=jnp.full((run_cap,), -1, i32), r_f=zr(i64), r_e=zr(i64), r_k=zr(i32),
-        r_flag=zr(bool), r_cnt=zr(i32), r_cum=zr(i32), n_r=jnp.asarray(0, i32),
-        cj=jnp.asarray(-1, i32), cslot=jnp.asarray(-1, i32), shadow=jnp.asarray(0, i64),
-        nac=jnp.asarray(0, i32), cnt=jnp.asarray(0, i32),
-        start=jnp.full((L,), -1, i64), prank=prank,
-        done=jnp.asarray(False), overflow=jnp.asarray(0, i32), stuck=jnp.asarray(False),
-        decisions=jnp.asarray(0, i32), steps=jnp.asarray(0, i32),
+        r_job=jnp.full((run_cap,), -1, i32),
+        r_f=zr(i64),
+        r_e=zr(i64),
+        r_k=zr(i32),
+        r_flag=zr(bool),
+        r_cnt=zr(i32),
+        r_cum=zr(i32),
+        n_r=jnp.asarray(0, i32),
+        cj=jnp.asarray(-1, i32),
+        cslot=jnp.asarray(-1, i32),
+        shadow=jnp.asarray(0, i64),
+        nac=jnp.asarray(0, i32),
+        cnt=jnp.asarray(0, i32),
+        start=jnp.full((L,), -1, i64),
+        prank=prank,
+        done=jnp.asarray(False),
+        overflow=jnp.asarray(0, i32),
+        stuck=jnp.asarray(False),
+        decisions=jnp.asarray(0, i32),
+        steps=jnp.asarray(0, i32),
     )
 
 
@@ -231,8 +255,9 @@ def reservation(e, k, cum, valid, free, need, t):
     return shadow, at.astype(jnp.int32)
 
 
-def heuristic_choice(seq: Sequence, params: SimParams, st: SimState,
-                     dynamic: bool = True) -> chex.Array:
+def heuristic_choice(
+    seq: Sequence, params: SimParams, st: SimState, dynamic: bool = True
+) -> chex.Array:
     """The queue slot a heuristic picks: smallest (key, trace index) among waiting jobs.
 
     ``dynamic`` (static) compiles in the clock-dependent WFP3/UNICEP keys of the correct mode;
@@ -241,16 +266,22 @@ def heuristic_choice(seq: Sequence, params: SimParams, st: SimState,
     """
     qv = st.q_job >= 0
     L, Q = seq.submit.shape[0], st.q_job.shape[0]
-    if L * Q + Q < 2 ** 31:
-        slot = _argmin_unique(st.q_rank, qv, L)          # ranks are a permutation of 0..L-1
+    if L * Q + Q < 2**31:
+        slot = _argmin_unique(st.q_rank, qv, L)  # ranks are a permutation of 0..L-1
     else:
         slot = _argmin(jnp.where(qv, st.q_rank, jnp.iinfo(jnp.int32).max))
     if not dynamic:
         return slot
     dyn = H.is_dynamic(params.policy, params.compat)
     qj = jnp.where(qv, st.q_job, 0)
-    key = H.dynamic_key(params.policy, st.t, st.q_s, st.q_req, seq.procs[qj],
-                        None if seq.log2n is None else seq.log2n[qj])
+    key = H.dynamic_key(
+        params.policy,
+        st.t,
+        st.q_s,
+        st.q_req,
+        seq.procs[qj],
+        None if seq.log2n is None else seq.log2n[qj],
+    )
     key = jnp.where(qv, key, jnp.inf)
     m = jnp.min(key)
     cand = qv & ((key == m) | jnp.isnan(m))
@@ -264,8 +295,7 @@ def micro_step(seq: Sequence, params: SimParams, st: SimState, choice: chex.Arra
     return _micro(seq, params, st, choice, True)[0]
 
 
-def _micro(seq: Sequence, params: SimParams, st: SimState, choice: chex.Array,
-           write_start: bool):
+def _micro(seq: Sequence, params: SimParams, st: SimState, choice: chex.Array, write_start: bool):
     """:func:`micro_step`, also returning the job started by this step (int32, -1 = none; it
     starts at ``st.t``). With ``write_start=False`` the ``start`` array is left untouched (the
     batched runner logs starts instead: a per-step write into ``[L]`` costs more than the
@@ -309,7 +339,7 @@ def _micro(seq: Sequence, params: SimParams, st: SimState, choice: chex.Array,
     elig = (st.q_req <= bound) | (easy & (st.q_k <= extra))
     elig = elig & qv & (qi != cur_slot) & (st.q_k <= st.free) & (bf != BACKFILL_NONE)
     # keys are distinct: one reduction over key * Q + slot
-    bdt = jnp.int32 if (L * L + L + 1) * Q < 2 ** 31 else jnp.int64
+    bdt = jnp.int32 if (L * L + L + 1) * Q < 2**31 else jnp.int64
     bslot = _argmin_unique(bkey.astype(bdt), elig, L * L + L)
     has_bf = elig[bslot]
 
@@ -352,9 +382,11 @@ def _micro(seq: Sequence, params: SimParams, st: SimState, choice: chex.Array,
     r_k = put(st.r_k, sk)
     r_flag = put(st.r_flag, False)
     r_cnt = put(st.r_cnt, st.cnt)
-    r_cum = jnp.where(do_start, jnp.where(ri < pos, st.r_cum,
-                                          jnp.where(ri == 0, 0, jnp.roll(st.r_cum, 1)) + sk),
-                      st.r_cum)
+    r_cum = jnp.where(
+        do_start,
+        jnp.where(ri < pos, st.r_cum, jnp.where(ri == 0, 0, jnp.roll(st.r_cum, 1)) + sk),
+        st.r_cum,
+    )
     if write_start:
         start = st.start.at[sj].set(jnp.where(do_start, st.t, st.start[sj]))
     else:
@@ -390,7 +422,9 @@ def _micro(seq: Sequence, params: SimParams, st: SimState, choice: chex.Array,
     q_b = setq(st.q_b, (g_new.astype(st.q_b.dtype) * L + st.prank[nj]).astype(st.q_b.dtype))
     n_q = st.n_q + do_arr.astype(i32) - do_start.astype(i32)
     nxt = st.next + do_arr.astype(i32)
-    t = jnp.where(do_arr, jnp.maximum(st.t, s_next), jnp.where(do_rel, jnp.maximum(st.t, fmin), st.t))
+    t = jnp.where(
+        do_arr, jnp.maximum(st.t, s_next), jnp.where(do_rel, jnp.maximum(st.t, fmin), st.t)
+    )
     k_rel = r_k[rslot]
     free = free + jnp.where(do_rel, k_rel, 0)
     r_cum = jnp.where(do_rel, jnp.where(ri < rslot, r_cum, jnp.roll(r_cum, -1) - k_rel), r_cum)
@@ -405,18 +439,42 @@ def _micro(seq: Sequence, params: SimParams, st: SimState, choice: chex.Array,
 
     # --- episode end: after a start, nothing waits, nothing left to arrive
     # (an overflow ends the run early: its result is discarded and re-run with more room)
-    done = (st.done | stuck | r_over | q_over
-            | (do_start & (n_q == 0) & (nxt >= seq.n_jobs) & (cj < 0)))
+    done = (
+        st.done | stuck | r_over | q_over | (do_start & (n_q == 0) & (nxt >= seq.n_jobs) & (cj < 0))
+    )
 
     return SimState(
-        t=t, free=free, next=nxt, q_job=q_job, q_k=q_k, q_req=q_req, q_s=q_s, q_rank=q_rank,
-        q_b=q_b, g_arr=g_arr,
-        n_q=n_q, r_job=r_job, r_f=r_f, r_e=r_e, r_k=r_k, r_flag=r_flag, r_cnt=r_cnt, r_cum=r_cum,
+        t=t,
+        free=free,
+        next=nxt,
+        q_job=q_job,
+        q_k=q_k,
+        q_req=q_req,
+        q_s=q_s,
+        q_rank=q_rank,
+        q_b=q_b,
+        g_arr=g_arr,
+        n_q=n_q,
+        r_job=r_job,
+        r_f=r_f,
+        r_e=r_e,
+        r_k=r_k,
+        r_flag=r_flag,
+        r_cnt=r_cnt,
+        r_cum=r_cum,
         n_r=n_r,
-        cj=cj, cslot=cslot, shadow=shadow_l, nac=nac, cnt=cnt, start=start, prank=st.prank,
-        done=done, overflow=st.overflow | q_over.astype(i32) | (2 * r_over.astype(i32)),
+        cj=cj,
+        cslot=cslot,
+        shadow=shadow_l,
+        nac=nac,
+        cnt=cnt,
+        start=start,
+        prank=st.prank,
+        done=done,
+        overflow=st.overflow | q_over.astype(i32) | (2 * r_over.astype(i32)),
         stuck=st.stuck | stuck,
-        decisions=st.decisions + decide.astype(i32), steps=st.steps + active.astype(i32),
+        decisions=st.decisions + decide.astype(i32),
+        steps=st.steps + active.astype(i32),
     ), jnp.where(do_start, sj, -1)
 
 
@@ -428,8 +486,10 @@ def at_decision(st: SimState) -> chex.Array:
 def run_heuristic(seq: Sequence, params: SimParams, st: SimState, dynamic: bool = True) -> SimState:
     """Run an episode to the end under the heuristic ``params.policy`` (one ``while_loop``);
     ``dynamic`` as in :func:`heuristic_choice`."""
+
     def body(s):
         return micro_step(seq, params, s, heuristic_choice(seq, params, s, dynamic))
+
     return jax.lax.while_loop(lambda s: ~s.done, body, st)
 
 
@@ -464,33 +524,41 @@ def _logged_loop(step, st, max_steps: int):
         return (it < max_steps) & jnp.any(~s.done) & ~many_over
 
     it, st, log_j, log_t = jax.lax.while_loop(
-        cond, body, (jnp.asarray(0, jnp.int32), st, log_j, log_t))
+        cond, body, (jnp.asarray(0, jnp.int32), st, log_j, log_t)
+    )
     rows = jnp.broadcast_to(jnp.arange(B)[None, :], log_j.shape)
     cols = jnp.where(log_j >= 0, log_j, L)
     start = st.start.at[rows, cols].set(log_t, mode="drop")
     aborted = ~st.done & (2 * jnp.sum(st.overflow != 0) > B)
-    st = st.replace(start=start, stuck=st.stuck | (~st.done & ~aborted),
-                    overflow=st.overflow | jnp.where(aborted, ABORTED, 0).astype(jnp.int32))
+    st = st.replace(
+        start=start,
+        stuck=st.stuck | (~st.done & ~aborted),
+        overflow=st.overflow | jnp.where(aborted, ABORTED, 0).astype(jnp.int32),
+    )
     return st, start
 
 
-def run_heuristic_batch(seq: Sequence, params: SimParams, st: SimState,
-                        dynamic: bool = True) -> SimState:
+def run_heuristic_batch(
+    seq: Sequence, params: SimParams, st: SimState, dynamic: bool = True
+) -> SimState:
     """:func:`run_heuristic` for a batch (every leaf with a leading batch axis ``B``), with the
     start times logged per iteration instead of written per micro-step (faster on CPU)."""
     L = st.start.shape[1]
 
     def step(s):
-        return jax.vmap(lambda q, p, x: _micro(q, p, x, heuristic_choice(q, p, x, dynamic),
-                                               False))(seq, params, s)
+        return jax.vmap(lambda q, p, x: _micro(q, p, x, heuristic_choice(q, p, x, dynamic), False))(
+            seq, params, s
+        )
+
     return _logged_loop(step, st, 4 * L + 8)[0]
 
 
 def advance_to_decision(seq: Sequence, params: SimParams, st: SimState) -> SimState:
     """Run micro-steps until the next scheduling point or the end of the episode."""
     dummy = jnp.asarray(0, jnp.int32)
-    return jax.lax.while_loop(lambda s: ~s.done & ~at_decision(s),
-                              lambda s: micro_step(seq, params, s, dummy), st)
+    return jax.lax.while_loop(
+        lambda s: ~s.done & ~at_decision(s), lambda s: micro_step(seq, params, s, dummy), st
+    )
 
 
 def schedule(seq: Sequence, params: SimParams, st: SimState, slot: chex.Array) -> SimState:
@@ -503,8 +571,9 @@ def schedule(seq: Sequence, params: SimParams, st: SimState, slot: chex.Array) -
         s, first = c
         return micro_step(seq, params, s, jnp.where(first, slot, 0)), jnp.asarray(False)
 
-    return jax.lax.while_loop(lambda c: c[1] | (~c[0].done & ~at_decision(c[0])), body,
-                              (st, jnp.asarray(True)))[0]
+    return jax.lax.while_loop(
+        lambda c: c[1] | (~c[0].done & ~at_decision(c[0])), body, (st, jnp.asarray(True))
+    )[0]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -523,6 +592,7 @@ class NoBackfillState:
       cnt: int32; start: int64 ``[L]``; done, stuck: bool; overflow: int32 (bit 1 = running
       list full); decisions, steps: int32.
     """
+
     t: chex.Array
     free: chex.Array
     next: chex.Array
@@ -547,13 +617,23 @@ def _nobf_init(seq: Sequence, prank: chex.Array, run_cap: int) -> NoBackfillStat
     i32, i64, u64 = jnp.int32, jnp.int64, jnp.uint64
     w0, b0 = _bit(prank[0].astype(i32))
     return NoBackfillState(
-        t=seq.submit[0].astype(i64), free=seq.num_nodes.astype(i32), next=jnp.asarray(1, i32),
-        n_q=jnp.asarray(1, i32), cj=jnp.asarray(-1, i32),
+        t=seq.submit[0].astype(i64),
+        free=seq.num_nodes.astype(i32),
+        next=jnp.asarray(1, i32),
+        n_q=jnp.asarray(1, i32),
+        cj=jnp.asarray(-1, i32),
         wait=jnp.zeros(W, u64).at[w0].set(b0),
-        r_f=jnp.zeros(run_cap, i64), r_k=jnp.zeros(run_cap, i32), r_cnt=jnp.zeros(run_cap, i32),
-        cnt=jnp.asarray(0, i32), start=jnp.full((L,), -1, i64), done=jnp.asarray(False),
-        stuck=jnp.asarray(False), overflow=jnp.asarray(0, i32), decisions=jnp.asarray(0, i32),
-        steps=jnp.asarray(0, i32))
+        r_f=jnp.zeros(run_cap, i64),
+        r_k=jnp.zeros(run_cap, i32),
+        r_cnt=jnp.zeros(run_cap, i32),
+        cnt=jnp.asarray(0, i32),
+        start=jnp.full((L,), -1, i64),
+        done=jnp.asarray(False),
+        stuck=jnp.asarray(False),
+        overflow=jnp.asarray(0, i32),
+        decisions=jnp.asarray(0, i32),
+        steps=jnp.asarray(0, i32),
+    )
 
 
 def _bit(r):
@@ -561,8 +641,9 @@ def _bit(r):
     return (r // 64).astype(jnp.int32), jnp.left_shift(jnp.uint64(1), (r % 64).astype(jnp.uint64))
 
 
-def _nobf_step(seq: Sequence, prank: chex.Array, inv: chex.Array, s: NoBackfillState,
-               write_start: bool):
+def _nobf_step(
+    seq: Sequence, prank: chex.Array, inv: chex.Array, s: NoBackfillState, write_start: bool
+):
     """One micro-step of :func:`run_static_nobf`; also returns the job started (-1 = none)."""
     L = seq.submit.shape[0]
     i32 = jnp.int32
@@ -614,18 +695,28 @@ def _nobf_step(seq: Sequence, prank: chex.Array, inv: chex.Array, s: NoBackfillS
     # a release frees its slot
     free = free + jnp.where(do_rel, jnp.sum(jnp.where(ri == rslot, r_k, 0)).astype(i32), 0)
     r_k = jnp.where(do_rel & (ri == rslot), 0, r_k)
-    t = jnp.where(do_arr, jnp.maximum(s.t, s_next),
-                  jnp.where(do_rel, jnp.maximum(s.t, fmin), s.t))
+    t = jnp.where(do_arr, jnp.maximum(s.t, s_next), jnp.where(do_rel, jnp.maximum(s.t, fmin), s.t))
     n_q = s.n_q + do_arr.astype(i32) - do_start.astype(i32)
     nxt = s.next + do_arr.astype(i32)
-    done = (s.done | stuck | r_over
-            | (do_start & (n_q == 0) & (nxt >= seq.n_jobs)))
+    done = s.done | stuck | r_over | (do_start & (n_q == 0) & (nxt >= seq.n_jobs))
     return NoBackfillState(
-        t=t, free=free, next=nxt, n_q=n_q, cj=cj, wait=wait, r_f=r_f, r_k=r_k, r_cnt=r_cnt,
-        cnt=s.cnt + do_start.astype(i32), start=start, done=done, stuck=s.stuck | stuck,
+        t=t,
+        free=free,
+        next=nxt,
+        n_q=n_q,
+        cj=cj,
+        wait=wait,
+        r_f=r_f,
+        r_k=r_k,
+        r_cnt=r_cnt,
+        cnt=s.cnt + do_start.astype(i32),
+        start=start,
+        done=done,
+        stuck=s.stuck | stuck,
         overflow=s.overflow | (2 * r_over.astype(i32)),
         decisions=s.decisions + decide.astype(i32),
-        steps=s.steps + active.astype(i32)), jnp.where(do_start, j, -1)
+        steps=s.steps + active.astype(i32),
+    ), jnp.where(do_start, j, -1)
 
 
 def _inverse(prank: chex.Array) -> chex.Array:
@@ -640,9 +731,11 @@ def run_static_nobf(seq: Sequence, prank: chex.Array, run_cap: int) -> NoBackfil
     order), with O(L/64 + R) work per micro-step instead of O(Q + R)."""
     prank = prank.astype(jnp.int32)
     inv = _inverse(prank)
-    return jax.lax.while_loop(lambda s: ~s.done,
-                              lambda s: _nobf_step(seq, prank, inv, s, True)[0],
-                              _nobf_init(seq, prank, run_cap))
+    return jax.lax.while_loop(
+        lambda s: ~s.done,
+        lambda s: _nobf_step(seq, prank, inv, s, True)[0],
+        _nobf_init(seq, prank, run_cap),
+    )
 
 
 def run_static_nobf_batch(seq: Sequence, prank: chex.Array, run_cap: int) -> NoBackfillState:

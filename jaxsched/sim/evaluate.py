@@ -15,12 +15,14 @@ Example::
                    compat=True)
     res.table("bsld")          # {(policy, backfill): mean over sequences}
 """
+
 from __future__ import annotations
 
 import dataclasses
 import math
 import time
-from typing import Iterable, Sequence as Seq
+from collections.abc import Iterable
+from collections.abc import Sequence as Seq
 
 import jax
 import jax.numpy as jnp
@@ -46,6 +48,7 @@ class EvalResult:
       start_times: int64 ``[S, P, B, L]`` the schedules (start time of every job).
       timing: ``{"compile_s", "run_s", "decisions", "micro_steps", "runs", "capacities"}``.
     """
+
     rows: list
     starts: np.ndarray
     policies: list
@@ -60,7 +63,8 @@ class EvalResult:
         for r in self.rows:
             if r["metric"] == metric:
                 acc.setdefault((r["policy"], r["backfill"]), {}).setdefault(
-                    int(r["start"]), []).append(r["value"])
+                    int(r["start"]), []
+                ).append(r["value"])
         return acc
 
     def table(self, metric: str) -> dict:
@@ -99,16 +103,22 @@ def window_arrays(jobs, starts: Seq[int], length: int) -> dict:
         raise ConfigError(f"sequence length must be ≥ 1 (got {length})")
     bad = [int(s) for s in starts if s < 0 or s + length > n]
     if bad:
-        raise ConfigError(f"sequence start {bad[0]} with {length} jobs runs past the {n} loaded "
-                          f"jobs (valid starts: 0 … {n - length})")
+        raise ConfigError(
+            f"sequence start {bad[0]} with {length} jobs runs past the {n} loaded "
+            f"jobs (valid starts: 0 … {n - length})"
+        )
     idx = starts[:, None] + np.arange(length)[None, :]
     nodes = np.ceil(jobs.procs / jobs.procs_per_node).astype(np.int64)
     used = np.zeros(n, bool)
     used[idx.ravel()] = True
     _check_jobs(jobs, nodes, used)
     return {
-        "submit": jobs.submit[idx], "run": jobs.run[idx], "req": jobs.req_time[idx],
-        "procs": jobs.procs[idx], "nodes": nodes[idx].astype(np.int32), "user": jobs.user[idx],
+        "submit": jobs.submit[idx],
+        "run": jobs.run[idx],
+        "req": jobs.req_time[idx],
+        "procs": jobs.procs[idx],
+        "nodes": nodes[idx].astype(np.int32),
+        "user": jobs.user[idx],
         "log2n": H.host_log2n(jobs.procs[idx]),
     }
 
@@ -128,13 +138,17 @@ def _check_jobs(jobs, nodes: np.ndarray, used: np.ndarray) -> None:
     bad = used & (jobs.procs <= 0)
     if bad.any():
         j = int(np.argmax(bad))
-        raise ConfigError(f"{_where(jobs, j)}: processors: {int(jobs.procs[j])} requested; a job "
-                          f"needs at least one processor (the default parse rules drop such jobs)")
+        raise ConfigError(
+            f"{_where(jobs, j)}: processors: {int(jobs.procs[j])} requested; a job "
+            f"needs at least one processor (the default parse rules drop such jobs)"
+        )
     bad = used & (nodes > jobs.num_nodes)
     if bad.any():
         j = int(np.argmax(bad))
-        raise ConfigError(f"{_where(jobs, j)}: processors: needs {int(nodes[j])} nodes but the "
-                          f"machine has {jobs.num_nodes}")
+        raise ConfigError(
+            f"{_where(jobs, j)}: processors: needs {int(nodes[j])} nodes but the "
+            f"machine has {jobs.num_nodes}"
+        )
 
 
 _COMPILED: dict = {}
@@ -143,23 +157,44 @@ _COMPILED: dict = {}
 def _batch_fn(Q: int, R: int, dynamic: bool, fast: bool, fairness: bool):
     """The jitted batch function of one static configuration (built once per process)."""
 
-    def batch(submit, run, req, procs, nodes, user, log2n, prank, policy, backfill, compat,
-              num_nodes, num_procs):
+    def batch(
+        submit,
+        run,
+        req,
+        procs,
+        nodes,
+        user,
+        log2n,
+        prank,
+        policy,
+        backfill,
+        compat,
+        num_nodes,
+        num_procs,
+    ):
         B, L = submit.shape
-        seq = E.Sequence(submit=submit, run=run, req=req, procs=procs, nodes=nodes,
-                         n_jobs=jnp.full((B,), L, jnp.int32),
-                         num_nodes=jnp.full((B,), num_nodes, jnp.int32), log2n=log2n)
+        seq = E.Sequence(
+            submit=submit,
+            run=run,
+            req=req,
+            procs=procs,
+            nodes=nodes,
+            n_jobs=jnp.full((B,), L, jnp.int32),
+            num_nodes=jnp.full((B,), num_nodes, jnp.int32),
+            log2n=log2n,
+        )
         if fast:
             st = E.run_static_nobf_batch(seq, prank, R)
         else:
-            params = E.SimParams(policy=policy, backfill=backfill,
-                                 compat=jnp.full((B,), compat))
+            params = E.SimParams(policy=policy, backfill=backfill, compat=jnp.full((B,), compat))
             st0 = jax.vmap(lambda q, p: E.reset(q, p, Q, R))(seq, prank)
             st = E.run_heuristic_batch(seq, params, st0, dynamic=dynamic)
         valid = jnp.ones(L, bool)
-        m = jax.vmap(lambda s_, r_, p_, st_, u_: M.all_metrics(
-            s_, r_, p_, st_, valid, num_procs, compat, users=u_ if fairness else None))(
-            submit, run, procs, st.start, user)
+        m = jax.vmap(
+            lambda s_, r_, p_, st_, u_: M.all_metrics(
+                s_, r_, p_, st_, valid, num_procs, compat, users=u_ if fairness else None
+            )
+        )(submit, run, procs, st.start, user)
         return st.start, m, st.overflow, st.stuck, st.decisions, st.steps
 
     fn = batch
@@ -170,23 +205,49 @@ def _batch_fn(Q: int, R: int, dynamic: bool, fast: bool, fairness: bool):
         mesh = jax.sharding.Mesh(np.array(jax.local_devices()), ("b",))
         spec = jax.sharding.PartitionSpec("b")
         rep = jax.sharding.PartitionSpec()
-        fn = jax.shard_map(fn, mesh=mesh, in_specs=(spec,) * 10 + (rep,) * 3,
-                           out_specs=spec, check_vma=False)
+        fn = jax.shard_map(
+            fn, mesh=mesh, in_specs=(spec,) * 10 + (rep,) * 3, out_specs=spec, check_vma=False
+        )
     return jax.jit(fn)
 
 
-def _run_batch(arrays: dict, prank: np.ndarray, pol: np.ndarray, bf: np.ndarray, compat: bool,
-               num_nodes: int, num_procs: float, Q: int, R: int, dynamic: bool, fast: bool,
-               fairness: bool, timing: dict):
+def _run_batch(
+    arrays: dict,
+    prank: np.ndarray,
+    pol: np.ndarray,
+    bf: np.ndarray,
+    compat: bool,
+    num_nodes: int,
+    num_procs: float,
+    Q: int,
+    R: int,
+    dynamic: bool,
+    fast: bool,
+    fairness: bool,
+    timing: dict,
+):
     """Run one batch (compiling it first if this configuration and these shapes are new, timed
     separately); returns numpy outputs."""
-    args = [jnp.asarray(arrays[k]) for k in ("submit", "run", "req", "procs", "nodes", "user",
-                                             "log2n")]
-    args += [jnp.asarray(prank, jnp.int32), jnp.asarray(pol, jnp.int32),
-             jnp.asarray(bf, jnp.int32), jnp.asarray(compat),
-             jnp.asarray(num_nodes, jnp.int32), jnp.asarray(num_procs, jnp.float64)]
-    key = (Q, R, dynamic, fast, fairness, jax.local_device_count(),
-           tuple((a.shape, str(a.dtype)) for a in args))
+    args = [
+        jnp.asarray(arrays[k]) for k in ("submit", "run", "req", "procs", "nodes", "user", "log2n")
+    ]
+    args += [
+        jnp.asarray(prank, jnp.int32),
+        jnp.asarray(pol, jnp.int32),
+        jnp.asarray(bf, jnp.int32),
+        jnp.asarray(compat),
+        jnp.asarray(num_nodes, jnp.int32),
+        jnp.asarray(num_procs, jnp.float64),
+    ]
+    key = (
+        Q,
+        R,
+        dynamic,
+        fast,
+        fairness,
+        jax.local_device_count(),
+        tuple((a.shape, str(a.dtype)) for a in args),
+    )
     t0 = time.perf_counter()
     compiled = _COMPILED.get(key)
     if compiled is None:
@@ -229,9 +290,19 @@ def use_all_cpu_cores() -> None:
         os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={n}".strip()
 
 
-def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backfills: Seq[str],
-             *, compat: bool = True, metrics: Seq[str] = ("bsld", "wait", "turnaround", "sld", "util"),
-             queue_cap: int = 256, run_cap: int = 64, seed: int = 0) -> EvalResult:
+def evaluate(
+    jobs,
+    starts: Iterable[int],
+    length: int,
+    policies: Seq[str],
+    backfills: Seq[str],
+    *,
+    compat: bool = True,
+    metrics: Seq[str] = ("bsld", "wait", "turnaround", "sld", "util"),
+    queue_cap: int = 256,
+    run_cap: int = 64,
+    seed: int = 0,
+) -> EvalResult:
     """Evaluate heuristics on sequences of a loaded trace.
 
     Args:
@@ -258,8 +329,10 @@ def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backf
         if m not in METRICS:
             raise ConfigError(f"unknown metric {m!r}; choose from {', '.join(METRICS)}")
     if compat and E.BACKFILL_EASY in bcodes:
-        raise ConfigError("backfill 'easy' is not part of the reference simulator; "
-                          "use it without --compat (the correct mode)")
+        raise ConfigError(
+            "backfill 'easy' is not part of the reference simulator; "
+            "use it without --compat (the correct mode)"
+        )
     arrays = window_arrays(jobs, starts, length)
     S, P, B, L = len(starts), len(pcodes), len(bcodes), length
     si, pi, bi = np.meshgrid(np.arange(S), np.arange(P), np.arange(B), indexing="ij")
@@ -276,16 +349,25 @@ def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backf
         prank[rows] = H.host_rank(code, sub["submit"], sub["req"], sub["procs"], rand_u)
     dyn_mask = (~np.asarray(compat)) & ((pol == H.WFP3) | (pol == H.UNICEP))
     fairness = "fairness" in metrics
-    timing = {"compile_s": 0.0, "run_s": 0.0, "decisions": 0, "micro_steps": 0, "runs": n,
-              "capacities": []}
+    timing = {
+        "compile_s": 0.0,
+        "run_s": 0.0,
+        "decisions": 0,
+        "micro_steps": 0,
+        "runs": n,
+        "capacities": [],
+    }
     start_out = np.full((n, L), -1, np.int64)
     met_out = {m: np.full(n, np.nan) for m in metrics}
     qmax, rmax = L, min(L, int(jobs.num_nodes))
     # three compiled variants: static keys without backfilling (bitmask fast path), static keys
     # with backfilling, clock-dependent keys (WFP3/UNICEP in the correct mode)
     fast_mask = ~dyn_mask & (bfc == E.BACKFILL_NONE)
-    groups = [(False, True, fast_mask), (False, False, ~dyn_mask & ~fast_mask),
-              (True, False, dyn_mask)]
+    groups = [
+        (False, True, fast_mask),
+        (False, False, ~dyn_mask & ~fast_mask),
+        (True, False, dyn_mask),
+    ]
     for dynamic, fast, mask in groups:
         todo = np.nonzero(mask)[0]
         Q, R = min(queue_cap, qmax), min(run_cap, rmax)
@@ -294,8 +376,20 @@ def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backf
             pad = np.concatenate([todo, np.repeat(todo[:1], nb - len(todo))])
             sub = {k: v[si[pad]] for k, v in arrays.items()}
             start, m, bad, stuck, dec, steps = _run_batch(
-                sub, prank[pad], pol[pad], bfc[pad], compat, int(jobs.num_nodes), float(jobs.num_procs),
-                Q, R, dynamic, fast, fairness, timing)
+                sub,
+                prank[pad],
+                pol[pad],
+                bfc[pad],
+                compat,
+                int(jobs.num_nodes),
+                float(jobs.num_procs),
+                Q,
+                R,
+                dynamic,
+                fast,
+                fairness,
+                timing,
+            )
             k = len(todo)
             if stuck[:k].any():
                 raise ConfigError("a sequence could not be scheduled (a job never fits)")
@@ -310,7 +404,8 @@ def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backf
             todo = todo[~ok]
             if len(todo):
                 if not (bad[:k] & 3).any() or (
-                        Q >= qmax and R >= rmax and not (bad[:k] & E.ABORTED).any()):
+                    Q >= qmax and R >= rmax and not (bad[:k] & E.ABORTED).any()
+                ):
                     raise ConfigError("internal error: capacity overflow at maximum capacity")
                 flags = np.bitwise_or.reduce(bad[:k])
                 Q = min(Q * 4, qmax) if flags & 1 else Q
@@ -318,20 +413,34 @@ def evaluate(jobs, starts: Iterable[int], length: int, policies: Seq[str], backf
     rows = []
     for i in range(n):
         for name in metrics:
-            rows.append({"start": int(starts[si[i]]), "jobs": L, "policy": policies[pi[i]],
-                         "backfill": backfills[bi[i]], "metric": name,
-                         "value": float(met_out[name][i])})
-    return EvalResult(rows=rows, starts=starts, policies=policies, backfills=backfills,
-                      metrics=list(metrics), start_times=start_out.reshape(S, P, B, L),
-                      timing=timing)
+            rows.append(
+                {
+                    "start": int(starts[si[i]]),
+                    "jobs": L,
+                    "policy": policies[pi[i]],
+                    "backfill": backfills[bi[i]],
+                    "metric": name,
+                    "value": float(met_out[name][i]),
+                }
+            )
+    return EvalResult(
+        rows=rows,
+        starts=starts,
+        policies=policies,
+        backfills=backfills,
+        metrics=list(metrics),
+        start_times=start_out.reshape(S, P, B, L),
+        timing=timing,
+    )
 
 
 def check_versus(versus: str, policies: Seq[str]) -> None:
     """ConfigError unless ``versus`` names one of ``policies`` (callers check before a long
     run; :meth:`EvalResult.paired` checks again)."""
     if versus not in policies:
-        raise ConfigError(f"--versus {versus}: not among the evaluated policies "
-                          f"({', '.join(policies)})")
+        raise ConfigError(
+            f"--versus {versus}: not among the evaluated policies ({', '.join(policies)})"
+        )
 
 
 def _flat(per_start: dict) -> list:
@@ -346,8 +455,11 @@ def _sem(values) -> float:
 def _num(v: float, signed: bool = False) -> str:
     if not math.isfinite(v):
         return "nan"
-    return (f"{v:+.4f}" if abs(v) < 10 else f"{v:+,.2f}") if signed else \
-        (f"{v:.4f}" if abs(v) < 10 else f"{v:,.2f}")
+    return (
+        (f"{v:+.4f}" if abs(v) < 10 else f"{v:+,.2f}")
+        if signed
+        else (f"{v:.4f}" if abs(v) < 10 else f"{v:,.2f}")
+    )
 
 
 def _err(e: float) -> str:
@@ -382,6 +494,8 @@ def format_table(res: EvalResult, sem: bool = False, versus: str | None = None) 
                 row.append(_num(v) + (f" ± {_err(errs[m][(p, b)])}" if sem else ""))
         body.append(row)
     widths = [max(len(r[i]) for r in [head] + body) for i in range(len(head))]
-    fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+    fmt = lambda r: "  ".join(
+        c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))
+    )
     lines = [fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in body]
     return "\n".join(lines)

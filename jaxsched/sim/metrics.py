@@ -21,12 +21,23 @@ fairness    bsld                                             max over users of u
 ``t_end`` is the clock when the episode ends, i.e. the latest start time (reference definition);
 ``util`` is ``util_ref`` in compat mode and ``util_busy`` otherwise.
 """
+
 from __future__ import annotations
 
 import jax.numpy as jnp
 
-METRICS = ("bsld", "sld", "wait", "turnaround", "util", "util_ref", "util_busy",
-           "max_wait", "makespan", "fairness")
+METRICS = (
+    "bsld",
+    "sld",
+    "wait",
+    "turnaround",
+    "util",
+    "util_ref",
+    "util_busy",
+    "max_wait",
+    "makespan",
+    "fairness",
+)
 #: metrics where larger is better (the RL reward is +value for these, -value otherwise)
 HIGHER_IS_BETTER = ("util", "util_ref", "util_busy")
 BSLD_BOUND = 10.0

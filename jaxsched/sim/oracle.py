@@ -46,11 +46,12 @@ lengths, decreasing submit times, a job needing more than ``num_nodes`` nodes (i
 start), negative processors or run time, req_time == 0 with wfp3/unicep (the reference divides
 by it), ``backfill="easy"`` with ``compat=True`` (the reference has no EASY).
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 from jaxsched.errors import ConfigError
 
@@ -68,8 +69,19 @@ __all__ = [
 ]
 
 POLICIES = (
-    "fcfs", "sjf", "wfp3", "unicep", "f1", "f2", "f3", "f4", "smallest",
-    "saf", "srf", "ljf", "lcfs",
+    "fcfs",
+    "sjf",
+    "wfp3",
+    "unicep",
+    "f1",
+    "f2",
+    "f3",
+    "f4",
+    "smallest",
+    "saf",
+    "srf",
+    "ljf",
+    "lcfs",
 )
 BACKFILLS = ("none", "rlscheduler", "easy")
 
@@ -132,8 +144,7 @@ def _static_key(policy: str, s: int, q: int, n: int):
 
 def priority_keys(policy: str, submit, req_time, procs) -> list:
     """Static (compat) priority keys of all jobs, as Python floats/ints/tuples."""
-    return [_static_key(policy, int(s), int(q), int(n))
-            for s, q, n in zip(submit, req_time, procs)]
+    return [_static_key(policy, int(s), int(q), int(n)) for s, q, n in zip(submit, req_time, procs)]
 
 
 def _wfp3_dynamic(w: int, q: int, n: int) -> float:
@@ -183,21 +194,21 @@ class DecisionView:
 class SimResult:
     """Detailed outcome of one simulated sequence."""
 
-    starts: list                       # start time of every job
-    backfilled: list                   # True if the job was started by a backfill pass
+    starts: list  # start time of every job
+    backfilled: list  # True if the job was started by a backfill pass
     entry_shadow: dict = field(default_factory=dict)
     # committed job -> reservation ("shadow") time computed when it entered a backfill wait
     # (rlscheduler: the one shadow of §2.6; easy: the first reservation)
-    entry_extra: dict = field(default_factory=dict)   # easy only: extra nodes at entry
-    decisions: int = 0                 # number of committed picks
+    entry_extra: dict = field(default_factory=dict)  # easy only: extra nodes at entry
+    decisions: int = 0  # number of committed picks
     decision_log: list = field(default_factory=list)
     # record=True: (t, j, n_arrived, queue) per decision: the queue (list order, j included)
     # when j was picked; n_arrived = number of jobs that had arrived by then
     pass_log: list = field(default_factory=list)
     # record=True: (t, j, n_arrived at the pick of j, scan order) per backfill pass; the scan
     # order includes j for "rlscheduler" (as the reference's list does) and excludes it for easy
-    events: int = 0                    # number of advance_one calls
-    end_time: int = 0                  # clock at episode end (= latest start)
+    events: int = 0  # number of advance_one calls
+    end_time: int = 0  # clock at episode end (= latest start)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -207,11 +218,20 @@ def _as_int_list(x) -> list:
     return [int(v) for v in x]
 
 
-def simulate_detailed(submit, run, req_time, procs, *, num_nodes: int, procs_per_node: float,
-                      policy: Optional[str] = None, backfill: str = "none",
-                      compat: bool = True,
-                      choose: Optional[Callable[[DecisionView], int]] = None,
-                      record: bool = False) -> SimResult:
+def simulate_detailed(
+    submit,
+    run,
+    req_time,
+    procs,
+    *,
+    num_nodes: int,
+    procs_per_node: float,
+    policy: str | None = None,
+    backfill: str = "none",
+    compat: bool = True,
+    choose: Callable[[DecisionView], int] | None = None,
+    record: bool = False,
+) -> SimResult:
     """Simulate one sequence; exactly one of ``policy`` / ``choose`` must be given.
 
     ``record=True`` fills ``decision_log`` and ``pass_log`` (for tests of the tie rules)."""
@@ -255,19 +275,19 @@ def simulate_detailed(submit, run, req_time, procs, *, num_nodes: int, procs_per
     if policy is not None and not dynamic:
         keys = priority_keys(policy, s, q, n)
         if not compat:
-            keys = [(kv, i) for i, kv in enumerate(keys)]   # ties -> lowest index
+            keys = [(kv, i) for i, kv in enumerate(keys)]  # ties -> lowest index
 
     start = [-1] * L
-    fin = [0] * L          # actual finish of started jobs
-    est = [0] * L          # estimated (requested) finish of started jobs
+    fin = [0] * L  # actual finish of started jobs
+    est = [0] * L  # estimated (requested) finish of started jobs
     bf = [False] * L
     res = SimResult(starts=start, backfilled=bf)
 
     # state
     t = s[0]
     F = N
-    queue = [0]            # list of waiting job indices (list order matters in compat mode)
-    running: list = []     # list of running job indices (list order matters)
+    queue = [0]  # list of waiting job indices (list order matters in compat mode)
+    running: list = []  # list of running job indices (list order matters)
     nxt = 1
     events = 0
     fin_get = fin.__getitem__
@@ -282,7 +302,7 @@ def simulate_detailed(submit, run, req_time, procs, *, num_nodes: int, procs_per
         nonlocal t, F, nxt, events
         events += 1
         if running:
-            running.sort(key=fin_get)          # stable; persists
+            running.sort(key=fin_get)  # stable; persists
             f0 = fin[running[0]]
         else:
             f0 = _INF
@@ -312,24 +332,37 @@ def simulate_detailed(submit, run, req_time, procs, *, num_nodes: int, procs_per
         # ---------------- decision point (queue non-empty) ----------------
         if choose is not None:
             if compat:
-                queue.sort(key=s_get)          # the reference's observation builder
+                queue.sort(key=s_get)  # the reference's observation builder
                 qv = tuple(queue)
             else:
-                qv = tuple(queue)              # kept in index = (submit, index) order
-            j = choose(DecisionView(t=t, free_nodes=F, queue=qv, running=tuple(running),
-                                    submit=s, run=r, req_time=q, procs=n, nodes=k,
-                                    starts=start, num_nodes=N, procs_per_node=ppn))
+                qv = tuple(queue)  # kept in index = (submit, index) order
+            j = choose(
+                DecisionView(
+                    t=t,
+                    free_nodes=F,
+                    queue=qv,
+                    running=tuple(running),
+                    submit=s,
+                    run=r,
+                    req_time=q,
+                    procs=n,
+                    nodes=k,
+                    starts=start,
+                    num_nodes=N,
+                    procs_per_node=ppn,
+                )
+            )
             j = int(j)
             if not (0 <= j < L and waiting[j]):
                 raise ConfigError(f"choose returned {j}, which is not a waiting job")
         elif compat:
-            queue.sort(key=keys.__getitem__)   # stable; persists
+            queue.sort(key=keys.__getitem__)  # stable; persists
             j = queue[0]
         elif dynamic:
             fn = _wfp3_dynamic if policy == "wfp3" else _unicep_dynamic
             best = None
             j = -1
-            for b in queue:                    # index order; strict < keeps the lowest index
+            for b in queue:  # index order; strict < keeps the lowest index
                 kv = fn(t - s[b], q[b], n[b])
                 if best is None or kv < best:
                     best = kv
@@ -373,7 +406,7 @@ def simulate_detailed(submit, run, req_time, procs, *, num_nodes: int, procs_per
                         queue.sort(key=s_get)  # stable; persists
                     if record:
                         res.pass_log.append((t, j, n_arrived, tuple(queue)))
-                    if F > 0 or zero_k:        # (nothing can fit when no node is free)
+                    if F > 0 or zero_k:  # (nothing can fit when no node is free)
                         for b in list(queue):  # snapshot
                             if t + q[b] < shadow and k[b] <= F:
                                 start_job(b)
@@ -399,7 +432,7 @@ def simulate_detailed(submit, run, req_time, procs, *, num_nodes: int, procs_per
                         first = False
                     if record:
                         res.pass_log.append((t, j, n_arrived, tuple(b for b in queue if b != j)))
-                    for b in list(queue):      # index order = (submit, index)
+                    for b in list(queue):  # index order = (submit, index)
                         if b == j:
                             continue
                         kb = k[b]
@@ -426,28 +459,63 @@ def simulate_detailed(submit, run, req_time, procs, *, num_nodes: int, procs_per
     return res
 
 
-def simulate(submit, run, req_time, procs, *, num_nodes: int, procs_per_node: float,
-             policy: str, backfill: str = "none", compat: bool = True) -> list[int]:
+def simulate(
+    submit,
+    run,
+    req_time,
+    procs,
+    *,
+    num_nodes: int,
+    procs_per_node: float,
+    policy: str,
+    backfill: str = "none",
+    compat: bool = True,
+) -> list[int]:
     """Start time of every job of one sequence scheduled by a heuristic ``policy``.
 
     policy: fcfs, sjf, wfp3, unicep, f1, f2, f3, f4, smallest, saf, srf, ljf, lcfs.
     backfill: "none", "rlscheduler" (reference greedy backfilling), "easy" (compat=False only).
     """
-    return simulate_detailed(submit, run, req_time, procs, num_nodes=num_nodes,
-                             procs_per_node=procs_per_node, policy=policy, backfill=backfill,
-                             compat=compat).starts
+    return simulate_detailed(
+        submit,
+        run,
+        req_time,
+        procs,
+        num_nodes=num_nodes,
+        procs_per_node=procs_per_node,
+        policy=policy,
+        backfill=backfill,
+        compat=compat,
+    ).starts
 
 
-def simulate_with_choices(submit, run, req_time, procs, *, num_nodes: int,
-                          procs_per_node: float, choose: Callable[[DecisionView], int],
-                          backfill: str = "none", compat: bool = True) -> list[int]:
+def simulate_with_choices(
+    submit,
+    run,
+    req_time,
+    procs,
+    *,
+    num_nodes: int,
+    procs_per_node: float,
+    choose: Callable[[DecisionView], int],
+    backfill: str = "none",
+    compat: bool = True,
+) -> list[int]:
     """Like :func:`simulate`, but every decision is ``choose(view)`` (the RL case).
 
     ``choose`` receives a :class:`DecisionView` and returns the sequence index of a waiting job.
     In compat mode the backfill scan order is the reference's RL order, (submit, index)."""
-    return simulate_detailed(submit, run, req_time, procs, num_nodes=num_nodes,
-                             procs_per_node=procs_per_node, choose=choose, backfill=backfill,
-                             compat=compat).starts
+    return simulate_detailed(
+        submit,
+        run,
+        req_time,
+        procs,
+        num_nodes=num_nodes,
+        procs_per_node=procs_per_node,
+        choose=choose,
+        backfill=backfill,
+        compat=compat,
+    ).starts
 
 
 # ----------------------------------------------------------------------------------------------
@@ -460,8 +528,7 @@ def _ratio(num: float, den: float) -> float:
     return math.nan if num == 0 or math.isnan(num) else math.copysign(_INF, num)
 
 
-def metrics(submit, run, procs, starts, *, num_procs: float, compat: bool,
-            users=None) -> dict:
+def metrics(submit, run, procs, starts, *, num_procs: float, compat: bool, users=None) -> dict:
     """Sequence metrics from start times (spec §3).
 
     bsld (10 s bound), sld, wait, turnaround: averages over all jobs.  util_ref: the reference's

@@ -7,6 +7,7 @@
   two phases).
 * :mod:`jaxsched.train.checkpoint` — atomic, verified checkpoints (msgpack + JSON header).
 """
+
 from jaxsched.train.checkpoint import (  # noqa: F401
     Checkpoint,
     checkpoint_path,
@@ -44,11 +45,31 @@ from jaxsched.train.ppo import (  # noqa: F401
 )
 
 __all__ = [
-    "Checkpoint", "checkpoint_path", "latest_checkpoint", "list_checkpoints", "load_checkpoint",
+    "Checkpoint",
+    "checkpoint_path",
+    "latest_checkpoint",
+    "list_checkpoints",
+    "load_checkpoint",
     "save_checkpoint",
-    "REFERENCE_BOUNDS", "TrajectoryFilter", "in_range", "paper_bounds", "sample_accepted_starts",
+    "REFERENCE_BOUNDS",
+    "TrajectoryFilter",
+    "in_range",
+    "paper_bounds",
+    "sample_accepted_starts",
     "start_acceptance",
-    "MASKED_LOGIT", "NetInput", "PPOConfig", "PPOTrainer", "TrainState", "Transition",
-    "default_done_fn", "default_obs_fn", "episode_summaries", "fit", "gae_advantages",
-    "kl_early_stop_loop", "make_train", "masked_mean", "valid_step_mask",
+    "MASKED_LOGIT",
+    "NetInput",
+    "PPOConfig",
+    "PPOTrainer",
+    "TrainState",
+    "Transition",
+    "default_done_fn",
+    "default_obs_fn",
+    "episode_summaries",
+    "fit",
+    "gae_advantages",
+    "kl_early_stop_loop",
+    "make_train",
+    "masked_mean",
+    "valid_step_mask",
 ]

@@ -21,6 +21,7 @@ problem raises :class:`jaxsched.errors.CheckpointError` with a one-line message 
 <what is wrong>"``.  Arrays round-trip bit for bit, so training resumed from a checkpoint
 continues exactly as if it had not stopped.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -30,7 +31,7 @@ import os
 import re
 import uuid
 from pathlib import Path
-from typing import Any, List, NamedTuple, Optional
+from typing import Any, NamedTuple
 
 import flax
 import jax
@@ -39,8 +40,16 @@ from flax import serialization
 
 from jaxsched.errors import CheckpointError, ConfigError
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "Checkpoint", "save_checkpoint", "load_checkpoint",
-           "latest_checkpoint", "list_checkpoints", "checkpoint_path"]
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "Checkpoint",
+    "save_checkpoint",
+    "load_checkpoint",
+    "latest_checkpoint",
+    "list_checkpoints",
+    "checkpoint_path",
+]
 
 FORMAT = "jaxsched-checkpoint"
 FORMAT_VERSION = 1
@@ -70,7 +79,7 @@ def checkpoint_path(directory, epoch: int) -> Path:
     return Path(directory) / f"checkpoint_{int(epoch):08d}.ckpt"
 
 
-def list_checkpoints(directory) -> List[Path]:
+def list_checkpoints(directory) -> list[Path]:
     """Checkpoint files in ``directory``, oldest epoch first (empty if there are none)."""
     d = Path(directory)
     if not d.is_dir():
@@ -83,7 +92,7 @@ def list_checkpoints(directory) -> List[Path]:
     return [p for _, p in sorted(found)]
 
 
-def latest_checkpoint(directory) -> Optional[Path]:
+def latest_checkpoint(directory) -> Path | None:
     """The newest checkpoint in ``directory``, or None."""
     found = list_checkpoints(directory)
     return found[-1] if found else None
@@ -92,6 +101,7 @@ def latest_checkpoint(directory) -> Optional[Path]:
 # ----------------------------------------------------------------------------------------------
 # helpers
 # ----------------------------------------------------------------------------------------------
+
 
 def _config_json(config):
     """JSON-normalised config (dataclasses -> dicts, tuples -> lists)."""
@@ -107,7 +117,7 @@ def _config_json(config):
 
 def _short(value, limit: int = 60) -> str:
     text = json.dumps(value, sort_keys=True)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _diff(saved, given, path=""):
@@ -129,10 +139,12 @@ def _diff(saved, given, path=""):
 
 def _host_tree(tree):
     """Numpy copy of a pytree; typed PRNG keys become their raw key data."""
+
     def conv(x):
         if isinstance(x, jax.Array) and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
             x = jax.random.key_data(x)
         return np.asarray(jax.device_get(x))
+
     return jax.tree_util.tree_map(conv, tree)
 
 
@@ -141,7 +153,7 @@ def _flatten_sd(sd, prefix=""):
     out = {}
     if isinstance(sd, dict):
         if not sd and prefix:
-            out[prefix] = None            # keep empty containers visible in the structure
+            out[prefix] = None  # keep empty containers visible in the structure
         for k, v in sd.items():
             out.update(_flatten_sd(v, f"{prefix}/{k}" if prefix else str(k)))
     else:
@@ -166,30 +178,49 @@ def _fmt_leaf(info) -> str:
     return f"shape {tuple(info[0])} {info[1]}"
 
 
-def _structure_mismatch(saved: dict, expected: dict) -> Optional[str]:
+def _structure_mismatch(saved: dict, expected: dict) -> str | None:
     for k in sorted(set(saved) | set(expected)):
         if k not in saved:
             return f"state does not match: {k} is missing from the checkpoint"
         if k not in expected:
             return f"state does not match: {k} is in the checkpoint but not in the target state"
         if saved[k] != expected[k]:
-            return (f"state does not match: {k}: saved {_fmt_leaf(saved[k])}, expected "
-                    f"{_fmt_leaf(expected[k])}")
+            return (
+                f"state does not match: {k}: saved {_fmt_leaf(saved[k])}, expected "
+                f"{_fmt_leaf(expected[k])}"
+            )
     return None
 
 
 def _history_host(history):
-    return [jax.tree_util.tree_map(lambda x: np.asarray(jax.device_get(x))
-                                   if isinstance(x, (jax.Array, np.ndarray, np.generic)) else x,
-                                   dict(m)) for m in history]
+    return [
+        jax.tree_util.tree_map(
+            lambda x: (
+                np.asarray(jax.device_get(x))
+                if isinstance(x, (jax.Array, np.ndarray, np.generic))
+                else x
+            ),
+            dict(m),
+        )
+        for m in history
+    ]
 
 
 # ----------------------------------------------------------------------------------------------
 # save / load
 # ----------------------------------------------------------------------------------------------
 
-def save_checkpoint(directory, state, *, epoch: int, config=None, metrics_history=None,
-                    extra=None, keep: Optional[int] = 1) -> Path:
+
+def save_checkpoint(
+    directory,
+    state,
+    *,
+    epoch: int,
+    config=None,
+    metrics_history=None,
+    extra=None,
+    keep: int | None = 1,
+) -> Path:
     """Write a checkpoint atomically; returns its path.
 
     Args:
@@ -211,11 +242,13 @@ def save_checkpoint(directory, state, *, epoch: int, config=None, metrics_histor
     directory.mkdir(parents=True, exist_ok=True)
 
     sd = serialization.to_state_dict(_host_tree(state))
-    payload = serialization.msgpack_serialize({
-        "state": sd,
-        "metrics_history": _history_host(metrics_history or []),
-        "extra": extra,
-    })
+    payload = serialization.msgpack_serialize(
+        {
+            "state": sd,
+            "metrics_history": _history_host(metrics_history or []),
+            "extra": extra,
+        }
+    )
     header = {
         "format": FORMAT,
         "version": FORMAT_VERSION,
@@ -305,8 +338,10 @@ def load_checkpoint(path, *, target=None, config=None) -> Checkpoint:
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         fail("not a jaxsched checkpoint (unknown format)")
     if header.get("version") != FORMAT_VERSION:
-        fail(f"unsupported checkpoint format version {header.get('version')!r} "
-             f"(this jaxsched reads {FORMAT_VERSION})")
+        fail(
+            f"unsupported checkpoint format version {header.get('version')!r} "
+            f"(this jaxsched reads {FORMAT_VERSION})"
+        )
     try:
         n_bytes = int(header["payload_bytes"])
         sha = str(header["payload_sha256"])
@@ -315,7 +350,7 @@ def load_checkpoint(path, *, target=None, config=None) -> Checkpoint:
     except (KeyError, TypeError, ValueError):
         fail("header is incomplete (payload_bytes, payload_sha256, epoch, structure)")
 
-    payload = data[nl + 1:]
+    payload = data[nl + 1 :]
     if len(payload) < n_bytes:
         fail(f"truncated: payload has {len(payload)} of {n_bytes} bytes")
     if len(payload) > n_bytes:
@@ -352,14 +387,23 @@ def load_checkpoint(path, *, target=None, config=None) -> Checkpoint:
         except (ValueError, KeyError, TypeError) as e:
             fail(f"state does not match the target: {str(e).splitlines()[0] if str(e) else e}")
         state = _rewrap_keys(target, state)
-    return Checkpoint(state=state, epoch=epoch, config=saved_config, metrics_history=history,
-                      extra=extra, header=header, path=p)
+    return Checkpoint(
+        state=state,
+        epoch=epoch,
+        config=saved_config,
+        metrics_history=history,
+        extra=extra,
+        header=header,
+        path=p,
+    )
 
 
 def _rewrap_keys(target, state):
     """Give typed-PRNG-key leaves of the template back their key type."""
+
     def fix(t, s):
         if isinstance(t, jax.Array) and jax.dtypes.issubdtype(t.dtype, jax.dtypes.prng_key):
             return jax.random.wrap_key_data(np.asarray(s), impl=jax.random.key_impl(t))
         return s
+
     return jax.tree_util.tree_map(fix, target, state)

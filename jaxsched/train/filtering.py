@@ -28,11 +28,11 @@ Two ways to use it, both pure and jit/vmap friendly:
    environment's timestep; rejected episodes are collected but carry no weight, so the number
    of episodes per update varies (see the ``episodes`` metric).
 """
+
 from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Optional, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -41,18 +41,25 @@ import numpy as np
 from jaxsched.errors import ConfigError
 
 __all__ = [
-    "REFERENCE_BOUNDS", "TrajectoryFilter", "paper_bounds", "in_range", "start_acceptance",
-    "sample_accepted_starts", "sjf_by_start", "FILTERS", "make_filter",
+    "REFERENCE_BOUNDS",
+    "TrajectoryFilter",
+    "paper_bounds",
+    "in_range",
+    "start_acceptance",
+    "sample_accepted_starts",
+    "sjf_by_start",
+    "FILTERS",
+    "make_filter",
 ]
 
 #: the ``--filter`` choices of ``jaxsched train``
 FILTERS = ("off", "paper", "reference")
 
-REFERENCE_BOUNDS: Tuple[float, float] = (10.0, 150.0)
+REFERENCE_BOUNDS: tuple[float, float] = (10.0, 150.0)
 """The reference code's fixed acceptance interval (exclusive at both ends)."""
 
 
-def paper_bounds(sjf_values) -> Tuple[float, float]:
+def paper_bounds(sjf_values) -> tuple[float, float]:
     """The paper's interval ``(median, 2 * mean)`` of the SJF results (host-side, float64).
 
     Args:
@@ -72,8 +79,7 @@ def in_range(values, lower, upper):
     return (values > lower) & (values < upper)
 
 
-def start_acceptance(sjf_by_start, lower: float, upper: float, *,
-                     reference_offset: bool = False):
+def start_acceptance(sjf_by_start, lower: float, upper: float, *, reference_offset: bool = False):
     """Boolean acceptance table over start indices.
 
     Args:
@@ -89,7 +95,7 @@ def start_acceptance(sjf_by_start, lower: float, upper: float, *,
     v = jnp.asarray(sjf_by_start)
     if reference_offset:
         v = jnp.concatenate([v[1:], jnp.full((1,), jnp.nan, v.dtype)])
-    return in_range(v, lower, upper)        # NaN compares False
+    return in_range(v, lower, upper)  # NaN compares False
 
 
 @functools.partial(jax.jit, static_argnames="shape")
@@ -125,30 +131,31 @@ class TrajectoryFilter:
 
     lower: float
     upper: float
-    phase1_updates: Optional[int] = None
+    phase1_updates: int | None = None
     mode: str = "custom"
     reference_offset: bool = False
 
     def __post_init__(self):
         if not (float(self.lower) < float(self.upper)):
-            raise ConfigError(f"TrajectoryFilter: need lower < upper, got ({self.lower}, "
-                              f"{self.upper})")
+            raise ConfigError(
+                f"TrajectoryFilter: need lower < upper, got ({self.lower}, {self.upper})"
+            )
         if self.phase1_updates is not None and int(self.phase1_updates) < 0:
             raise ConfigError("TrajectoryFilter: phase1_updates must be None or >= 0")
         if self.mode not in ("paper", "reference", "custom"):
             raise ConfigError(f"TrajectoryFilter: unknown mode {self.mode!r}")
 
     @classmethod
-    def paper(cls, sjf_values, phase1_updates: Optional[int] = None) -> "TrajectoryFilter":
+    def paper(cls, sjf_values, phase1_updates: int | None = None) -> TrajectoryFilter:
         """The paper's rule: ``(median, 2 * mean)`` of ``sjf_values`` (all candidate
         sequences, not a training batch)."""
         lo, hi = paper_bounds(sjf_values)
-        if not lo < hi:       # e.g. all values equal to 0: nothing could pass
+        if not lo < hi:  # e.g. all values equal to 0: nothing could pass
             raise ConfigError(f"TrajectoryFilter.paper: empty interval ({lo}, {hi})")
         return cls(lo, hi, phase1_updates, "paper", False)
 
     @classmethod
-    def reference(cls, phase1_updates: Optional[int] = None) -> "TrajectoryFilter":
+    def reference(cls, phase1_updates: int | None = None) -> TrajectoryFilter:
         """The reference code's rule: fixed ``(10, 150)`` with the start-index off-by-one."""
         return cls(REFERENCE_BOUNDS[0], REFERENCE_BOUNDS[1], phase1_updates, "reference", True)
 
@@ -165,15 +172,23 @@ class TrajectoryFilter:
         return in_range(values, self.lower, self.upper) | jnp.logical_not(self.active(update))
 
     def start_table(self, sjf_by_start, update=0):
-        """:func:`start_acceptance` for this filter at update ``update`` (all True in phase 2).
-        """
-        table = start_acceptance(sjf_by_start, self.lower, self.upper,
-                                 reference_offset=self.reference_offset)
+        """:func:`start_acceptance` for this filter at update ``update`` (all True in phase 2)."""
+        table = start_acceptance(
+            sjf_by_start, self.lower, self.upper, reference_offset=self.reference_offset
+        )
         return table | jnp.logical_not(self.active(update))
 
 
-def sjf_by_start(jobs, length: int, low: int, high: int, *, backfill: str = "none",
-                 compat: bool = True, metric: str = "bsld") -> np.ndarray:
+def sjf_by_start(
+    jobs,
+    length: int,
+    low: int,
+    high: int,
+    *,
+    backfill: str = "none",
+    compat: bool = True,
+    metric: str = "bsld",
+) -> np.ndarray:
     """SJF's average ``metric`` on the ``length``-job sequence at every start index in
     ``[low, high)`` (the environment's sampling range), in one batched simulator call.
 
@@ -185,14 +200,14 @@ def sjf_by_start(jobs, length: int, low: int, high: int, *, backfill: str = "non
     if high <= low:
         return out
     starts = np.arange(low, high)
-    res = evaluate(jobs, starts, int(length), ["sjf"], [backfill], compat=compat,
-                   metrics=(metric,))
-    out[starts] = [r["value"] for r in res.rows]      # one row per start, in start order
+    res = evaluate(jobs, starts, int(length), ["sjf"], [backfill], compat=compat, metrics=(metric,))
+    out[starts] = [r["value"] for r in res.rows]  # one row per start, in start order
     return out
 
 
-def make_filter(mode: str, sjf_values, phase1_updates: Optional[int] = None
-                ) -> Optional[TrajectoryFilter]:
+def make_filter(
+    mode: str, sjf_values, phase1_updates: int | None = None
+) -> TrajectoryFilter | None:
     """The filter of a ``--filter`` choice (:data:`FILTERS`): None for ``off``, else
     :meth:`TrajectoryFilter.paper` (bounds from ``sjf_values``) or
     :meth:`TrajectoryFilter.reference`."""

@@ -59,10 +59,12 @@ Metrics of one update (dict of arrays; scalars unless noted): ``update`` (1-base
 slot ``[num_envs * episodes_per_env]`` the ``episode_info_*`` arrays of
 :func:`episode_summaries`.
 """
+
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import flax.struct
 import jax
@@ -73,9 +75,21 @@ import optax
 from jaxsched.errors import ConfigError
 
 __all__ = [
-    "PPOConfig", "TrainState", "Transition", "NetInput", "PPOTrainer", "make_train", "fit",
-    "gae_advantages", "kl_early_stop_loop", "episode_summaries", "masked_mean",
-    "valid_step_mask", "default_obs_fn", "default_done_fn", "MASKED_LOGIT",
+    "PPOConfig",
+    "TrainState",
+    "Transition",
+    "NetInput",
+    "PPOTrainer",
+    "make_train",
+    "fit",
+    "gae_advantages",
+    "kl_early_stop_loop",
+    "episode_summaries",
+    "masked_mean",
+    "valid_step_mask",
+    "default_obs_fn",
+    "default_done_fn",
+    "MASKED_LOGIT",
 ]
 
 MASKED_LOGIT = -1e30
@@ -87,6 +101,7 @@ _F32 = jnp.float32
 # ----------------------------------------------------------------------------------------------
 # configuration
 # ----------------------------------------------------------------------------------------------
+
 
 @dataclasses.dataclass(frozen=True)
 class PPOConfig:
@@ -137,13 +152,13 @@ class PPOConfig:
     adam_eps: float = 1e-8
     train_pi_iters: int = 80
     train_v_iters: int = 80
-    target_kl: Optional[float] = 0.01
+    target_kl: float | None = 0.01
     kl_stop_factor: float = 1.5
     normalize_advantages: bool = True
     adv_eps: float = 1e-8
     value_target: str = "reward_to_go"
     entropy_coef: float = 0.0
-    max_grad_norm: Optional[float] = None
+    max_grad_norm: float | None = None
     lr_anneal_epochs: int = 0
     lr_end_fraction: float = 0.0
 
@@ -154,30 +169,45 @@ class PPOConfig:
 
         for name in ("num_envs", "episodes_per_env", "max_episode_steps"):
             v = getattr(self, name)
-            need(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1,
-                 f"{name} must be an integer >= 1, got {v!r}")
+            need(
+                isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1,
+                f"{name} must be an integer >= 1, got {v!r}",
+            )
         for name in ("train_pi_iters", "train_v_iters"):
             v = getattr(self, name)
-            need(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0,
-                 f"{name} must be an integer >= 0, got {v!r}")
+            need(
+                isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0,
+                f"{name} must be an integer >= 0, got {v!r}",
+            )
         need(0.0 <= self.gamma <= 1.0, f"gamma must be in [0, 1], got {self.gamma!r}")
-        need(0.0 <= self.gae_lambda <= 1.0,
-             f"gae_lambda must be in [0, 1], got {self.gae_lambda!r}")
+        need(
+            0.0 <= self.gae_lambda <= 1.0, f"gae_lambda must be in [0, 1], got {self.gae_lambda!r}"
+        )
         need(self.clip_ratio >= 0.0, f"clip_ratio must be >= 0, got {self.clip_ratio!r}")
         need(self.pi_lr >= 0.0 and self.vf_lr >= 0.0, "learning rates must be >= 0")
-        need(self.target_kl is None or self.target_kl >= 0.0,
-             f"target_kl must be None or >= 0, got {self.target_kl!r}")
+        need(
+            self.target_kl is None or self.target_kl >= 0.0,
+            f"target_kl must be None or >= 0, got {self.target_kl!r}",
+        )
         need(self.kl_stop_factor > 0.0, f"kl_stop_factor must be > 0, got {self.kl_stop_factor!r}")
         need(self.adv_eps >= 0.0, f"adv_eps must be >= 0, got {self.adv_eps!r}")
-        need(self.value_target in ("reward_to_go", "gae"),
-             f"value_target must be 'reward_to_go' or 'gae', got {self.value_target!r}")
-        need(self.max_grad_norm is None or self.max_grad_norm > 0.0,
-             f"max_grad_norm must be None or > 0, got {self.max_grad_norm!r}")
+        need(
+            self.value_target in ("reward_to_go", "gae"),
+            f"value_target must be 'reward_to_go' or 'gae', got {self.value_target!r}",
+        )
+        need(
+            self.max_grad_norm is None or self.max_grad_norm > 0.0,
+            f"max_grad_norm must be None or > 0, got {self.max_grad_norm!r}",
+        )
         v = self.lr_anneal_epochs
-        need(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0,
-             f"lr_anneal_epochs must be an integer >= 0, got {v!r}")
-        need(0.0 <= self.lr_end_fraction <= 1.0,
-             f"lr_end_fraction must be in [0, 1], got {self.lr_end_fraction!r}")
+        need(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0,
+            f"lr_anneal_epochs must be an integer >= 0, got {v!r}",
+        )
+        need(
+            0.0 <= self.lr_end_fraction <= 1.0,
+            f"lr_end_fraction must be in [0, 1], got {self.lr_end_fraction!r}",
+        )
 
     @property
     def rollout_steps(self) -> int:
@@ -200,7 +230,7 @@ class PPOConfig:
         return d
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "PPOConfig":
+    def from_dict(cls, d: Mapping[str, Any]) -> PPOConfig:
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(d) - names)
         if unknown:
@@ -216,6 +246,7 @@ _LATER_FIELDS = {"lr_anneal_epochs": 0, "lr_end_fraction": 0.0}
 # ----------------------------------------------------------------------------------------------
 # pytrees
 # ----------------------------------------------------------------------------------------------
+
 
 @flax.struct.dataclass
 class TrainState:
@@ -264,6 +295,7 @@ class Transition:
 # pure building blocks
 # ----------------------------------------------------------------------------------------------
 
+
 def gae_advantages(rewards, values, dones, gamma: float, lam: float, last_value=None):
     """GAE(γ, λ) advantages and discounted reward-to-go, time-major, with episode boundaries.
 
@@ -296,8 +328,7 @@ def gae_advantages(rewards, values, dones, gamma: float, lam: float, last_value=
         return (adv, ret), (adv, ret)
 
     init = (jnp.zeros_like(last), last)
-    _, (adv, ret) = jax.lax.scan(back, init, (rewards, values, next_values, notdone),
-                                 reverse=True)
+    _, (adv, ret) = jax.lax.scan(back, init, (rewards, values, next_values, notdone), reverse=True)
     return adv.astype(_F32), ret.astype(_F32)
 
 
@@ -313,7 +344,7 @@ def valid_step_mask(dones, episodes_per_env: int):
     return ended_before < completed[None], completed
 
 
-def kl_early_stop_loop(step_fn: Callable, carry, max_iters: int, kl_limit: Optional[float]):
+def kl_early_stop_loop(step_fn: Callable, carry, max_iters: int, kl_limit: float | None):
     """Spinning Up's policy loop as a ``lax.while_loop``.
 
     ``step_fn(carry) -> (carry, kl)`` performs one optimisation step and returns the approx-KL
@@ -323,6 +354,7 @@ def kl_early_stop_loop(step_fn: Callable, carry, max_iters: int, kl_limit: Optio
 
     Returns ``(carry, iterations int32, stopped bool, last_kl float32)``.
     """
+
     def cond(c):
         i, _, stop, _ = c
         return (i < max_iters) & jnp.logical_not(stop)
@@ -339,7 +371,7 @@ def kl_early_stop_loop(step_fn: Callable, carry, max_iters: int, kl_limit: Optio
     return carry, i, stopped, kl
 
 
-def episode_summaries(tr: "Transition", episodes_per_env: int) -> dict:
+def episode_summaries(tr: Transition, episodes_per_env: int) -> dict:
     """Per-episode values of a rollout, one entry per episode slot.
 
     Slot ``e * episodes_per_env + j`` is the ``j``-th episode of environment ``e``.  Returns
@@ -349,13 +381,14 @@ def episode_summaries(tr: "Transition", episodes_per_env: int) -> dict:
     ``tr.info`` (the value at the episode's first step).  Entries of invalid slots are
     meaningless."""
     done = tr.done.astype(jnp.int32)
-    ended_before = jnp.cumsum(done, axis=0) - done                           # [T, E]
+    ended_before = jnp.cumsum(done, axis=0) - done  # [T, E]
     j = jnp.arange(episodes_per_env, dtype=ended_before.dtype)
-    in_ep = ended_before[None] == j[:, None, None]                           # [k, T, E]
-    first = jnp.argmax(in_ep, axis=1)                                        # [k, E]
+    in_ep = ended_before[None] == j[:, None, None]  # [k, T, E]
+    first = jnp.argmax(in_ep, axis=1)  # [k, E]
     started = jnp.any(in_ep, axis=1)
     take = lambda a: jnp.take_along_axis(
-        a, first.reshape(first.shape + (1,) * (a.ndim - 2)), axis=0)   # [k, E, ...]
+        a, first.reshape(first.shape + (1,) * (a.ndim - 2)), axis=0
+    )  # [k, E, ...]
     valid = started & take(tr.valid)
     steps = in_ep & tr.valid[None]
     out = {
@@ -407,9 +440,11 @@ def _default_value_inputs(x):
 
 def _to_f32(tree):
     """Cast floating leaves to float32 (64-bit mode must not leak into params/observations)."""
+
     def cast(a):
         a = jnp.asarray(a)
         return a.astype(_F32) if jnp.issubdtype(a.dtype, jnp.floating) else a
+
     return jax.tree_util.tree_map(cast, tree)
 
 
@@ -433,16 +468,19 @@ def _linear_decay(start: float, end: float, steps: int):
     """Learning rate ``start`` at optimiser step 0 going linearly to ``end`` at step ``steps``
     and exactly ``end`` from then on (``optax.linear_schedule`` can land a rounding error away
     from it under jit, where XLA turns ``count / steps`` into a product with ``1 / steps``)."""
+
     def schedule(count):
         ramp = start + (end - start) * (jnp.asarray(count, _F32) / steps)
         return jnp.where(count >= steps, jnp.asarray(end, _F32), ramp)
+
     return schedule
 
 
 def _make_adam(lr, cfg: PPOConfig, steps_per_update: int):
     if cfg.lr_anneal_epochs:
-        lr = _linear_decay(lr, lr * cfg.lr_end_fraction,
-                           cfg.lr_anneal_epochs * max(int(steps_per_update), 1))
+        lr = _linear_decay(
+            lr, lr * cfg.lr_end_fraction, cfg.lr_anneal_epochs * max(int(steps_per_update), 1)
+        )
     adam = optax.adam(lr, b1=cfg.adam_b1, b2=cfg.adam_b2, eps=cfg.adam_eps)
     if cfg.max_grad_norm is None:
         return adam
@@ -452,6 +490,7 @@ def _make_adam(lr, cfg: PPOConfig, steps_per_update: int):
 # ----------------------------------------------------------------------------------------------
 # the trainer
 # ----------------------------------------------------------------------------------------------
+
 
 @dataclasses.dataclass(frozen=True)
 class PPOTrainer:
@@ -482,27 +521,35 @@ class PPOTrainer:
     policy_logits: Callable
     value: Callable
     trajectory_filter: Any = None
-    policy_loss_and_grad: Optional[Callable] = None
-    value_loss_and_grad: Optional[Callable] = None
+    policy_loss_and_grad: Callable | None = None
+    value_loss_and_grad: Callable | None = None
 
     def run_config(self) -> dict:
         """JSON-able description of everything that shapes training (for checkpoint headers)."""
         flt = self.trajectory_filter
-        return {"ppo": self.config.to_dict(),
-                "trajectory_filter": None if flt is None else dataclasses.asdict(flt)}
+        return {
+            "ppo": self.config.to_dict(),
+            "trajectory_filter": None if flt is None else dataclasses.asdict(flt),
+        }
 
 
-def make_train(config: PPOConfig, env, policy_net, value_net, *,
-               obs_fn: Callable = default_obs_fn,
-               done_fn: Callable = default_done_fn,
-               policy_inputs: Callable = _default_policy_inputs,
-               value_inputs: Callable = _default_value_inputs,
-               trajectory_filter=None,
-               filter_value_fn: Optional[Callable] = None,
-               episode_info_fn: Optional[Callable] = None,
-               slot_buckets: Optional[Sequence[int]] = None,
-               chunk_size: int = 512,
-               value_pad_row: Optional[Sequence[float]] = None) -> PPOTrainer:
+def make_train(
+    config: PPOConfig,
+    env,
+    policy_net,
+    value_net,
+    *,
+    obs_fn: Callable = default_obs_fn,
+    done_fn: Callable = default_done_fn,
+    policy_inputs: Callable = _default_policy_inputs,
+    value_inputs: Callable = _default_value_inputs,
+    trajectory_filter=None,
+    filter_value_fn: Callable | None = None,
+    episode_info_fn: Callable | None = None,
+    slot_buckets: Sequence[int] | None = None,
+    chunk_size: int = 512,
+    value_pad_row: Sequence[float] | None = None,
+) -> PPOTrainer:
     """Build the PPO functions for ``env`` and two Flax modules.
 
     Args:
@@ -562,15 +609,21 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
     if (trajectory_filter is None) != (filter_value_fn is None):
         raise ConfigError("make_train: trajectory_filter and filter_value_fn go together")
     if slot_buckets is not None:
-        if (not isinstance(chunk_size, (int, np.integer)) or isinstance(chunk_size, bool)
-                or chunk_size < 1):
-            raise ConfigError(f"make_train: chunk_size must be an integer >= 1, got "
-                              f"{chunk_size!r}")
-        bad = [b for b in slot_buckets
-               if not isinstance(b, (int, np.integer)) or isinstance(b, bool) or b < 1]
+        if (
+            not isinstance(chunk_size, (int, np.integer))
+            or isinstance(chunk_size, bool)
+            or chunk_size < 1
+        ):
+            raise ConfigError(f"make_train: chunk_size must be an integer >= 1, got {chunk_size!r}")
+        bad = [
+            b
+            for b in slot_buckets
+            if not isinstance(b, (int, np.integer)) or isinstance(b, bool) or b < 1
+        ]
         if bad or not len(slot_buckets):
-            raise ConfigError(f"make_train: slot_buckets must be integers >= 1, got "
-                              f"{slot_buckets!r}")
+            raise ConfigError(
+                f"make_train: slot_buckets must be integers >= 1, got {slot_buckets!r}"
+            )
     cfg = config
     E = cfg.num_envs
     T = cfg.rollout_steps
@@ -602,11 +655,14 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
         x = get_x(ts.observation)
         pparams = _to_f32(policy_net.init(k_pi, *policy_inputs(x)))
         vparams = _to_f32(value_net.init(k_v, *value_inputs(x)))
-        return TrainState(policy_params=pparams, value_params=vparams,
-                          policy_opt_state=pi_tx.init(pparams),
-                          value_opt_state=v_tx.init(vparams),
-                          rng=jax.random.key_data(k_state),
-                          step=jnp.zeros((), jnp.int32))
+        return TrainState(
+            policy_params=pparams,
+            value_params=vparams,
+            policy_opt_state=pi_tx.init(pparams),
+            value_opt_state=v_tx.init(vparams),
+            rng=jax.random.key_data(k_state),
+            step=jnp.zeros((), jnp.int32),
+        )
 
     # -- rollout ---------------------------------------------------------------------------
     def collect(pparams, vparams, key, step):
@@ -617,8 +673,8 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
         def body(carry, k):
             env_state, ts = carry
             x = get_x(ts.observation)
-            logits = batched_logits(pparams, x)                       # [E, N]
-            v = batched_value(vparams, x)                             # [E]
+            logits = batched_logits(pparams, x)  # [E, N]
+            v = batched_value(vparams, x)  # [E]
             action = _sample_categorical(k, logits)
             logp_all = jax.nn.log_softmax(logits, axis=-1)
             logp = jnp.take_along_axis(logp_all, action[:, None], axis=-1)[:, 0]
@@ -630,18 +686,34 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
                 accept = jnp.ones((E,), bool)
             info = {} if episode_info_fn is None else dict(jax.vmap(episode_info_fn)(ts))
             env_state, ts_next = jax.vmap(env.step)(env_state, action)
-            out = dict(x=x, action=action, logp=logp, value=v, entropy=ent,
-                       reward=jnp.asarray(ts_next.reward).astype(_F32),
-                       done=jax.vmap(done_fn)(ts_next), accept=accept, info=info)
+            out = dict(
+                x=x,
+                action=action,
+                logp=logp,
+                value=v,
+                entropy=ent,
+                reward=jnp.asarray(ts_next.reward).astype(_F32),
+                done=jax.vmap(done_fn)(ts_next),
+                accept=accept,
+                info=info,
+            )
             return (env_state, ts_next), out
 
         _, traj = jax.lax.scan(body, (env_state, ts), keys[E:])
         valid, completed = valid_step_mask(traj["done"], cfg.episodes_per_env)
         valid = valid & traj["accept"]
-        tr = Transition(x=traj["x"], mask=traj["x"].mask, action=traj["action"],
-                        logp=traj["logp"], value=traj["value"], entropy=traj["entropy"],
-                        reward=traj["reward"], done=traj["done"], valid=valid,
-                        info=traj["info"])
+        tr = Transition(
+            x=traj["x"],
+            mask=traj["x"].mask,
+            action=traj["action"],
+            logp=traj["logp"],
+            value=traj["value"],
+            entropy=traj["entropy"],
+            reward=traj["reward"],
+            done=traj["done"],
+            valid=valid,
+            info=traj["info"],
+        )
         return tr, completed
 
     # -- losses ----------------------------------------------------------------------------
@@ -682,10 +754,9 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
         key = jnp.where(w, jnp.sum(x.mask, axis=-1, dtype=jnp.int32), 0)
         order = jnp.argsort(key)
         order = jnp.concatenate([order, jnp.zeros((n_chunks * C - S,), order.dtype)])
-        real = jnp.arange(n_chunks * C) < S            # False: padding (a copy, no weight)
+        real = jnp.arange(n_chunks * C) < S  # False: padding (a copy, no weight)
         chunk = lambda a: jnp.reshape(a, (n_chunks, C) + a.shape[1:])  # noqa: E731
-        data = jax.tree_util.tree_map(lambda a: chunk(a[order]),
-                                      (x, action, logp_old, adv, target))
+        data = jax.tree_util.tree_map(lambda a: chunk(a[order]), (x, action, logp_old, adv, target))
         data = data + (chunk(w[order] & real),)
         kmax = jnp.max(chunk(jnp.where(real, key[order], 0)), axis=1)
         bucket = jnp.searchsorted(jnp.asarray(buckets, jnp.int32), kmax, side="left")
@@ -698,7 +769,7 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
     def _pi_chunk(params, K, total, x, action, logp_old, adv, target, w):
         """Policy-loss share and (kl, entropy, clip) sums of one chunk on its first K slots
         (weightless samples may point past the prefix: their action is clipped)."""
-        logits = batched_logits(params, _prefix(x, K))                      # [C, K]
+        logits = batched_logits(params, _prefix(x, K))  # [C, K]
         return pi_terms(logits, jnp.minimum(action, K - 1), logp_old, adv, w, total)
 
     def _v_chunk(params, K, total, x, action, logp_old, adv, target, w):
@@ -707,7 +778,8 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
         n_slots = x.mask.shape[-1]
         pad = jnp.asarray(value_pad_row, _F32)
         v = jax.vmap(lambda o: value_net.apply(params, o, n_slots=n_slots, pad_row=pad))(
-            x.obs[:, :K])
+            x.obs[:, :K]
+        )
         v = jnp.reshape(jnp.asarray(v, _F32), target.shape)
         err = (jnp.asarray(target, _F32) - v) ** 2
         return (jnp.sum(jnp.where(w, err, 0.0)) / total).astype(_F32), ()
@@ -716,21 +788,26 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
         """``f(params, bucket, chunks, total, buckets)``: the sum over the chunks of
         ``terms`` (``(loss share, aux sums)``), each chunk on its bucket's slot prefix, and the
         gradient when ``with_grad`` (accumulated chunk by chunk)."""
+
         def f(params, bucket, chunks, total, buckets):
             def branch(K):
                 def g(params, c):
                     if with_grad:
                         (l, aux), grad = jax.value_and_grad(terms, has_aux=True)(
-                            params, K, total, *c)
+                            params, K, total, *c
+                        )
                         return l, aux, grad
                     l, aux = terms(params, K, total, *c)
                     return l, aux, None
+
                 return g
 
             branches = [branch(K) for K in buckets]
-            aux0 = jax.eval_shape(lambda: terms(params, buckets[0], total,
-                                                *jax.tree_util.tree_map(lambda a: a[0],
-                                                                        chunks))[1])
+            aux0 = jax.eval_shape(
+                lambda: terms(
+                    params, buckets[0], total, *jax.tree_util.tree_map(lambda a: a[0], chunks)
+                )[1]
+            )
             aux0 = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), aux0)
             g0 = jax.tree_util.tree_map(jnp.zeros_like, params) if with_grad else None
 
@@ -744,10 +821,12 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
                 return (loss + l, sums, gs), None
 
             (loss, sums, g), _ = jax.lax.scan(
-                body, (jnp.zeros((), _F32), aux0, g0), (bucket, chunks))
+                body, (jnp.zeros((), _F32), aux0, g0), (bucket, chunks)
+            )
             sums = tuple(v / total for v in sums)
             out = (loss, sums) if sums else loss
             return (out, g) if with_grad else out
+
         return f
 
     def _loss_fns(x, action, logp_old, adv, target, w):
@@ -757,8 +836,14 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
         ``(loss, grad)`` of the value loss, ``v_loss`` the loss alone."""
         if slot_buckets is None:
             pi_data, v_data = (x, action, logp_old, adv, w), (x, target, w)
-            return (jax.value_and_grad(pi_loss_fn, has_aux=True), pi_loss_fn,
-                    jax.value_and_grad(v_loss_fn), v_loss_fn, pi_data, v_data)
+            return (
+                jax.value_and_grad(pi_loss_fn, has_aux=True),
+                pi_loss_fn,
+                jax.value_and_grad(v_loss_fn),
+                v_loss_fn,
+                pi_data,
+                v_data,
+            )
         data = _sorted_chunks(x, action, logp_old, adv, target, w)
         if value_pad_row is None:
             v = (jax.value_and_grad(v_loss_fn), v_loss_fn, (x, target, w))
@@ -792,11 +877,11 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
 
         flat = lambda a: jnp.reshape(a, (T * E,) + a.shape[2:])
         x = jax.tree_util.tree_map(flat, tr.x)
-        action, logp_old, adv_f, target_f, w_f = map(
-            flat, (tr.action, tr.logp, adv, target, w))
+        action, logp_old, adv_f, target_f, w_f = map(flat, (tr.action, tr.logp, adv, target, w))
 
         grad_pi, pi_eval, grad_v, v_eval, pi_data, v_data = _loss_fns(
-            x, action, logp_old, adv_f, target_f, w_f)
+            x, action, logp_old, adv_f, target_f, w_f
+        )
 
         # policy: full-batch steps; KL measured with the gradient (before the step), stop after
         # the step at which it exceeded the limit (Spinning Up / RLScheduler).
@@ -807,7 +892,8 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
             return (optax.apply_updates(params, upd), opt), kl
 
         (pparams, pi_opt), pi_iters, stopped, kl_seen = kl_early_stop_loop(
-            pi_step, (ts.policy_params, ts.policy_opt_state), cfg.train_pi_iters, kl_limit)
+            pi_step, (ts.policy_params, ts.policy_opt_state), cfg.train_pi_iters, kl_limit
+        )
 
         # at the old parameters the ratio is 1: the loss needs no forward pass
         ent_old = masked_mean(tr.entropy, w)
@@ -822,9 +908,9 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
             return (optax.apply_updates(params, upd), opt), loss
 
         (vparams, v_opt), v_losses = jax.lax.scan(
-            v_body, (ts.value_params, ts.value_opt_state), None, length=cfg.train_v_iters)
-        v_loss_old = (v_losses[0] if cfg.train_v_iters > 0
-                      else v_eval(ts.value_params, *v_data))
+            v_body, (ts.value_params, ts.value_opt_state), None, length=cfg.train_v_iters
+        )
+        v_loss_old = v_losses[0] if cfg.train_v_iters > 0 else v_eval(ts.value_params, *v_data)
         v_loss_new = v_eval(vparams, *v_data)
 
         n_episodes = jnp.sum((tr.done & w).astype(jnp.int32))
@@ -833,8 +919,7 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
         metrics = {
             "update": ts.step + 1,
             "episodes": n_episodes,
-            "incomplete_episodes": jnp.asarray(cfg.num_episodes - jnp.sum(completed),
-                                               jnp.int32),
+            "incomplete_episodes": jnp.asarray(cfg.num_episodes - jnp.sum(completed), jnp.int32),
             "steps": n_valid.astype(jnp.int32),
             "episode_return": ret_sum / n_eps_f,
             "episode_length": n_valid / n_eps_f,
@@ -852,33 +937,56 @@ def make_train(config: PPOConfig, env, policy_net, value_net, *,
             "v_loss": v_loss_new,
         }
         metrics.update(episode_summaries(tr, cfg.episodes_per_env))
-        metrics = {k: (v.astype(_F32) if jnp.issubdtype(v.dtype, jnp.floating) else v)
-                   for k, v in metrics.items()}
-        new_ts = TrainState(policy_params=pparams, value_params=vparams,
-                            policy_opt_state=pi_opt, value_opt_state=v_opt,
-                            rng=jax.random.key_data(key), step=ts.step + 1)
+        metrics = {
+            k: (v.astype(_F32) if jnp.issubdtype(v.dtype, jnp.floating) else v)
+            for k, v in metrics.items()
+        }
+        new_ts = TrainState(
+            policy_params=pparams,
+            value_params=vparams,
+            policy_opt_state=pi_opt,
+            value_opt_state=v_opt,
+            rng=jax.random.key_data(key),
+            step=ts.step + 1,
+        )
         return new_ts, metrics
 
     def train(ts: TrainState, num_updates: int):
         def body(s, _):
             return update(s)
+
         return jax.lax.scan(body, ts, None, length=num_updates)
 
-    return PPOTrainer(config=cfg, init=jax.jit(init), update=jax.jit(update),
-                      train=jax.jit(train, static_argnums=1), collect=jax.jit(collect),
-                      policy_logits=policy_logits, value=value,
-                      trajectory_filter=trajectory_filter,
-                      policy_loss_and_grad=jax.jit(policy_loss_and_grad),
-                      value_loss_and_grad=jax.jit(value_loss_and_grad))
+    return PPOTrainer(
+        config=cfg,
+        init=jax.jit(init),
+        update=jax.jit(update),
+        train=jax.jit(train, static_argnums=1),
+        collect=jax.jit(collect),
+        policy_logits=policy_logits,
+        value=value,
+        trajectory_filter=trajectory_filter,
+        policy_loss_and_grad=jax.jit(policy_loss_and_grad),
+        value_loss_and_grad=jax.jit(value_loss_and_grad),
+    )
 
 
 # ----------------------------------------------------------------------------------------------
 # host loop
 # ----------------------------------------------------------------------------------------------
 
-def fit(trainer: PPOTrainer, train_state: TrainState, num_updates: int, *,
-        history: Optional[list] = None, checkpoint_dir=None, checkpoint_every: int = 0,
-        keep: int = 1, callback: Optional[Callable] = None):
+
+def fit(
+    trainer: PPOTrainer,
+    train_state: TrainState,
+    num_updates: int,
+    *,
+    history: list | None = None,
+    checkpoint_dir=None,
+    checkpoint_every: int = 0,
+    keep: int = 1,
+    callback: Callable | None = None,
+):
     """Run ``num_updates`` updates from Python, collecting metrics and checkpointing.
 
     Args:
@@ -913,5 +1021,12 @@ def fit(trainer: PPOTrainer, train_state: TrainState, num_updates: int, *,
 
 def _save(trainer, directory, state, epoch, history, keep):
     from jaxsched.train.checkpoint import save_checkpoint
-    save_checkpoint(directory, state, epoch=epoch, config=trainer.run_config(),
-                    metrics_history=history, keep=keep)
+
+    save_checkpoint(
+        directory,
+        state,
+        epoch=epoch,
+        config=trainer.run_config(),
+        metrics_history=history,
+        keep=keep,
+    )

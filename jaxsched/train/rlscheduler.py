@@ -24,6 +24,7 @@ Example::
     pol = load_policy("runs/l1")
     policy_metric(pol, jobs, starts=[1981, 2756], length=1024)     # greedy (argmax) picks
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -32,8 +33,9 @@ import math
 import os
 import shutil
 import time
+from collections.abc import Callable
+from collections.abc import Sequence as Seq
 from pathlib import Path
-from typing import Callable, Optional, Sequence as Seq
 
 import jax
 import jax.numpy as jnp
@@ -79,6 +81,7 @@ class RunConfig:
         this run (the reference's ``--pre_trained``; e.g. phase 2 of a filtered run, or a
         continuation with other PPO settings); empty: a fresh initialisation from ``seed``.
     """
+
     trace: str
     rules: str = "rlscheduler"
     metric: str = "bsld"
@@ -103,7 +106,7 @@ class RunConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "RunConfig":
+    def from_dict(cls, d: dict) -> RunConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = set(d) - known
         if unknown:
@@ -128,13 +131,20 @@ def prefix_options(rc: RunConfig) -> dict:
     return opts
 
 
-def make_env(jobs, rc: RunConfig, length: Optional[int] = None,
-             start_table=None) -> RLSchedulerEnv:
+def make_env(jobs, rc: RunConfig, length: int | None = None, start_table=None) -> RLSchedulerEnv:
     """The environment of a run (``length`` overrides the training length, e.g. 1024 for the
     paper's test sequences; ``start_table`` restricts the sampled starts, spec §7)."""
-    return RLSchedulerEnv(jobs, length=length or rc.length, backfill=rc.backfill,
-                          compat=rc.compat, metric=rc.metric, max_queue=rc.max_queue,
-                          cutoff=rc.cutoff, job_slice=rc.job_slice, start_table=start_table)
+    return RLSchedulerEnv(
+        jobs,
+        length=length or rc.length,
+        backfill=rc.backfill,
+        compat=rc.compat,
+        metric=rc.metric,
+        max_queue=rc.max_queue,
+        cutoff=rc.cutoff,
+        job_slice=rc.job_slice,
+        start_table=start_table,
+    )
 
 
 FILTER_FILE = "filter.npz"
@@ -155,31 +165,39 @@ def _start_table(jobs, rc: RunConfig, out: Path, log) -> np.ndarray:
             if values.shape != (jobs.n_jobs,):
                 values = None
         except (OSError, ValueError, KeyError):
-            values = None            # unreadable cache: recompute it
+            values = None  # unreadable cache: recompute it
     if values is None:
         t0 = time.perf_counter()
-        values = sjf_by_start(jobs, rc.length, low, high, backfill=rc.backfill,
-                              compat=rc.compat, metric=rc.metric)
-        log(f"trajectory filter: SJF {rc.metric} of the {high - low} sampling starts "
-            f"computed in {time.perf_counter() - t0:.1f} s")
+        values = sjf_by_start(
+            jobs, rc.length, low, high, backfill=rc.backfill, compat=rc.compat, metric=rc.metric
+        )
+        log(
+            f"trajectory filter: SJF {rc.metric} of the {high - low} sampling starts "
+            f"computed in {time.perf_counter() - t0:.1f} s"
+        )
     flt = make_filter(rc.filter, values[low:high])
     table = np.asarray(flt.start_table(values), bool)
     n_ok = int(table[low:high].sum())
     if n_ok == 0:
-        raise ConfigError(f"--filter {rc.filter}: none of the {high - low} sampling starts has "
-                          f"an SJF {rc.metric} in ({flt.lower:g}, {flt.upper:g})")
+        raise ConfigError(
+            f"--filter {rc.filter}: none of the {high - low} sampling starts has "
+            f"an SJF {rc.metric} in ({flt.lower:g}, {flt.upper:g})"
+        )
     if not path.is_file():
         tmp = out / (FILTER_FILE + ".tmp.npz")
         np.savez(tmp, sjf=values, lower=flt.lower, upper=flt.upper, mode=rc.filter)
         os.replace(tmp, path)
-    log(f"trajectory filter {rc.filter}: SJF {rc.metric} in ({flt.lower:.4g}, "
+    log(
+        f"trajectory filter {rc.filter}: SJF {rc.metric} in ({flt.lower:.4g}, "
         f"{flt.upper:.4g}), {n_ok} of {high - low} starts accepted"
-        + (f" for the first {rc.filter_epochs} epochs" if rc.filter_epochs else ""))
+        + (f" for the first {rc.filter_epochs} epochs" if rc.filter_epochs else "")
+    )
     return table
 
 
 def _episode_fn(env: RLSchedulerEnv, policy_net, sample: bool):
     """``(params, start, key) -> (metric, start_times)`` for one sequence, compiled once."""
+
     def run(params, start, key):
         state, ts = env.reset_at(start)
 
@@ -190,19 +208,24 @@ def _episode_fn(env: RLSchedulerEnv, policy_net, sample: bool):
             st, t, k = c
             k, sub = jax.random.split(k)
             logits = policy_net.apply(params, t.observation.obs, t.observation.mask)
-            a = (nets.sample_action(sub, logits, t.observation.mask) if sample
-                 else nets.greedy_action(logits, t.observation.mask))
+            a = (
+                nets.sample_action(sub, logits, t.observation.mask)
+                if sample
+                else nets.greedy_action(logits, t.observation.mask)
+            )
             st, t = env.step(st, a)
             return st, t, k
 
         state, ts, _ = jax.lax.while_loop(cond, body, (state, ts, key))
         return env.metric_value(state), state.sim.start
+
     return run
 
 
 @dataclasses.dataclass
 class LoadedPolicy:
     """A trained policy: its run configuration, network and parameters."""
+
     run: RunConfig
     net: object
     params: object
@@ -230,13 +253,22 @@ def load_policy(path) -> LoadedPolicy:
     if not isinstance(st, dict) or "policy_params" not in st:
         raise CheckpointError(f"{ck.path}: no policy parameters in this checkpoint")
     params = jax.tree_util.tree_map(jnp.asarray, st["policy_params"])
-    return LoadedPolicy(run=rc, net=nets.make_policy(rc.policy), params=params,
-                        epoch=ck.epoch, path=ck.path)
+    return LoadedPolicy(
+        run=rc, net=nets.make_policy(rc.policy), params=params, epoch=ck.epoch, path=ck.path
+    )
 
 
-def policy_metric(policy: LoadedPolicy, jobs, starts: Seq[int], length: int, *,
-                  backfill: Optional[str] = None, metric: Optional[str] = None,
-                  sample: bool = False, seed: int = 0):
+def policy_metric(
+    policy: LoadedPolicy,
+    jobs,
+    starts: Seq[int],
+    length: int,
+    *,
+    backfill: str | None = None,
+    metric: str | None = None,
+    sample: bool = False,
+    seed: int = 0,
+):
     """Run a learned policy on the sequences ``start … start+length-1`` (greedy picks, or
     sampled ones as the reference's test script does with ``sample=True``).
 
@@ -245,16 +277,16 @@ def policy_metric(policy: LoadedPolicy, jobs, starts: Seq[int], length: int, *,
     """
     rc = policy.run
     if backfill is not None or metric is not None:
-        rc = dataclasses.replace(rc, backfill=backfill or rc.backfill,
-                                 metric=metric or rc.metric)
+        rc = dataclasses.replace(rc, backfill=backfill or rc.backfill, metric=metric or rc.metric)
     env = make_env(jobs, rc, length)
     fn = _episodes_fn(env, policy.net, sample)
     starts = np.asarray(list(starts), np.int32)
     n = jobs.n_jobs
     bad = [int(s) for s in starts if s < 0 or s + length > n]
     if bad:
-        raise ConfigError(f"sequence start {bad[0]} with {length} jobs runs past the {n} "
-                          f"loaded jobs")
+        raise ConfigError(
+            f"sequence start {bad[0]} with {length} jobs runs past the {n} loaded jobs"
+        )
     keys = jax.random.split(jax.random.PRNGKey(seed), len(starts))
     vals, st = fn(policy.params, jnp.asarray(starts), keys)
     return np.asarray(vals, np.float64), np.asarray(st)
@@ -272,8 +304,15 @@ def _episode_starts(metrics: dict) -> np.ndarray:
 def _heuristic_means(jobs, starts, rc: RunConfig, policies=("sjf", "f1")) -> dict:
     if len(starts) == 0:
         return {}
-    res = evaluate(jobs, starts, rc.length, list(policies), [rc.backfill], compat=rc.compat,
-                   metrics=(rc.metric,))
+    res = evaluate(
+        jobs,
+        starts,
+        rc.length,
+        list(policies),
+        [rc.backfill],
+        compat=rc.compat,
+        metrics=(rc.metric,),
+    )
     return {p: float(v) for (p, _), v in res.table(rc.metric).items()}
 
 
@@ -281,15 +320,36 @@ def _fmt(x: float) -> str:
     return "nan" if not np.isfinite(x) else (f"{x:.4f}" if abs(x) < 10 else f"{x:,.2f}")
 
 
-def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "none",
-          compat: bool = True, seed: int = 0, resume: bool = False, rules: str = "rlscheduler",
-          ppo: Optional[dict] = None, length: int = 256, max_queue: int = 128,
-          cutoff: str = "reference", job_slice: int = 0, policy: str = "kernel",
-          value: str = "kernel", compare: bool = True, progress: bool = True,
-          validate: int = 0, val_sequences: int = 10, val_jobs: int = 1024,
-          val_seed: int = 2, filter: str = "off", filter_epochs: int = 0,
-          init_from=None, keep_checkpoints: int = 1,
-          log: Callable[[str], None] = print) -> dict:
+def train(
+    trace,
+    out,
+    epochs: int,
+    *,
+    metric: str = "bsld",
+    backfill: str = "none",
+    compat: bool = True,
+    seed: int = 0,
+    resume: bool = False,
+    rules: str = "rlscheduler",
+    ppo: dict | None = None,
+    length: int = 256,
+    max_queue: int = 128,
+    cutoff: str = "reference",
+    job_slice: int = 0,
+    policy: str = "kernel",
+    value: str = "kernel",
+    compare: bool = True,
+    progress: bool = True,
+    validate: int = 0,
+    val_sequences: int = 10,
+    val_jobs: int = 1024,
+    val_seed: int = 2,
+    filter: str = "off",
+    filter_epochs: int = 0,
+    init_from=None,
+    keep_checkpoints: int = 1,
+    log: Callable[[str], None] = print,
+) -> dict:
     """Train an RLScheduler policy for ``epochs`` epochs in total (``resume`` continues the
     run in ``out`` from its newest checkpoint, bit for bit; without it ``out`` must not hold a
     run yet). Returns ``{"epochs", "history", "run"}``.
@@ -316,52 +376,78 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
     """
     out = Path(out)
     jobs_cache = {}
-    rc = RunConfig(trace=str(trace), rules=rules, metric=metric, backfill=backfill,
-                   compat=compat, length=length, max_queue=max_queue, cutoff=cutoff,
-                   job_slice=job_slice, policy=policy, value=value, seed=seed,
-                   ppo=PPOConfig.from_dict({**PPOConfig().to_dict(), **(ppo or {})}).to_dict(),
-                   filter=filter, filter_epochs=filter_epochs,
-                   init_from=str(init_from) if init_from else "")
-    if (isinstance(keep_checkpoints, bool) or not isinstance(keep_checkpoints, (int, np.integer))
-            or keep_checkpoints < 0):
-        raise ConfigError(f"--keep-checkpoints must be an integer >= 0 (0 keeps all), got "
-                          f"{keep_checkpoints!r}")
+    rc = RunConfig(
+        trace=str(trace),
+        rules=rules,
+        metric=metric,
+        backfill=backfill,
+        compat=compat,
+        length=length,
+        max_queue=max_queue,
+        cutoff=cutoff,
+        job_slice=job_slice,
+        policy=policy,
+        value=value,
+        seed=seed,
+        ppo=PPOConfig.from_dict({**PPOConfig().to_dict(), **(ppo or {})}).to_dict(),
+        filter=filter,
+        filter_epochs=filter_epochs,
+        init_from=str(init_from) if init_from else "",
+    )
+    if (
+        isinstance(keep_checkpoints, bool)
+        or not isinstance(keep_checkpoints, (int, np.integer))
+        or keep_checkpoints < 0
+    ):
+        raise ConfigError(
+            f"--keep-checkpoints must be an integer >= 0 (0 keeps all), got {keep_checkpoints!r}"
+        )
     run_file = out / RUN_FILE
     if resume:
         if not run_file.is_file():
-            raise ConfigError(f"{out}: nothing to resume (no {RUN_FILE}); drop --resume to "
-                              f"start a new run")
+            raise ConfigError(
+                f"{out}: nothing to resume (no {RUN_FILE}); drop --resume to start a new run"
+            )
         saved = RunConfig.from_dict(json.loads(run_file.read_text()))
         rc = saved
     elif run_file.exists():
-        raise ConfigError(f"{out}: already holds a training run; use --resume to continue it "
-                          f"or choose another --out")
+        raise ConfigError(
+            f"{out}: already holds a training run; use --resume to continue it "
+            f"or choose another --out"
+        )
     if epochs < 1:
         raise ConfigError(f"--epochs must be >= 1 (got {epochs})")
     from jaxsched.train.filtering import FILTERS
+
     if rc.filter not in FILTERS:
-        raise ConfigError(f"unknown trajectory filter {rc.filter!r}; choose from "
-                          f"{', '.join(FILTERS)}")
+        raise ConfigError(
+            f"unknown trajectory filter {rc.filter!r}; choose from {', '.join(FILTERS)}"
+        )
     if int(rc.filter_epochs) < 0:
         raise ConfigError(f"--filter-epochs must be >= 0 (got {rc.filter_epochs})")
     jobs = jobs_cache.setdefault(rc.trace, read_swf(rc.trace).jobs(rc.rules))
     val = None
-    if validate:          # before anything is written: a bad setting fails cleanly
+    if validate:  # before anything is written: a bad setting fails cleanly
         if int(validate) < 0:
             raise ConfigError(f"--validate must be >= 0 (got {validate})")
         val = _Validator(jobs, rc, out, val_sequences, val_jobs, val_seed)
+
     def trainer_for(start_table=None):
         env = AutoResetWrapper(make_env(jobs, rc, start_table=start_table))
-        return make_train(rc.ppo_config(), env, nets.make_policy(rc.policy),
-                          nets.make_value(rc.value),
-                          episode_info_fn=lambda ts: {"start": ts.extras["start"]},
-                          **prefix_options(rc))
+        return make_train(
+            rc.ppo_config(),
+            env,
+            nets.make_policy(rc.policy),
+            nets.make_value(rc.value),
+            episode_info_fn=lambda ts: {"start": ts.extras["start"]},
+            **prefix_options(rc),
+        )
 
     if rc.filter != "off":
         if not resume:
             out.mkdir(parents=True, exist_ok=True)
         phase1 = trainer_for(_start_table(jobs, rc, out, log))
-        phase2 = None                      # the unfiltered trainer, built when phase 2 starts
+        phase2 = None  # the unfiltered trainer, built when phase 2 starts
     else:
         phase1 = trainer_for()
 
@@ -383,12 +469,14 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
         state, history, done_epochs = ck.state, list(ck.metrics_history), ck.epoch
         log(f"resuming {out} at epoch {done_epochs}")
     else:
-        if rc.init_from:      # every leaf must match this run's networks (clear error if not)
+        if rc.init_from:  # every leaf must match this run's networks (clear error if not)
             src = load_checkpoint(rc.init_from, target=state).state
-            state = state.replace(policy_params=src.policy_params,
-                                  value_params=src.value_params,
-                                  policy_opt_state=src.policy_opt_state,
-                                  value_opt_state=src.value_opt_state)
+            state = state.replace(
+                policy_params=src.policy_params,
+                value_params=src.value_params,
+                policy_opt_state=src.policy_opt_state,
+                value_opt_state=src.value_opt_state,
+            )
             log(f"networks and optimiser states from {rc.init_from}")
         out.mkdir(parents=True, exist_ok=True)
         run_file.write_text(json.dumps(rc.to_dict(), indent=1) + "\n")
@@ -399,6 +487,7 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
     bar = None
     if progress:
         from tqdm import tqdm
+
         bar = tqdm(total=epochs, initial=done_epochs, unit="epoch", dynamic_ncols=True)
     compile_s = None
     try:
@@ -411,37 +500,56 @@ def train(trace, out, epochs: int, *, metric: str = "bsld", backfill: str = "non
             if compile_s is None:
                 compile_s = e1 - t0
             starts = _episode_starts(m)
-            row = {"epoch": epoch, "seconds": round(e1 - e0, 3),
-                   "episodes": int(len(starts)),
-                   "return": float(m["episode_return"]),
-                   rc.metric: float(abs(m["episode_return"])),
-                   "approx_kl": float(m["approx_kl"]), "pi_iters": int(m["pi_iters"]),
-                   "pi_loss": float(m["pi_loss"]), "v_loss": float(m["v_loss"]),
-                   "entropy": float(m["entropy"])}
+            row = {
+                "epoch": epoch,
+                "seconds": round(e1 - e0, 3),
+                "episodes": int(len(starts)),
+                "return": float(m["episode_return"]),
+                rc.metric: float(abs(m["episode_return"])),
+                "approx_kl": float(m["approx_kl"]),
+                "pi_iters": int(m["pi_iters"]),
+                "pi_loss": float(m["pi_loss"]),
+                "v_loss": float(m["v_loss"]),
+                "entropy": float(m["entropy"]),
+            }
             if rc.filter != "off":
                 row["filtered"] = trainer is phase1
             if compare:
-                row.update({f"{p}_{rc.metric}": v
-                            for p, v in _heuristic_means(jobs, starts, rc).items()})
+                row.update(
+                    {f"{p}_{rc.metric}": v for p, v in _heuristic_means(jobs, starts, rc).items()}
+                )
             if epoch == done_epochs + 1:
                 row["first_epoch_s_incl_compile"] = round(e1 - t0, 3)
             hist_m = {k: v for k, v in m.items() if not k.startswith("episode_info")}
             history.append(hist_m)
-            ck = save_checkpoint(out, state, epoch=epoch, config=trainer.run_config(),
-                                 metrics_history=history,
-                                 keep=int(keep_checkpoints) or None)
+            ck = save_checkpoint(
+                out,
+                state,
+                epoch=epoch,
+                config=trainer.run_config(),
+                metrics_history=history,
+                keep=int(keep_checkpoints) or None,
+            )
             if val is not None and (epoch % int(validate) == 0 or epoch == epochs):
                 row[f"val_{rc.metric}"] = val(state.policy_params, epoch, ck)
             with open(out / LOG_FILE, "a") as f:
                 f.write(json.dumps(row) + "\n")
-            msg = (f"{rc.metric} {_fmt(row[rc.metric])}"
-                   + "".join(f" {p} {_fmt(row.get(f'{p}_{rc.metric}', math.nan))}"
-                             for p in ("sjf", "f1") if compare)
-                   + (f" val {_fmt(row[f'val_{rc.metric}'])} (sjf "
-                      f"{_fmt(val.heuristics.get('sjf', math.nan))} f1 "
-                      f"{_fmt(val.heuristics.get('f1', math.nan))})"
-                      if f"val_{rc.metric}" in row else "")
-                   + f" {row['seconds']:.1f}s/epoch")
+            msg = (
+                f"{rc.metric} {_fmt(row[rc.metric])}"
+                + "".join(
+                    f" {p} {_fmt(row.get(f'{p}_{rc.metric}', math.nan))}"
+                    for p in ("sjf", "f1")
+                    if compare
+                )
+                + (
+                    f" val {_fmt(row[f'val_{rc.metric}'])} (sjf "
+                    f"{_fmt(val.heuristics.get('sjf', math.nan))} f1 "
+                    f"{_fmt(val.heuristics.get('f1', math.nan))})"
+                    if f"val_{rc.metric}" in row
+                    else ""
+                )
+                + f" {row['seconds']:.1f}s/epoch"
+            )
             if bar is not None:
                 bar.set_postfix_str(msg)
                 bar.update(1)
@@ -466,13 +574,30 @@ class _Validator:
         env = make_env(jobs, rc, length)
         self.fn = _episodes_fn(env, nets.make_policy(rc.policy), False)
         self.keys = jax.random.split(jax.random.PRNGKey(0), n)
-        res = evaluate(jobs, self.starts, self.length, ["sjf", "f1"], [rc.backfill],
-                       compat=rc.compat, metrics=(rc.metric,))
+        res = evaluate(
+            jobs,
+            self.starts,
+            self.length,
+            ["sjf", "f1"],
+            [rc.backfill],
+            compat=rc.compat,
+            metrics=(rc.metric,),
+        )
         self.heuristics = {p: v for (p, _), v in res.table(rc.metric).items()}
         out.mkdir(parents=True, exist_ok=True)
-        (out / VAL_INFO).write_text(json.dumps(
-            {"starts": [int(x) for x in self.starts], "jobs": self.length, "seed": int(seed),
-             "metric": rc.metric, "backfill": rc.backfill, **self.heuristics}) + "\n")
+        (out / VAL_INFO).write_text(
+            json.dumps(
+                {
+                    "starts": [int(x) for x in self.starts],
+                    "jobs": self.length,
+                    "seed": int(seed),
+                    "metric": rc.metric,
+                    "backfill": rc.backfill,
+                    **self.heuristics,
+                }
+            )
+            + "\n"
+        )
         self.best = None
         info = out / BEST_INFO
         if info.is_file() and (out / BEST_FILE).is_file():
@@ -489,9 +614,17 @@ class _Validator:
             tmp = self.out / (BEST_FILE + ".tmp")
             shutil.copyfile(checkpoint, tmp)
             os.replace(tmp, self.out / BEST_FILE)
-            (self.out / BEST_INFO).write_text(json.dumps(
-                {"epoch": epoch, "value": value, "starts": [int(x) for x in self.starts],
-                 "jobs": self.length}) + "\n")
+            (self.out / BEST_INFO).write_text(
+                json.dumps(
+                    {
+                        "epoch": epoch,
+                        "value": value,
+                        "starts": [int(x) for x in self.starts],
+                        "jobs": self.length,
+                    }
+                )
+                + "\n"
+            )
         return value
 
 
@@ -535,6 +668,7 @@ def plot(out, path=None) -> Path:
     rc = RunConfig.from_dict(json.loads((Path(out) / RUN_FILE).read_text()))
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
@@ -549,14 +683,24 @@ def plot(out, path=None) -> Path:
     vk = f"val_{rc.metric}"
     val_rows = [r for r in rows if vk in r]
     if val_rows:
-        ax.plot([r["epoch"] for r in val_rows], [r[vk] for r in val_rows], "o-", ms=3,
-                label="RL greedy (validation sequences)")
+        ax.plot(
+            [r["epoch"] for r in val_rows],
+            [r[vk] for r in val_rows],
+            "o-",
+            ms=3,
+            label="RL greedy (validation sequences)",
+        )
         info = Path(out) / VAL_INFO
         heur = json.loads(info.read_text()) if info.is_file() else {}
         for p, style in (("sjf", ":"), ("f1", "-.")):
             if isinstance(heur.get(p), (int, float)):
-                ax.axhline(heur[p], linestyle=style, color="gray", linewidth=1,
-                           label=f"{p.upper()} (validation sequences)")
+                ax.axhline(
+                    heur[p],
+                    linestyle=style,
+                    color="gray",
+                    linewidth=1,
+                    label=f"{p.upper()} (validation sequences)",
+                )
     ax.set_xlabel("epoch")
     ax.set_ylabel(rc.metric)
     ax.set_title(f"{Path(rc.trace).name}, backfill {rc.backfill}")
@@ -568,9 +712,19 @@ def plot(out, path=None) -> Path:
     return path
 
 
-def model_rows(policy: LoadedPolicy, jobs, starts: Seq[int], length: int, backfills: Seq[str],
-               metrics: Seq[str], compat: bool, *, sample: bool = False, name: str = "rl",
-               seed: int = 0) -> list:
+def model_rows(
+    policy: LoadedPolicy,
+    jobs,
+    starts: Seq[int],
+    length: int,
+    backfills: Seq[str],
+    metrics: Seq[str],
+    compat: bool,
+    *,
+    sample: bool = False,
+    name: str = "rl",
+    seed: int = 0,
+) -> list:
     """Rows in :class:`jaxsched.sim.evaluate.EvalResult`'s schema for a learned policy on the
     given sequences (one run per backfill mode), metrics computed from its schedules."""
     from jaxsched.sim import oracle
@@ -582,10 +736,24 @@ def model_rows(policy: LoadedPolicy, jobs, starts: Seq[int], length: int, backfi
         _, st = policy_metric(pol, jobs, starts, length, sample=sample, seed=seed)
         for s, times in zip(starts, st):
             sl = slice(int(s), int(s) + length)
-            m = oracle.metrics(jobs.submit[sl], jobs.run[sl], jobs.procs[sl], times,
-                               num_procs=float(jobs.num_procs), compat=bool(compat),
-                               users=jobs.user[sl])
+            m = oracle.metrics(
+                jobs.submit[sl],
+                jobs.run[sl],
+                jobs.procs[sl],
+                times,
+                num_procs=float(jobs.num_procs),
+                compat=bool(compat),
+                users=jobs.user[sl],
+            )
             for name_m in metrics:
-                rows.append({"start": int(s), "jobs": length, "policy": name, "backfill": bf,
-                             "metric": name_m, "value": float(m[name_m])})
+                rows.append(
+                    {
+                        "start": int(s),
+                        "jobs": length,
+                        "policy": name,
+                        "backfill": bf,
+                        "metric": name_m,
+                        "value": float(m[name_m]),
+                    }
+                )
     return rows

@@ -7,20 +7,41 @@
 * :mod:`jaxsched.workload.lublin`: the Lublin–Feitelson synthetic workload generator (imported
   on demand, not re-exported here).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
 
-from jaxsched.workload.sampling import (fixed_starts, gym_np_random, reference_starts,
-                                        uniform_starts)
+from jaxsched.workload.sampling import fixed_starts, gym_np_random, reference_starts, uniform_starts
 from jaxsched.workload.stats import format_stats, jobs_summary, trace_stats
-from jaxsched.workload.swf import (FIELDS, Jobs, Trace, parse_swf, prepare_jobs, read_swf,
-                                   write_schedule_swf, write_swf)
+from jaxsched.workload.swf import (
+    FIELDS,
+    Jobs,
+    Trace,
+    parse_swf,
+    prepare_jobs,
+    read_swf,
+    write_schedule_swf,
+    write_swf,
+)
 
 __all__ = [
-    "FIELDS", "Jobs", "Trace", "parse_swf", "prepare_jobs", "read_swf", "write_schedule_swf",
-    "write_swf", "trace_stats", "format_stats", "jobs_summary", "gym_np_random",
-    "reference_starts", "uniform_starts", "fixed_starts", "default_trace_path",
+    "FIELDS",
+    "Jobs",
+    "Trace",
+    "parse_swf",
+    "prepare_jobs",
+    "read_swf",
+    "write_schedule_swf",
+    "write_swf",
+    "trace_stats",
+    "format_stats",
+    "jobs_summary",
+    "gym_np_random",
+    "reference_starts",
+    "uniform_starts",
+    "fixed_starts",
+    "default_trace_path",
 ]
 
 

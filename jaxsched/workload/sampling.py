@@ -9,6 +9,7 @@
 A sequence of length L starting at ``s`` is the jobs ``s .. s+L-1`` of the loaded job list
 (:class:`~jaxsched.workload.swf.Jobs`).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -19,8 +20,7 @@ import numpy as np
 
 from jaxsched.errors import ConfigError
 
-__all__ = ["gym_np_random", "gym_seed_key", "reference_starts", "uniform_starts",
-           "fixed_starts"]
+__all__ = ["gym_np_random", "gym_seed_key", "reference_starts", "uniform_starts", "fixed_starts"]
 
 
 def _as_int(value, name: str, minimum: int | None = None) -> int:
@@ -43,7 +43,7 @@ def gym_seed_key(seed: int) -> list[int]:
     w1 == 0 (gym turns the 64-bit number into a list of 32-bit words, most significant zero
     words dropped, and ``[0]`` for zero).
     """
-    seed = _as_int(seed, "seed", 0) % 2 ** 64
+    seed = _as_int(seed, "seed", 0) % 2**64
     w0, w1 = struct.unpack("<II", hashlib.sha512(str(seed).encode("utf8")).digest()[:8])
     return [w0, w1] if w1 else [w0]
 
@@ -61,8 +61,9 @@ def gym_np_random(seed: int) -> np.random.RandomState:
     return rng
 
 
-def reference_starts(seed: int, n_sequences: int, seq_len: int, n_jobs_available: int,
-                     batch_job_slice: int = 0) -> np.ndarray:
+def reference_starts(
+    seed: int, n_sequences: int, seq_len: int, n_jobs_available: int, batch_job_slice: int = 0
+) -> np.ndarray:
     """Start indices exactly as the RLScheduler evaluation draws them (spec §2.2, §8.2).
 
     The generator is ``R = gym_np_random(seed)``. Each of the ``n_sequences`` draws is
@@ -80,15 +81,21 @@ def reference_starts(seed: int, n_sequences: int, seq_len: int, n_jobs_available
     sl = _as_int(batch_job_slice, "batch_job_slice", 0)
     U = min(avail, sl) if sl else avail
     if U - L - 1 <= L:
-        raise ConfigError(f"cannot draw sequences of {L} jobs from {U} jobs: the reference "
-                          f"draws starts from [{L}, {U - L - 1}), which is empty "
-                          f"(need at least {2 * L + 2} jobs)")
+        raise ConfigError(
+            f"cannot draw sequences of {L} jobs from {U} jobs: the reference "
+            f"draws starts from [{L}, {U - L - 1}), which is empty "
+            f"(need at least {2 * L + 2} jobs)"
+        )
     rng = gym_np_random(seed)
     return np.array([rng.randint(L, U - L - 1) for _ in range(n)], dtype=np.int64)
 
 
-def uniform_starts(n_jobs_available: int, seq_len: int, n_sequences: int,
-                   seed: int | np.random.SeedSequence | None = 0) -> np.ndarray:
+def uniform_starts(
+    n_jobs_available: int,
+    seq_len: int,
+    n_sequences: int,
+    seed: int | np.random.SeedSequence | None = 0,
+) -> np.ndarray:
     """``n_sequences`` start indices drawn uniformly from every valid start
     ``0 .. n_jobs_available - seq_len`` (so each sequence lies fully inside the trace), with
     ``numpy.random.default_rng(seed)``; the same seed always gives the same starts."""
@@ -124,7 +131,9 @@ def fixed_starts(starts, seq_len: int, n_jobs_available: int) -> np.ndarray:
         if s < 0:
             raise ConfigError(f"start #{i} is {s}: start indices must be >= 0")
         if s + L > avail:
-            raise ConfigError(f"start #{i} is {s}: the sequence {s}..{s + L - 1} of {L} jobs "
-                              f"runs past the end of the trace ({avail} jobs; last valid "
-                              f"start {avail - L})")
+            raise ConfigError(
+                f"start #{i} is {s}: the sequence {s}..{s + L - 1} of {L} jobs "
+                f"runs past the end of the trace ({avail} jobs; last valid "
+                f"start {avail - L})"
+            )
     return out

@@ -1,7 +1,7 @@
 """Descriptive statistics of SWF traces, and a readable text report.
 
 :func:`trace_stats` returns a JSON-serialisable dict. Besides general statistics it has two
-blocks that follow /work/shared/traces/README.md exactly:
+blocks that follow the shared traces README (shared/traces/README.md) exactly:
 
 * ``table2``: the RLScheduler paper's Table II definitions ("whole trace"): mean inter-arrival
   time, mean of field 4 (run time) and mean of field 5 (allocated processors), over **all**
@@ -12,6 +12,7 @@ blocks that follow /work/shared/traces/README.md exactly:
   mean of field 9 (field 4 where field 9 is −1), mean of field 8 (field 5 where it is −1).
   ``trace_stats(trace, first=10000)["requested"]`` gives the README's "first 10k" columns.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,11 +27,25 @@ def _summary(a: np.ndarray) -> dict:
     """count / mean / p10 / p50 / p90 / min / max of an array (None entries when empty)."""
     a = np.asarray(a, dtype=np.float64)
     if a.size == 0:
-        return {"count": 0, "mean": None, "p10": None, "p50": None, "p90": None,
-                "min": None, "max": None}
+        return {
+            "count": 0,
+            "mean": None,
+            "p10": None,
+            "p50": None,
+            "p90": None,
+            "min": None,
+            "max": None,
+        }
     p10, p50, p90 = np.percentile(a, [10, 50, 90])
-    return {"count": int(a.size), "mean": float(a.mean()), "p10": float(p10),
-            "p50": float(p50), "p90": float(p90), "min": float(a.min()), "max": float(a.max())}
+    return {
+        "count": int(a.size),
+        "mean": float(a.mean()),
+        "p10": float(p10),
+        "p50": float(p50),
+        "p90": float(p90),
+        "min": float(a.min()),
+        "max": float(a.max()),
+    }
 
 
 def trace_stats(trace: Trace, first: int | None = None) -> dict:
@@ -79,8 +94,10 @@ def trace_stats(trace: Trace, first: int | None = None) -> dict:
         "estimate_accuracy": _summary(accuracy),
         "users": int(np.unique(t.user[t.user >= 0]).size),
         "groups": int(np.unique(t.group[t.group >= 0]).size),
-        "missing": {name: int(np.count_nonzero(getattr(t, name) == -1))
-                    for name in ("run", "alloc_procs", "req_procs", "req_time", "user")},
+        "missing": {
+            name: int(np.count_nonzero(getattr(t, name) == -1))
+            for name in ("run", "alloc_procs", "req_procs", "req_time", "user")
+        },
         "table2": {
             "mean_interarrival": float(ia.mean()) if n > 1 else None,
             "mean_run_time": float(run.mean()) if n else None,
@@ -92,8 +109,12 @@ def trace_stats(trace: Trace, first: int | None = None) -> dict:
             "mean_requested_procs": float(req_n.mean()) if n else None,
         },
         "skipped_lines": len(t.skipped),
-        "header": {"MaxJobs": t.max_jobs, "MaxRecords": t.max_records,
-                   "MaxNodes": t.max_nodes, "MaxProcs": t.max_procs},
+        "header": {
+            "MaxJobs": t.max_jobs,
+            "MaxRecords": t.max_records,
+            "MaxNodes": t.max_nodes,
+            "MaxProcs": t.max_procs,
+        },
     }
 
 
@@ -127,8 +148,8 @@ def format_stats(stats: dict) -> str:
     s = stats
     lines = [
         f"trace:        {s['path'] or '-'}",
-        f"jobs:         {s['jobs']:,}" + (f"  ({s['skipped_lines']} bad lines skipped)"
-                                          if s["skipped_lines"] else ""),
+        f"jobs:         {s['jobs']:,}"
+        + (f"  ({s['skipped_lines']} bad lines skipped)" if s["skipped_lines"] else ""),
         f"machine:      {s['processors']:,} processors, {s['nodes']:,} nodes "
         f"({s['procs_per_node']:g} per node)",
         f"time span:    {_num(s['span_s'], 0)} s ({s['span_days']:.1f} days) of submissions",
@@ -136,15 +157,21 @@ def format_stats(stats: dict) -> str:
         "",
         f"{'':22s}{'count':>10s}{'mean':>12s}{'p10':>10s}{'p50':>10s}{'p90':>12s}",
     ]
-    rows = (("inter-arrival (s)", "interarrival"), ("run time (s)", "run_time"),
-            ("requested time (s)", "requested_time"), ("size (processors)", "size"),
-            ("run / requested", "estimate_accuracy"))
+    rows = (
+        ("inter-arrival (s)", "interarrival"),
+        ("run time (s)", "run_time"),
+        ("requested time (s)", "requested_time"),
+        ("size (processors)", "size"),
+        ("run / requested", "estimate_accuracy"),
+    )
     for title, key in rows:
         d = s[key]
         dig = 3 if key == "estimate_accuracy" else 1
-        lines.append(f"{title:22s}{d['count']:>10,}{_num(d['mean'], dig):>12s}"
-                     f"{_num(d['p10'], dig):>10s}{_num(d['p50'], dig):>10s}"
-                     f"{_num(d['p90'], dig):>12s}")
+        lines.append(
+            f"{title:22s}{d['count']:>10,}{_num(d['mean'], dig):>12s}"
+            f"{_num(d['p10'], dig):>10s}{_num(d['p50'], dig):>10s}"
+            f"{_num(d['p90'], dig):>12s}"
+        )
     miss = ", ".join(f"{k} {v:,}" for k, v in s["missing"].items() if v)
     t2, rq = s["table2"], s["requested"]
     lines += [
@@ -164,11 +191,13 @@ def format_jobs_summary(summary: dict) -> str:
     """Text form of :func:`jobs_summary`."""
     s = summary
     fixes = ", ".join(f"{k} {v:,}" for k, v in s["fixes"].items())
-    return "\n".join([
-        f"rules {s['rules']}: {s['jobs']:,} jobs loaded; N = {s['num_nodes']:,} nodes, "
-        f"P = {s['num_procs']:,} processors ({s['procs_per_node']:g} per node)",
-        f"  fixes: {fixes}",
-        f"  normalisers: max run {s['max_exec_time']:,} s, max req mem {s['max_req_mem']:,}, "
-        f"max user {s['max_user']:,}, max group {s['max_group']:,}, "
-        f"max executable {s['max_executable']:,}",
-    ])
+    return "\n".join(
+        [
+            f"rules {s['rules']}: {s['jobs']:,} jobs loaded; N = {s['num_nodes']:,} nodes, "
+            f"P = {s['num_procs']:,} processors ({s['procs_per_node']:g} per node)",
+            f"  fixes: {fixes}",
+            f"  normalisers: max run {s['max_exec_time']:,} s, max req mem {s['max_req_mem']:,}, "
+            f"max user {s['max_user']:,}, max group {s['max_group']:,}, "
+            f"max executable {s['max_executable']:,}",
+        ]
+    )

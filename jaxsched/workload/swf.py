@@ -59,6 +59,7 @@ label is a word that starts with an upper-case letter and is followed by ``:``. 
 (:attr:`Trace.max_nodes`, ...) hold the *first* occurrence of their label, parsed as an int (the
 leading integer: ``"338 (batch partition; 512 total)"`` gives 338), or None when absent.
 """
+
 from __future__ import annotations
 
 import bz2
@@ -78,23 +79,66 @@ import numpy as np
 from jaxsched.errors import ConfigError, SWFError, SWFWarning
 
 __all__ = [
-    "FIELDS", "FIELD_LABELS", "FLOAT_FIELDS", "RULES",
-    "Trace", "Jobs", "read_swf", "parse_swf", "prepare_jobs", "write_swf", "write_schedule_swf",
+    "FIELDS",
+    "FIELD_LABELS",
+    "FLOAT_FIELDS",
+    "RULES",
+    "Trace",
+    "Jobs",
+    "read_swf",
+    "parse_swf",
+    "prepare_jobs",
+    "write_swf",
+    "write_schedule_swf",
 ]
 
 #: The 18 SWF fields, in file order, as named in :class:`Trace`.
 FIELDS: tuple[str, ...] = (
-    "job_id", "submit", "wait", "run", "alloc_procs", "avg_cpu", "used_mem", "req_procs",
-    "req_time", "req_mem", "status", "user", "group", "executable", "queue", "partition",
-    "prev_job", "think_time",
+    "job_id",
+    "submit",
+    "wait",
+    "run",
+    "alloc_procs",
+    "avg_cpu",
+    "used_mem",
+    "req_procs",
+    "req_time",
+    "req_mem",
+    "status",
+    "user",
+    "group",
+    "executable",
+    "queue",
+    "partition",
+    "prev_job",
+    "think_time",
 )
 #: Descriptions from the SWF definition (used in error messages and reports).
-FIELD_LABELS: dict[str, str] = dict(zip(FIELDS, (
-    "job number", "submit time", "wait time", "run time", "allocated processors",
-    "average CPU time used", "used memory", "requested processors", "requested time",
-    "requested memory", "status", "user ID", "group ID", "executable number", "queue number",
-    "partition number", "preceding job number", "think time from preceding job",
-)))
+FIELD_LABELS: dict[str, str] = dict(
+    zip(
+        FIELDS,
+        (
+            "job number",
+            "submit time",
+            "wait time",
+            "run time",
+            "allocated processors",
+            "average CPU time used",
+            "used memory",
+            "requested processors",
+            "requested time",
+            "requested memory",
+            "status",
+            "user ID",
+            "group ID",
+            "executable number",
+            "queue number",
+            "partition number",
+            "preceding job number",
+            "think time from preceding job",
+        ),
+    )
+)
 #: Fields stored as float64 (real traces have fractional values there); all others are int64.
 FLOAT_FIELDS: tuple[str, ...] = ("avg_cpu", "used_mem")
 #: Cleaning rules understood by :func:`prepare_jobs`.
@@ -104,19 +148,30 @@ _NF = len(FIELDS)
 _COL = {name: i for i, name in enumerate(FIELDS)}
 _FLOAT_SET = frozenset(_COL[n] for n in FLOAT_FIELDS)
 _PARTITION = _COL["partition"]
-_MAX_EXACT = 2.0 ** 53  # integers beyond this cannot be represented exactly by the parser
+_MAX_EXACT = 2.0**53  # integers beyond this cannot be represented exactly by the parser
 
 # Header labels with a typed attribute on Trace: label -> (attribute, kind).
 _HEADER_INT = {
-    "MaxJobs": "max_jobs", "MaxRecords": "max_records", "MaxNodes": "max_nodes",
-    "MaxProcs": "max_procs", "MaxRuntime": "max_runtime", "MaxMemory": "max_memory",
-    "UnixStartTime": "unix_start_time", "TimeZone": "time_zone", "MaxQueues": "max_queues",
+    "MaxJobs": "max_jobs",
+    "MaxRecords": "max_records",
+    "MaxNodes": "max_nodes",
+    "MaxProcs": "max_procs",
+    "MaxRuntime": "max_runtime",
+    "MaxMemory": "max_memory",
+    "UnixStartTime": "unix_start_time",
+    "TimeZone": "time_zone",
+    "MaxQueues": "max_queues",
     "MaxPartitions": "max_partitions",
 }
 _HEADER_STR = {
-    "Version": "version", "Computer": "computer", "Installation": "installation",
-    "TimeZoneString": "time_zone_string", "StartTime": "start_time", "EndTime": "end_time",
-    "Preemption": "preemption", "AllowOveruse": "allow_overuse",
+    "Version": "version",
+    "Computer": "computer",
+    "Installation": "installation",
+    "TimeZoneString": "time_zone_string",
+    "StartTime": "start_time",
+    "EndTime": "end_time",
+    "Preemption": "preemption",
+    "AllowOveruse": "allow_overuse",
 }
 _HEADER_POSITIVE = ("MaxNodes", "MaxProcs")
 _LABEL_RE = re.compile(r"^\s*;\s*([A-Z][A-Za-z0-9_]*)\s*:(.*)$")
@@ -199,7 +254,7 @@ class Trace:
 
     # -- construction helpers ------------------------------------------------------------
     @classmethod
-    def from_array(cls, values: np.ndarray, line: np.ndarray | None = None, **kw) -> "Trace":
+    def from_array(cls, values: np.ndarray, line: np.ndarray | None = None, **kw) -> Trace:
         """Build a trace from an (n, 18) array of field values (file order)."""
         values = np.asarray(values, dtype=np.float64)
         if values.ndim != 2 or values.shape[1] != _NF:
@@ -280,31 +335,34 @@ class Trace:
         return [] if v is None else v.split("\n")
 
     # -- selection -------------------------------------------------------------------------
-    def select(self, index) -> "Trace":
+    def select(self, index) -> Trace:
         """A new trace with the job lines ``index`` (int array, slice or boolean mask); the
         header and the reading metadata are kept."""
         cols = {n: getattr(self, n)[index] for n in FIELDS + ("line",)}
         return replace(self, **cols)
 
-    def head(self, n: int) -> "Trace":
+    def head(self, n: int) -> Trace:
         """The first ``n`` job lines (all of them if the trace is shorter)."""
         if int(n) < 0:
             raise ConfigError(f"number of jobs must be >= 0, got {n}")
         return self.select(slice(0, int(n)))
 
-    def records_equal(self, other: "Trace") -> bool:
+    def records_equal(self, other: Trace) -> bool:
         """True when both traces hold exactly the same 18 field values (header and line
         numbers are not compared)."""
         return self.n_jobs == other.n_jobs and all(
-            np.array_equal(getattr(self, n), getattr(other, n)) for n in FIELDS)
+            np.array_equal(getattr(self, n), getattr(other, n)) for n in FIELDS
+        )
 
-    def jobs(self, rules: str = "rlscheduler") -> "Jobs":
+    def jobs(self, rules: str = "rlscheduler") -> Jobs:
         """The simulator's job list under ``rules``; see :func:`prepare_jobs`."""
         return prepare_jobs(self, rules)
 
     def __repr__(self) -> str:
-        return (f"Trace(path={self.path!r}, n_jobs={self.n_jobs}, num_procs={self.num_procs}, "
-                f"num_nodes={self.num_nodes}, skipped={len(self.skipped)})")
+        return (
+            f"Trace(path={self.path!r}, n_jobs={self.n_jobs}, num_procs={self.num_procs}, "
+            f"num_nodes={self.num_nodes}, skipped={len(self.skipped)})"
+        )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -356,15 +414,19 @@ def _decompress(raw: bytes, path: str | None) -> bytes:
     return raw
 
 
-def parse_swf(data: bytes | str, *, path=None, on_error: str = "raise",
-              max_procs: int | None = None) -> Trace:
+def parse_swf(
+    data: bytes | str, *, path=None, on_error: str = "raise", max_procs: int | None = None
+) -> Trace:
     """Parse SWF text already in memory (``bytes`` may be compressed). ``path`` is used
     only in messages and :attr:`Trace.path`. The other arguments are as in :func:`read_swf`."""
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     if max_procs is not None:
-        if isinstance(max_procs, bool) or not isinstance(max_procs, (int, np.integer)) \
-                or max_procs < 1:
+        if (
+            isinstance(max_procs, bool)
+            or not isinstance(max_procs, (int, np.integer))
+            or max_procs < 1
+        ):
             raise ConfigError(f"max_procs must be a positive integer, got {max_procs!r}")
         max_procs = int(max_procs)
     path = None if path is None else os.fspath(path)
@@ -447,8 +509,10 @@ class _Parser:
                     except ValueError:
                         if k == _PARTITION:
                             vals.append(0.0)
-                            self.notes.append(f"{_where(self.path, ln)}: {_label(k)}: "
-                                              f"{_text(t)!r} is not an integer, read as 0")
+                            self.notes.append(
+                                f"{_where(self.path, ln)}: {_label(k)}: "
+                                f"{_text(t)!r} is not an integer, read as 0"
+                            )
                         else:
                             e = (ln, _label(k), f"not a number: {_text(t)!r}")
                             break
@@ -493,8 +557,10 @@ class _Parser:
                     nonint = finite & ((c != np.floor(c)) | (np.abs(c) > _MAX_EXACT))
                 if k == _PARTITION and nonint.any():
                     for r in np.flatnonzero(nonint & ~bad):
-                        self.notes.append(f"{_where(self.path, int(lines[r]))}: {_label(k)}: "
-                                          f"{float(c[r])!r} is not an integer, read as 0")
+                        self.notes.append(
+                            f"{_where(self.path, int(lines[r]))}: {_label(k)}: "
+                            f"{float(c[r])!r} is not an integer, read as 0"
+                        )
                     c[nonint] = 0.0
                     nonint[:] = False
                 wrong = ~finite | nonint
@@ -515,9 +581,13 @@ class _Parser:
             need = np.maximum(alloc, req)
             for r in np.flatnonzero((need > P) & ~bad):
                 k = _COL["alloc_procs"] if alloc[r] >= req[r] else _COL["req_procs"]
-                errs.append((int(lines[r]), _label(k),
-                             f"job needs {int(need[r])} processors but the machine has {P} "
-                             f"({source})"))
+                errs.append(
+                    (
+                        int(lines[r]),
+                        _label(k),
+                        f"job needs {int(need[r])} processors but the machine has {P} ({source})",
+                    )
+                )
                 bad[r] = True
         # submit times must not decrease (compared with the lines kept before)
         ok = np.flatnonzero(~bad)
@@ -527,9 +597,14 @@ class _Parser:
             late = np.flatnonzero(sub[1:] < prev_max) + 1
             for j in late:
                 r = ok[j]
-                errs.append((int(lines[r]), _label(_COL["submit"]),
-                             f"submit time {int(sub[j])} is earlier than that of a previous "
-                             f"job ({int(prev_max[j - 1])}); SWF jobs must be in submit order"))
+                errs.append(
+                    (
+                        int(lines[r]),
+                        _label(_COL["submit"]),
+                        f"submit time {int(sub[j])} is earlier than that of a previous "
+                        f"job ({int(prev_max[j - 1])}); SWF jobs must be in submit order",
+                    )
+                )
                 bad[r] = True
         errs.sort(key=lambda e: e[0])
         return ~bad, errs
@@ -593,27 +668,45 @@ class _Parser:
         self.skipped.sort(key=lambda t: t[0])
         skipped = [m for _, m in self.skipped]
         if len(lines) == 0:
-            raise self.err(None, None, f"no valid job lines (all {len(skipped)} job lines were "
-                                       f"bad; first: {skipped[0] if skipped else '-'})")
+            raise self.err(
+                None,
+                None,
+                f"no valid job lines (all {len(skipped)} job lines were "
+                f"bad; first: {skipped[0] if skipped else '-'})",
+            )
         if skipped:
-            warnings.warn(f"{self.path or '<swf>'}: skipped {len(skipped)} bad line(s); "
-                          f"first: {skipped[0]}", SWFWarning, stacklevel=4)
+            warnings.warn(
+                f"{self.path or '<swf>'}: skipped {len(skipped)} bad line(s); first: {skipped[0]}",
+                SWFWarning,
+                stacklevel=4,
+            )
         if self.notes:
-            warnings.warn(f"{self.path or '<swf>'}: patched {len(self.notes)} value(s); "
-                          f"first: {self.notes[0]}", SWFWarning, stacklevel=4)
+            warnings.warn(
+                f"{self.path or '<swf>'}: patched {len(self.notes)} value(s); "
+                f"first: {self.notes[0]}",
+                SWFWarning,
+                stacklevel=4,
+            )
         kw = {attr: typed_int.get(key) for key, attr in _HEADER_INT.items()}
         kw.update({attr: typed_str.get(key) for key, attr in _HEADER_STR.items()})
         data = {}
         for name, c in zip(FIELDS, cols):
             want = np.float64 if name in FLOAT_FIELDS else np.int64
             data[name] = np.ascontiguousarray(c, dtype=want)
-        return Trace(**data, line=lines, header=header, comments=texts, path=self.path,
-                     skipped=skipped, notes=list(self.notes), num_procs_override=self.override,
-                     **kw)
+        return Trace(
+            **data,
+            line=lines,
+            header=header,
+            comments=texts,
+            path=self.path,
+            skipped=skipped,
+            notes=list(self.notes),
+            num_procs_override=self.override,
+            **kw,
+        )
 
 
-_STRUCT = np.dtype([(name, np.float64 if name in FLOAT_FIELDS else np.int64)
-                    for name in FIELDS])
+_STRUCT = np.dtype([(name, np.float64 if name in FLOAT_FIELDS else np.int64) for name in FIELDS])
 
 
 def _columns(values: np.ndarray) -> list[np.ndarray]:
@@ -697,8 +790,18 @@ class Jobs:
     rules: str
     path: str | None = None
 
-    ARRAYS = ("submit", "run", "req_time", "procs", "req_mem", "user", "group", "executable",
-              "job_id", "line")
+    ARRAYS = (
+        "submit",
+        "run",
+        "req_time",
+        "procs",
+        "req_mem",
+        "user",
+        "group",
+        "executable",
+        "job_id",
+        "line",
+    )
 
     @property
     def n_jobs(self) -> int:
@@ -713,21 +816,25 @@ class Jobs:
         float division as in the reference)."""
         return np.ceil(self.procs / self.procs_per_node).astype(np.int64)
 
-    def select(self, index) -> "Jobs":
+    def select(self, index) -> Jobs:
         """A new Jobs with the entries ``index`` (slice, int array or mask); scalars kept."""
         return replace(self, **{n: getattr(self, n)[index] for n in self.ARRAYS})
 
-    def window(self, start: int, length: int) -> "Jobs":
+    def window(self, start: int, length: int) -> Jobs:
         """Jobs ``start .. start+length-1`` (a simulation sequence); bounds are checked."""
         start, length = int(start), int(length)
         if length < 1 or start < 0 or start + length > self.n_jobs:
-            raise ConfigError(f"window [{start}, {start + length}) is outside the "
-                              f"{self.n_jobs} jobs of {self.path or 'the trace'}")
+            raise ConfigError(
+                f"window [{start}, {start + length}) is outside the "
+                f"{self.n_jobs} jobs of {self.path or 'the trace'}"
+            )
         return self.select(slice(start, start + length))
 
     def __repr__(self) -> str:
-        return (f"Jobs(rules={self.rules!r}, n_jobs={self.n_jobs}, num_procs={self.num_procs}, "
-                f"num_nodes={self.num_nodes}, fixes={self.fixes})")
+        return (
+            f"Jobs(rules={self.rules!r}, n_jobs={self.n_jobs}, num_procs={self.num_procs}, "
+            f"num_nodes={self.num_nodes}, fixes={self.fixes})"
+        )
 
 
 def _max0(a: np.ndarray) -> int:
@@ -775,10 +882,14 @@ def prepare_jobs(trace: Trace, rules: str = "rlscheduler") -> Jobs:
     alloc, req, run0, rt = t.alloc_procs, t.req_procs, t.run, t.req_time
     if rules == "rlscheduler":
         if t.max_nodes is None:
-            raise SWFError(t.path, None, "MaxNodes",
-                           "header value missing: the rlscheduler rules take the node count "
-                           "from '; MaxNodes: <n>' (the reference divides by zero without it); "
-                           "add the header line or use rules='default'")
+            raise SWFError(
+                t.path,
+                None,
+                "MaxNodes",
+                "header value missing: the rlscheduler rules take the node count "
+                "from '; MaxNodes: <n>' (the reference divides by zero without it); "
+                "add the header line or use rules='default'",
+            )
         N = int(t.max_nodes)
         P = int(t.num_procs_override or t.max_procs or N)
         procs = np.maximum(alloc, req)
@@ -810,13 +921,27 @@ def prepare_jobs(trace: Trace, rules: str = "rlscheduler") -> Jobs:
         idx = np.flatnonzero(keep)  # file order == submit order (validated)
     as64 = lambda a: np.ascontiguousarray(a[idx], dtype=np.int64)  # noqa: E731
     return Jobs(
-        submit=as64(t.submit), run=as64(run), req_time=as64(q), procs=as64(procs),
-        req_mem=as64(t.req_mem), user=as64(t.user), group=as64(t.group),
-        executable=as64(t.executable), job_id=as64(t.job_id), line=as64(t.line),
-        num_procs=P, num_nodes=N, procs_per_node=P / N,
-        max_exec_time=_max0(run0), max_req_mem=_max0(t.req_mem), max_user=_max0(t.user),
-        max_group=_max0(t.group), max_executable=_max0(t.executable),
-        fixes=fixes, rules=rules, path=t.path,
+        submit=as64(t.submit),
+        run=as64(run),
+        req_time=as64(q),
+        procs=as64(procs),
+        req_mem=as64(t.req_mem),
+        user=as64(t.user),
+        group=as64(t.group),
+        executable=as64(t.executable),
+        job_id=as64(t.job_id),
+        line=as64(t.line),
+        num_procs=P,
+        num_nodes=N,
+        procs_per_node=P / N,
+        max_exec_time=_max0(run0),
+        max_req_mem=_max0(t.req_mem),
+        max_user=_max0(t.user),
+        max_group=_max0(t.group),
+        max_executable=_max0(t.executable),
+        fixes=fixes,
+        rules=rules,
+        path=t.path,
     )
 
 
@@ -892,8 +1017,7 @@ def write_swf(trace: Trace, path, *, header=None) -> str:
     return _write_text(path, "".join(h + "\n" for h in lines) + body)
 
 
-def write_schedule_swf(jobs: Jobs, start_times, path, *, header=None,
-                       alloc_procs=None) -> str:
+def write_schedule_swf(jobs: Jobs, start_times, path, *, header=None, alloc_procs=None) -> str:
     """Write a simulated schedule as SWF, for PWA tools and evalys.
 
     One line per job of ``jobs``, in its order. Fields: 1 job number, 2 submit time,
@@ -915,17 +1039,33 @@ def write_schedule_swf(jobs: Jobs, start_times, path, *, header=None,
     early = np.flatnonzero(started & (start < jobs.submit))
     if early.size:
         j = int(early[0])
-        raise ConfigError(f"job {int(jobs.job_id[j])} starts at {int(start[j])}, before its "
-                          f"submit time {int(jobs.submit[j])} ({early.size} such jobs)")
+        raise ConfigError(
+            f"job {int(jobs.job_id[j])} starts at {int(start[j])}, before its "
+            f"submit time {int(jobs.submit[j])} ({early.size} such jobs)"
+        )
     alloc = jobs.procs if alloc_procs is None else np.asarray(alloc_procs, dtype=np.int64)
     if alloc.shape != (n,):
         raise ConfigError(f"alloc_procs has shape {alloc.shape}, expected ({n},)")
     minus1 = np.full(n, -1, dtype=np.int64)
     cols = [
-        jobs.job_id, jobs.submit, np.where(started, start - jobs.submit, -1), jobs.run,
-        np.where(started, alloc, -1), minus1, minus1, jobs.procs, jobs.req_time, jobs.req_mem,
-        np.where(started, 1, 5), jobs.user, jobs.group, jobs.executable, minus1, minus1,
-        minus1, minus1,
+        jobs.job_id,
+        jobs.submit,
+        np.where(started, start - jobs.submit, -1),
+        jobs.run,
+        np.where(started, alloc, -1),
+        minus1,
+        minus1,
+        jobs.procs,
+        jobs.req_time,
+        jobs.req_mem,
+        np.where(started, 1, 5),
+        jobs.user,
+        jobs.group,
+        jobs.executable,
+        minus1,
+        minus1,
+        minus1,
+        minus1,
     ]
     lines = [
         "; Version: 2.2",

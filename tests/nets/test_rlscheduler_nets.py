@@ -1,20 +1,20 @@
 """Tests of jaxsched.nets: RLScheduler networks (spec rlscheduler.md §5) and masked helpers."""
+
 from __future__ import annotations
 
 import math
-
-import jaxsched.sim  # noqa: F401  (turns on x64: the networks must stay float32 anyway)
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import jaxsched.sim  # noqa: F401  (turns on x64: the networks must stay float32 anyway)
 from jaxsched import nets
 from jaxsched.errors import ConfigError
 
 N, F = nets.MAX_QUEUE_SIZE, nets.JOB_FEATURES
-B = 5                                      # batch size used throughout (shares compilations)
+B = 5  # batch size used throughout (shares compilations)
 KEY = jax.random.PRNGKey(0)
 
 ALL_NETS = [("policy", n) for n in nets.POLICY_NAMES] + [("value", n) for n in nets.VALUE_NAMES]
@@ -31,7 +31,7 @@ def _fake_params(shapes, seed):
     rng = np.random.default_rng(seed)
 
     def fill(s):
-        scale = math.sqrt(3.0 / s.shape[-2]) if len(s.shape) >= 2 else 0.1   # O(1) outputs
+        scale = math.sqrt(3.0 / s.shape[-2]) if len(s.shape) >= 2 else 0.1  # O(1) outputs
         return jnp.asarray(rng.uniform(-scale, scale, s.shape), jnp.float32)
 
     return jax.tree_util.tree_map(fill, shapes)
@@ -68,7 +68,7 @@ def _obs(seed, shape=(N,)):
 
 def _mask(seed, shape=(N,), p=0.3):
     m = np.random.default_rng(seed + 1000).random(shape) < p
-    m[..., 0] = True                       # at least one valid slot per row
+    m[..., 0] = True  # at least one valid slot per row
     return jnp.asarray(m)
 
 
@@ -84,9 +84,9 @@ EXPECTED_COUNTS = {
     ("policy", "mlp_v1"): 180_736,
     ("policy", "mlp_v2"): 34_616,
     ("policy", "mlp_v3"): 41_248,
-    ("policy", "lenet"): 43_552,       # 8 x 16 grid (spec §5.3's example for 128 slots)
+    ("policy", "lenet"): 43_552,  # 8 x 16 grid (spec §5.3's example for 128 slots)
     ("value", "kernel"): 11_570,
-    ("value", "mlp"): 33_473,          # our choice of sizes for the paper's 3-layer MLP
+    ("value", "mlp"): 33_473,  # our choice of sizes for the paper's 3-layer MLP
 }
 
 
@@ -105,8 +105,12 @@ def test_kernel_layer_shapes_match_spec(built):
     shapes = [p[k]["kernel"].shape for k in ("kernel_0", "kernel_1", "kernel_2", "kernel_out")]
     assert shapes == [(8, 32), (32, 16), (16, 8), (8, 1)]
     pv = built[("value", "kernel")][1]["params"]
-    assert [pv[k]["kernel"].shape for k in ("mlp_0", "mlp_1", "mlp_2", "mlp_out")] == \
-        [(128, 64), (64, 32), (32, 8), (8, 1)]
+    assert [pv[k]["kernel"].shape for k in ("mlp_0", "mlp_1", "mlp_2", "mlp_out")] == [
+        (128, 64),
+        (64, 32),
+        (32, 8),
+        (8, 1),
+    ]
 
 
 def test_lenet_reference_size_with_256_slots():
@@ -123,9 +127,9 @@ def test_x64_is_on_and_everything_stays_float32(built):
     obs64 = np.asarray(_obs(0, (2, N)), np.float64)
     mask = np.ones((2, N), bool)
     for (kind, name), (m, v) in built.items():
-        shapes = jax.eval_shape(m.init, KEY, obs64, mask)          # what init would create
+        shapes = jax.eval_shape(m.init, KEY, obs64, mask)  # what init would create
         assert {leaf.dtype for leaf in _leaves(shapes)} == {jnp.dtype(jnp.float32)}, name
-        out = jax.eval_shape(m.apply, v, obs64, mask)   # outputs computed: see the jit test
+        out = jax.eval_shape(m.apply, v, obs64, mask)  # outputs computed: see the jit test
         assert out.dtype == jnp.float32, (kind, name)
         assert out.shape == ((2, N) if kind == "policy" else (2,)), (kind, name)
     logits = jnp.zeros((B, N), jnp.float64)
@@ -150,12 +154,12 @@ def test_glorot_uniform_kernels_and_zero_biases():
         if what.endswith("['bias']"):
             assert not a.any(), (name, what)
             continue
-        rf = math.prod(a.shape[:-2])                 # receptive field (1 for dense)
+        rf = math.prod(a.shape[:-2])  # receptive field (1 for dense)
         fan_in, fan_out = a.shape[-2] * rf, a.shape[-1] * rf
         limit = math.sqrt(6.0 / (fan_in + fan_out))
         assert np.abs(a).max() <= limit, (name, what)
-        if a.size >= 4096:                           # uniform(-l, l): variance l^2 / 3
-            assert np.var(a) == pytest.approx(limit ** 2 / 3, rel=0.1), (name, what)
+        if a.size >= 4096:  # uniform(-l, l): variance l^2 / 3
+            assert np.var(a) == pytest.approx(limit**2 / 3, rel=0.1), (name, what)
             assert np.abs(a).max() > 0.95 * limit, (name, what)
 
 
@@ -172,7 +176,7 @@ def test_kernel_policy_is_permutation_equivariant(built):
     assert (out_p == np.float32(nets.MASKED_LOGIT)).sum() == (~np.asarray(mask)).sum()
     raw = np.asarray(fwd(obs))
     np.testing.assert_allclose(np.asarray(fwd(obs[perm])), raw[perm], rtol=1e-6, atol=1e-6)
-    assert np.unique(raw).size > N // 2                  # the check is not vacuous
+    assert np.unique(raw).size > N // 2  # the check is not vacuous
 
 
 def test_kernel_policy_rows_are_independent(built):
@@ -205,14 +209,15 @@ def test_lenet_lays_slots_out_row_major_on_8x16_grid(built):
         it = st["intermediates"]
         return it["conv_0"]["__call__"][0], it["conv_1"]["__call__"][0]
 
-    slot = 37                                            # grid cell (2, 5)
-    (a0, a1), (b0, b1) = map(lambda t: tuple(map(np.asarray, t)),
-                             (convs(obs), convs(obs.at[slot].add(0.5))))
+    slot = 37  # grid cell (2, 5)
+    (a0, a1), (b0, b1) = map(
+        lambda t: tuple(map(np.asarray, t)), (convs(obs), convs(obs.at[slot].add(0.5)))
+    )
     assert a0.shape == (1, 8, 16, 32) and a1.shape == (1, 4, 8, 64)
     d0 = np.any(a0 != b0, axis=-1)[0]
     assert d0[2, 5] and d0.sum() == 1
     d1 = np.argwhere(np.any(a1 != b1, axis=-1)[0]).tolist()
-    assert d1 in ([[1, 2]], [])                          # after the first pool: cell (1, 2)
+    assert d1 in ([[1, 2]], [])  # after the first pool: cell (1, 2)
 
 
 # ------------------------------------------------------------------------------------------
@@ -255,7 +260,7 @@ def _ppo_grad(z, mk, a):
 def test_helpers_no_nan_with_extreme_logits_and_masks(i):
     logits = jnp.asarray(EXTREME_LOGITS[i])
     rng = np.random.default_rng(i)
-    masks = [np.eye(N, dtype=bool)[j] for j in (0, 1, 77, N - 1)]      # one valid slot
+    masks = [np.eye(N, dtype=bool)[j] for j in (0, 1, 77, N - 1)]  # one valid slot
     masks += [rng.random(N) < 0.5, np.ones(N, bool), ~np.eye(N, dtype=bool)[3]]
     for mk in masks:
         lp = np.asarray(nets.masked_log_probs(logits, mk))
@@ -301,22 +306,28 @@ def test_entropy_and_log_prob_values():
     mk = np.random.default_rng(1).random((B, N)) < 0.4
     mk[:, 0] = True
     zz = np.where(mk, np.asarray(z, np.float64), -np.inf)
-    ref_lp = zz - np.log(np.exp(zz - zz.max(-1, keepdims=True)).sum(-1, keepdims=True)) \
+    ref_lp = (
+        zz
+        - np.log(np.exp(zz - zz.max(-1, keepdims=True)).sum(-1, keepdims=True))
         - zz.max(-1, keepdims=True)
+    )
     ref_p = np.exp(ref_lp)
     ref_ent = -np.sum(np.where(mk, ref_p * np.where(mk, ref_lp, 0), 0), -1)
     lp = np.asarray(nets.masked_log_probs(z, mk))
     np.testing.assert_allclose(lp[mk], ref_lp[mk], rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(np.asarray(nets.entropy(z, mk)), ref_ent, rtol=1e-5)
     a = np.array([0, int(np.flatnonzero(mk[1])[-1]), 0, 0, 0])
-    np.testing.assert_allclose(np.asarray(nets.action_log_prob(z, mk, a)),
-                               ref_lp[np.arange(B), a], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(nets.action_log_prob(z, mk, a)), ref_lp[np.arange(B), a], rtol=1e-5, atol=1e-5
+    )
     # uniform over k valid slots -> entropy log k
-    assert float(nets.entropy(jnp.zeros(N), np.arange(N) < 10)) == pytest.approx(math.log(10), rel=1e-6)
+    assert float(nets.entropy(jnp.zeros(N), np.arange(N) < 10)) == pytest.approx(
+        math.log(10), rel=1e-6
+    )
 
 
 N_KEYS = 8192
-_vsample = jax.jit(jax.vmap(nets.sample_action))      # one key per row; shared compilation
+_vsample = jax.jit(jax.vmap(nets.sample_action))  # one key per row; shared compilation
 
 
 def test_sampling_never_picks_a_masked_slot():
@@ -329,7 +340,7 @@ def test_sampling_never_picks_a_masked_slot():
     acts = np.asarray(_vsample(keys, z, mk))
     assert acts.dtype == np.int32
     assert mk[np.arange(N_KEYS), acts].all()
-    assert len(np.unique(acts)) > N // 2                 # spread over many slots
+    assert len(np.unique(acts)) > N // 2  # spread over many slots
 
 
 def test_sampling_follows_the_masked_softmax():
@@ -341,7 +352,7 @@ def test_sampling_follows_the_masked_softmax():
     freq = np.bincount(acts, minlength=N) / len(acts)
     p = np.asarray(nets.masked_probs(z, mk))
     assert freq[~mk].sum() == 0
-    np.testing.assert_allclose(freq[mk], p[mk], atol=0.025)     # ~4.5 sigma
+    np.testing.assert_allclose(freq[mk], p[mk], atol=0.025)  # ~4.5 sigma
 
 
 # ------------------------------------------------------------------------------------------
@@ -350,9 +361,9 @@ def test_sampling_follows_the_masked_softmax():
 @pytest.mark.parametrize("kind,name", ALL_NETS)
 def test_jit_vmap_and_batch_dims_agree(built, kind, name):
     m, v = built[(kind, name)]
-    obs = np.asarray(_obs(6, (B, N)), np.float64)        # float64 input (x64 is on)
+    obs = np.asarray(_obs(6, (B, N)), np.float64)  # float64 input (x64 is on)
     mask = np.asarray(_mask(6, (B, N)))
-    eager = m.apply(v, obs, mask)                        # no jit
+    eager = m.apply(v, obs, mask)  # no jit
     assert eager.dtype == jnp.float32
     assert eager.shape == ((B, N) if kind == "policy" else (B,))
     fwd = _fwd(built, (kind, name))
@@ -374,20 +385,23 @@ def test_helpers_jit_and_vmap_match_eager():
     key = jax.random.PRNGKey(4)
     tol = dict(rtol=1e-6, atol=1e-6)
     for f in (nets.masked_log_probs, nets.entropy):
-        jitted = np.asarray(f(z, mk))                   # the helpers run jitted code
+        jitted = np.asarray(f(z, mk))  # the helpers run jitted code
         with jax.disable_jit():
             eager = np.asarray(f(z, mk))
         np.testing.assert_allclose(eager, jitted, **tol)
-        np.testing.assert_allclose(np.stack([np.asarray(f(z[i], mk[i])) for i in range(B)]),
-                                   jitted, **tol)
+        np.testing.assert_allclose(
+            np.stack([np.asarray(f(z[i], mk[i])) for i in range(B)]), jitted, **tol
+        )
     lp = np.asarray(nets.masked_log_probs(z, mk))
-    np.testing.assert_allclose(np.asarray(jax.jit(jax.vmap(nets.masked_log_probs))(z, mk)), lp,
-                               **tol)
+    np.testing.assert_allclose(
+        np.asarray(jax.jit(jax.vmap(nets.masked_log_probs))(z, mk)), lp, **tol
+    )
     g = np.asarray(nets.greedy_action(z, mk))
     np.testing.assert_array_equal(g, np.argmax(np.where(mk, lp, -np.inf), -1))
     # a float64 logit array and a 0/1 float mask give the same results as float32 / bool
     np.testing.assert_array_equal(
-        np.asarray(nets.masked_log_probs(np.asarray(z, np.float64), mk.astype(np.float64))), lp)
+        np.asarray(nets.masked_log_probs(np.asarray(z, np.float64), mk.astype(np.float64))), lp
+    )
     # sampling inside jit equals sampling called directly (same key, same draws)
     direct = np.asarray(nets.sample_action(key, z, mk))
     np.testing.assert_array_equal(np.asarray(jax.jit(nets.sample_action)(key, z, mk)), direct)
@@ -423,6 +437,7 @@ def test_shape_errors(built):
 def test_kernel_value_prefix_with_padding_rows():
     """KernelValue on a prefix plus n_slots/pad_row == on the full padded observation."""
     from jaxsched.nets import KernelValue
+
     pad = jnp.asarray([0, 1, 1, 1, 1, 1, 1, 0], jnp.float32)
     net = KernelValue()
     rng = np.random.default_rng(3)

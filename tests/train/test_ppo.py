@@ -22,6 +22,7 @@ episode length in ``timestep.extras["length"]`` (used as the "SJF value" of the 
 9. checkpoints: round trip, bit-for-bit resume, keep-last, atomic replace, corrupt / truncated /
    foreign / mismatched files raise CheckpointError with a one-line message naming the file.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -38,18 +39,18 @@ from flax import struct
 from jaxsched.errors import CheckpointError, ConfigError, JaxschedError
 from jaxsched.train import (
     REFERENCE_BOUNDS,
+    NetInput,
     PPOConfig,
     TrainState,
     TrajectoryFilter,
+    episode_summaries,
     fit,
     gae_advantages,
     in_range,
+    kl_early_stop_loop,
     latest_checkpoint,
     list_checkpoints,
     load_checkpoint,
-    NetInput,
-    episode_summaries,
-    kl_early_stop_loop,
     make_train,
     paper_bounds,
     sample_accepted_starts,
@@ -59,21 +60,21 @@ from jaxsched.train import (
 )
 from jaxsched.train import checkpoint as ckpt_mod
 
-
 # ----------------------------------------------------------------------------------------------
 # toy environment and networks
 # ----------------------------------------------------------------------------------------------
 
+
 @struct.dataclass
 class ToyObservation:
-    obs: jax.Array          # [N, 8] float32
-    mask: jax.Array         # [N] bool
-    critic_obs: jax.Array   # [2] float32 (unused by the default obs_fn)
+    obs: jax.Array  # [N, 8] float32
+    mask: jax.Array  # [N] bool
+    critic_obs: jax.Array  # [2] float32 (unused by the default obs_fn)
 
 
 @struct.dataclass
 class ToyTimeStep:
-    step_type: jax.Array    # 0 first, 1 mid, 2 last
+    step_type: jax.Array  # 0 first, 1 mid, 2 last
     reward: jax.Array
     discount: jax.Array
     observation: ToyObservation
@@ -95,14 +96,17 @@ class ToyState:
 
 def _hash_uniform(seed, counter, n):
     """``n`` uniforms in [0, 1) from a murmur3-style mix of (seed, counter, i)."""
-    x = (seed * jnp.uint32(0x9E3779B9) + counter * jnp.uint32(0x85EBCA6B)
-         + jnp.arange(n, dtype=jnp.uint32) * jnp.uint32(0xC2B2AE35))
+    x = (
+        seed * jnp.uint32(0x9E3779B9)
+        + counter * jnp.uint32(0x85EBCA6B)
+        + jnp.arange(n, dtype=jnp.uint32) * jnp.uint32(0xC2B2AE35)
+    )
     x = x ^ (x >> 16)
     x = x * jnp.uint32(0x85EBCA6B)
     x = x ^ (x >> 13)
     x = x * jnp.uint32(0xC2B2AE35)
     x = x ^ (x >> 16)
-    return (x >> 8).astype(jnp.float32) * jnp.float32(2.0 ** -24)
+    return (x >> 8).astype(jnp.float32) * jnp.float32(2.0**-24)
 
 
 class PickSmallestEnv:
@@ -115,22 +119,30 @@ class PickSmallestEnv:
         n = self.n
         u = _hash_uniform(seed, counter, n + 2)
         m = 2 + jnp.floor(u[n] * (n - 1)).astype(jnp.int32)
-        length = self.min_len + jnp.floor(
-            u[n + 1] * (self.max_len - self.min_len + 1)).astype(jnp.int32)
+        length = self.min_len + jnp.floor(u[n + 1] * (self.max_len - self.min_len + 1)).astype(
+            jnp.int32
+        )
         return u[:n], jnp.arange(n) < m, length
 
     def _timestep(self, s, step_type, reward):
         remaining = (s.length - s.t).astype(jnp.float32) / self.max_len
-        row = jnp.stack([s.feats, jnp.broadcast_to(remaining, (self.n,))]
-                        + [jnp.full((self.n,), 0.5, jnp.float32)] * 5
-                        + [jnp.ones((self.n,), jnp.float32)], axis=-1)
+        row = jnp.stack(
+            [s.feats, jnp.broadcast_to(remaining, (self.n,))]
+            + [jnp.full((self.n,), 0.5, jnp.float32)] * 5
+            + [jnp.ones((self.n,), jnp.float32)],
+            axis=-1,
+        )
         pad = jnp.array([0, 1, 1, 1, 1, 1, 1, 0], jnp.float32)
         obs = jnp.where(s.mask[:, None], row, pad).astype(jnp.float32)
         frac = jnp.mean(s.mask.astype(jnp.float32))
         o = ToyObservation(obs, s.mask, jnp.stack([remaining, frac]))
-        return ToyTimeStep(jnp.asarray(step_type, jnp.int32), jnp.asarray(reward, jnp.float32),
-                           jnp.where(step_type == 2, 0.0, 1.0).astype(jnp.float32), o,
-                           {"length": s.length.astype(jnp.float32)})
+        return ToyTimeStep(
+            jnp.asarray(step_type, jnp.int32),
+            jnp.asarray(reward, jnp.float32),
+            jnp.where(step_type == 2, 0.0, 1.0).astype(jnp.float32),
+            o,
+            {"length": s.length.astype(jnp.float32)},
+        )
 
     def reset(self, key):
         seed = jax.random.bits(key, (), jnp.uint32)
@@ -145,13 +157,19 @@ class PickSmallestEnv:
         t = s.t + 1
         done = t >= s.length
         counter = s.counter + jnp.uint32(1)
-        feats, mask, length = self._draw(s.seed, counter)          # auto-reset built in
-        new = ToyState(s.seed, counter, feats, mask, jnp.where(done, 0, t).astype(jnp.int32),
-                       jnp.where(done, length, s.length))
+        feats, mask, length = self._draw(s.seed, counter)  # auto-reset built in
+        new = ToyState(
+            s.seed,
+            counter,
+            feats,
+            mask,
+            jnp.where(done, 0, t).astype(jnp.int32),
+            jnp.where(done, length, s.length),
+        )
         return new, self._timestep(new, jnp.where(done, 2, 1), reward)
 
 
-RANDOM_REWARD_PER_STEP = float(np.mean([1.0 / m for m in range(2, 7)]))     # 0.29
+RANDOM_REWARD_PER_STEP = float(np.mean([1.0 / m for m in range(2, 7)]))  # 0.29
 
 
 class RowPolicy(nn.Module):
@@ -195,6 +213,7 @@ class _Compiles:
         def listener(name, duration, **kw):
             if name == self.EVENT:
                 self.n += 1
+
         self._listener = listener
         jax.monitoring.register_event_duration_secs_listener(listener)
         return self
@@ -205,8 +224,13 @@ class _Compiles:
 
 @pytest.fixture(scope="module")
 def trainer():
-    return make_train(BASE, PickSmallestEnv(), RowPolicy(), MeanValue(),
-                      episode_info_fn=lambda ts: {"len": ts.extras["length"]})
+    return make_train(
+        BASE,
+        PickSmallestEnv(),
+        RowPolicy(),
+        MeanValue(),
+        episode_info_fn=lambda ts: {"len": ts.extras["length"]},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -217,7 +241,7 @@ def run(trainer):
     compiles = []
     s = s0
     history = []
-    for i in range(N_UPDATES):
+    for _i in range(N_UPDATES):
         with _Compiles() as c:
             s, m = trainer.update(s)
             jax.block_until_ready(s)
@@ -230,6 +254,7 @@ def run(trainer):
 # 1. configuration
 # ----------------------------------------------------------------------------------------------
 
+
 def test_config_defaults_are_the_reference():
     c = PPOConfig()
     assert (c.num_envs, c.episodes_per_env, c.max_episode_steps) == (100, 1, 256)
@@ -237,17 +262,27 @@ def test_config_defaults_are_the_reference():
     assert (c.gamma, c.gae_lambda, c.clip_ratio) == (1.0, 0.97, 0.2)
     assert (c.pi_lr, c.vf_lr, c.adam_b1, c.adam_b2, c.adam_eps) == (3e-4, 1e-3, 0.9, 0.999, 1e-8)
     assert (c.train_pi_iters, c.train_v_iters) == (80, 80)
-    assert c.target_kl == 0.01 and c.kl_stop_factor == 1.5          # stop when KL > 0.015
+    assert c.target_kl == 0.01 and c.kl_stop_factor == 1.5  # stop when KL > 0.015
     assert c.normalize_advantages and c.value_target == "reward_to_go"
     assert c.entropy_coef == 0.0 and c.max_grad_norm is None
     assert PPOConfig.from_dict(c.to_dict()) == c
 
 
-@pytest.mark.parametrize("bad", [dict(num_envs=0), dict(gamma=1.5), dict(gae_lambda=-0.1),
-                                 dict(train_pi_iters=-1), dict(value_target="td"),
-                                 dict(target_kl=-1.0), dict(max_episode_steps=2.5),
-                                 dict(lr_anneal_epochs=-1), dict(lr_anneal_epochs=1.5),
-                                 dict(lr_end_fraction=1.5)])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(num_envs=0),
+        dict(gamma=1.5),
+        dict(gae_lambda=-0.1),
+        dict(train_pi_iters=-1),
+        dict(value_target="td"),
+        dict(target_kl=-1.0),
+        dict(max_episode_steps=2.5),
+        dict(lr_anneal_epochs=-1),
+        dict(lr_anneal_epochs=1.5),
+        dict(lr_end_fraction=1.5),
+    ],
+)
 def test_config_rejects_bad_values(bad):
     with pytest.raises(ConfigError):
         PPOConfig(**bad)
@@ -266,8 +301,10 @@ def test_config_dict_leaves_out_later_fields_at_their_defaults():
 
 
 def _leaves_equal(a, b) -> bool:
-    return all(np.array_equal(np.asarray(x), np.asarray(y))
-               for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)))
+    return all(
+        np.array_equal(np.asarray(x), np.asarray(y))
+        for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b))
+    )
 
 
 def test_lr_anneal_reaches_zero_and_resumes(tmp_path):
@@ -275,8 +312,9 @@ def test_lr_anneal_reaches_zero_and_resumes(tmp_path):
     leaves them exactly as they are; the schedule's step count survives a checkpoint; with an
     end fraction of 1 the schedule is the constant learning rate."""
     base = dataclasses.replace(BASE, target_kl=None)
-    tr = make_train(dataclasses.replace(base, lr_anneal_epochs=1), PickSmallestEnv(),
-                    RowPolicy(), MeanValue())
+    tr = make_train(
+        dataclasses.replace(base, lr_anneal_epochs=1), PickSmallestEnv(), RowPolicy(), MeanValue()
+    )
     s0 = tr.init(jax.random.PRNGKey(3))
     s1, _ = tr.update(s0)
     s2, _ = tr.update(s1)
@@ -289,27 +327,38 @@ def test_lr_anneal_reaches_zero_and_resumes(tmp_path):
     _tree_equal(tr.update(ck.state)[0], s2)
     # a constant "schedule" is the constant learning rate
     const = make_train(base, PickSmallestEnv(), RowPolicy(), MeanValue())
-    flat = make_train(dataclasses.replace(base, lr_anneal_epochs=1, lr_end_fraction=1.0),
-                      PickSmallestEnv(), RowPolicy(), MeanValue())
+    flat = make_train(
+        dataclasses.replace(base, lr_anneal_epochs=1, lr_end_fraction=1.0),
+        PickSmallestEnv(),
+        RowPolicy(),
+        MeanValue(),
+    )
     a = const.update(const.update(const.init(jax.random.PRNGKey(3)))[0])[0]
     b = flat.update(flat.update(flat.init(jax.random.PRNGKey(3)))[0])[0]
-    for x, y in zip(jax.tree_util.tree_leaves(a.policy_params),
-                    jax.tree_util.tree_leaves(b.policy_params)):
+    for x, y in zip(
+        jax.tree_util.tree_leaves(a.policy_params), jax.tree_util.tree_leaves(b.policy_params)
+    ):
         np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-6, atol=1e-7)
     # ... and a half-way schedule moves the networks less than the constant one in update 2
-    half = make_train(dataclasses.replace(base, lr_anneal_epochs=2), PickSmallestEnv(),
-                      RowPolicy(), MeanValue())
+    half = make_train(
+        dataclasses.replace(base, lr_anneal_epochs=2), PickSmallestEnv(), RowPolicy(), MeanValue()
+    )
     h1 = half.update(half.init(jax.random.PRNGKey(3)))[0]
     c1 = const.update(const.init(jax.random.PRNGKey(3)))[0]
-    step = lambda t, s: sum(float(np.abs(np.asarray(x) - np.asarray(y)).sum()) for x, y in zip(
-        jax.tree_util.tree_leaves(t.update(s)[0].policy_params),
-        jax.tree_util.tree_leaves(s.policy_params)))
+    step = lambda t, s: sum(
+        float(np.abs(np.asarray(x) - np.asarray(y)).sum())
+        for x, y in zip(
+            jax.tree_util.tree_leaves(t.update(s)[0].policy_params),
+            jax.tree_util.tree_leaves(s.policy_params),
+        )
+    )
     assert 0 < step(half, h1) < step(const, c1)
 
 
 # ----------------------------------------------------------------------------------------------
 # 2. GAE and episode bookkeeping
 # ----------------------------------------------------------------------------------------------
+
 
 def test_gae_hand_computed():
     # two episodes in one column: steps 0-2 (terminal reward 5), steps 3-4 (rewards 1, 3)
@@ -318,17 +367,17 @@ def test_gae_hand_computed():
     d = np.array([False, False, True, False, True])
     gamma, lam = 0.9, 0.5
     # δ_t = r_t + γ(1-d_t)V_{t+1} - V_t
-    d0 = 0 + 0.9 * 2.0 - 1.0          # 0.8
-    d1 = 0 + 0.9 * 3.0 - 2.0          # 0.7
-    d2 = 5.0 - 3.0                    # 2.0 (terminal: nothing from step 3)
-    d3 = 1.0 + 0.9 * 0.5 - 1.0        # 0.45
-    d4 = 3.0 - 0.5                    # 2.5
-    gl = gamma * lam                  # 0.45
+    d0 = 0 + 0.9 * 2.0 - 1.0  # 0.8
+    d1 = 0 + 0.9 * 3.0 - 2.0  # 0.7
+    d2 = 5.0 - 3.0  # 2.0 (terminal: nothing from step 3)
+    d3 = 1.0 + 0.9 * 0.5 - 1.0  # 0.45
+    d4 = 3.0 - 0.5  # 2.5
+    gl = gamma * lam  # 0.45
     a4 = d4
-    a3 = d3 + gl * a4                 # 1.575
+    a3 = d3 + gl * a4  # 1.575
     a2 = d2
-    a1 = d1 + gl * a2                 # 1.6
-    a0 = d0 + gl * a1                 # 1.52
+    a1 = d1 + gl * a2  # 1.6
+    a0 = d0 + gl * a1  # 1.52
     g = [0.9 * 0.9 * 5.0, 0.9 * 5.0, 5.0, 1.0 + 0.9 * 3.0, 3.0]
     adv, ret = gae_advantages(r, v, d, gamma, lam)
     np.testing.assert_allclose(adv, [a0, a1, a2, a3, a4], rtol=1e-6)
@@ -344,13 +393,14 @@ def test_gae_reference_case_gamma_one():
     r = np.array([0.0, 0.0, 0.0, R])
     d = np.array([False, False, False, True])
     delta = np.append(v[1:] - v[:-1], R - v[-1])
-    expect = [sum(lam ** k * delta[t + k] for k in range(4 - t)) for t in range(4)]
+    expect = [sum(lam**k * delta[t + k] for k in range(4 - t)) for t in range(4)]
     adv, ret = gae_advantages(r, v, d, 1.0, lam)
     np.testing.assert_allclose(adv, expect, rtol=1e-6)
     np.testing.assert_allclose(ret, [R] * 4)
     # batched columns are independent
-    adv2, _ = gae_advantages(np.stack([r, r * 2], 1), np.stack([v, v], 1),
-                             np.stack([d, d], 1), 1.0, lam)
+    adv2, _ = gae_advantages(
+        np.stack([r, r * 2], 1), np.stack([v, v], 1), np.stack([d, d], 1), 1.0, lam
+    )
     np.testing.assert_allclose(adv2[:, 0], expect, rtol=1e-6)
 
 
@@ -369,14 +419,16 @@ def test_valid_step_mask_hand_computed():
 # 3. the shared training run
 # ----------------------------------------------------------------------------------------------
 
+
 def test_update_is_compiled_once(run):
-    assert run["compiles"][0] == 1, run["compiles"]
+    # 1 compile, or 0 when the test run's persistent compilation cache already holds it
+    assert run["compiles"][0] <= 1, run["compiles"]
     assert run["compiles"][1:] == [0] * (N_UPDATES - 1), run["compiles"]
 
 
 def test_ppo_learns_toy_env(run):
     rps = np.array([h["reward_per_step"] for h in run["history"]])
-    assert abs(rps[0] - RANDOM_REWARD_PER_STEP) < 0.15, rps      # untrained ≈ random
+    assert abs(rps[0] - RANDOM_REWARD_PER_STEP) < 0.15, rps  # untrained ≈ random
     late = rps[-3:].mean()
     assert late > 0.7 and late > 2 * RANDOM_REWARD_PER_STEP, rps
     assert run["history"][-1]["v_loss"] < run["history"][0]["v_loss_old"]
@@ -387,15 +439,17 @@ def test_rollout_collects_complete_episodes(run):
         assert int(h["episodes"]) == BASE.num_episodes
         assert int(h["incomplete_episodes"]) == 0
         assert 1.0 <= float(h["episode_length"]) <= 5.0
-        np.testing.assert_allclose(float(h["episode_length"]) * int(h["episodes"]),
-                                   int(h["steps"]), rtol=1e-6)
+        np.testing.assert_allclose(
+            float(h["episode_length"]) * int(h["episodes"]), int(h["steps"]), rtol=1e-6
+        )
         # per-episode summaries: lengths counted from the dones == lengths the env reported
         valid = np.asarray(h["episode_info_valid"])
         assert valid.shape == (BASE.num_episodes,) and valid.all()
         np.testing.assert_array_equal(h["episode_info_length"], h["episode_info_len"])
         assert int(np.sum(h["episode_info_length"])) == int(h["steps"])
-        np.testing.assert_allclose(np.mean(h["episode_info_return"]), h["episode_return"],
-                                   rtol=1e-5)
+        np.testing.assert_allclose(
+            np.mean(h["episode_info_return"]), h["episode_return"], rtol=1e-5
+        )
     # variable episode lengths -> variable number of steps per update
     assert len({int(h["steps"]) for h in run["history"]}) > 1
     assert [int(h["update"]) for h in run["history"]] == list(range(1, N_UPDATES + 1))
@@ -406,11 +460,13 @@ def test_rollout_collects_complete_episodes(run):
 # 4. KL early stop
 # ----------------------------------------------------------------------------------------------
 
+
 def test_kl_early_stop_loop_semantics():
     # a fake optimiser whose KL reading (taken before the step) is the step count so far
     step = lambda c: (c + 1.0, c)
-    carry, iters, stopped, kl = jax.jit(
-        lambda c: kl_early_stop_loop(step, c, 80, 2.5))(jnp.float32(0.0))
+    carry, iters, stopped, kl = jax.jit(lambda c: kl_early_stop_loop(step, c, 80, 2.5))(
+        jnp.float32(0.0)
+    )
     # readings 0, 1, 2, 3 -> 3 > 2.5 at the 4th step, which is still applied
     assert (int(iters), bool(stopped), float(kl), float(carry)) == (4, True, 3.0, 4.0)
     carry, iters, stopped, kl = kl_early_stop_loop(step, jnp.float32(0.0), 80, None)
@@ -426,13 +482,14 @@ def test_train_scan_matches_updates(run, trainer):
     assert int(s2.step) == 2 and ms["update"].tolist() == [1, 2]
     h = run["history"][0]
     for k in ("episodes", "steps", "reward_per_step", "value_mean", "v_loss_old", "entropy"):
-        np.testing.assert_array_equal(ms[k][0], h[k], err_msg=k)     # same first rollout
-    np.testing.assert_array_equal(s2.rng, jax.device_get(
-        trainer.update(trainer.update(run["s0"])[0])[0].rng))
+        np.testing.assert_array_equal(ms[k][0], h[k], err_msg=k)  # same first rollout
+    np.testing.assert_array_equal(
+        s2.rng, jax.device_get(trainer.update(trainer.update(run["s0"])[0])[0].rng)
+    )
 
 
 def test_kl_early_stop_in_training_run(run):
-    limit = BASE.kl_stop_factor * BASE.target_kl           # 0.015
+    limit = BASE.kl_stop_factor * BASE.target_kl  # 0.015
     stops = 0
     for h in run["history"]:
         if bool(h["kl_stopped"]):
@@ -449,17 +506,20 @@ def test_kl_early_stop_in_training_run(run):
 # 5. vmap over seeds
 # ----------------------------------------------------------------------------------------------
 
+
 def test_vmap_over_seeds_equals_separate_runs(trainer):
     keys = [jax.random.PRNGKey(11), jax.random.PRNGKey(12)]
     inits = [trainer.init(k) for k in keys]
     singles = [jax.device_get(trainer.update(s)) for s in inits]
     batched = jax.jit(lambda a, b: jax.tree_util.tree_map(lambda x, y: jnp.stack([x, y]), a, b))(
-        *inits)
+        *inits
+    )
     # vmap(init) gives the same batch (checked on shapes only: compiling it costs seconds)
     vinit = jax.eval_shape(jax.vmap(trainer.init), jnp.stack(keys))
     assert jax.tree_util.tree_structure(vinit) == jax.tree_util.tree_structure(batched)
-    assert [(a.shape, a.dtype) for a in jax.tree_util.tree_leaves(vinit)] == \
-        [(a.shape, a.dtype) for a in jax.tree_util.tree_leaves(batched)]
+    assert [(a.shape, a.dtype) for a in jax.tree_util.tree_leaves(vinit)] == [
+        (a.shape, a.dtype) for a in jax.tree_util.tree_leaves(batched)
+    ]
     vstate, vm = jax.device_get(jax.jit(jax.vmap(trainer.update))(batched))
 
     # the learnt networks are compared on probe observations
@@ -478,8 +538,17 @@ def test_vmap_over_seeds_equals_separate_runs(trainer):
         np.testing.assert_array_equal(si.rng, s.rng)
         assert int(si.step) == int(s.step) == 1
         # the rollouts are identical ...
-        for k in ("episodes", "steps", "reward_per_step", "value_mean", "v_loss_old", "entropy",
-                  "pi_loss_old", "episode_return", "pi_iters"):
+        for k in (
+            "episodes",
+            "steps",
+            "reward_per_step",
+            "value_mean",
+            "v_loss_old",
+            "entropy",
+            "pi_loss_old",
+            "episode_return",
+            "pi_iters",
+        ):
             np.testing.assert_array_equal(vm[k][i], m[k], err_msg=k)
         # ... and so are the updated networks, up to float rounding.  (Raw policy parameters
         # are not compared: directions the loss is invariant to, such as the output bias under
@@ -499,14 +568,16 @@ def test_vmap_over_seeds_equals_separate_runs(trainer):
 # 6. float32 with 64-bit mode on
 # ----------------------------------------------------------------------------------------------
 
+
 def test_float32_under_x64():
     with jax.enable_x64(True):
         tr = make_train(BASE, PickSmallestEnv(), RowPolicy(), MeanValue())
         key = jax.random.PRNGKey(0)
         state = jax.eval_shape(tr.init, key)
         new_state, metrics = jax.eval_shape(tr.update, state)
-        traj, _ = jax.eval_shape(tr.collect, state.policy_params, state.value_params, key,
-                                 state.step)
+        traj, _ = jax.eval_shape(
+            tr.collect, state.policy_params, state.value_params, key, state.step
+        )
     for tree in (state, new_state, metrics, traj):
         for leaf in jax.tree_util.tree_leaves(tree):
             assert leaf.dtype != jnp.float64, tree
@@ -529,28 +600,35 @@ def test_float32_under_x64():
 # 7. trajectory filter inside the trainer
 # ----------------------------------------------------------------------------------------------
 
+
 def _episode_lengths(done_col):
     """Per step: the length of the episode the step belongs to (numpy, one env column)."""
     out = np.zeros(len(done_col), int)
     start = 0
     for t, d in enumerate(done_col):
         if d:
-            out[start:t + 1] = t + 1 - start
+            out[start : t + 1] = t + 1 - start
             start = t + 1
-    out[start:] = -1                                  # unfinished episode
+    out[start:] = -1  # unfinished episode
     return out
 
 
 def test_trajectory_filter_in_trainer():
-    flt = TrajectoryFilter(2.5, 10.0, phase1_updates=1)      # episodes of 3..5 steps only
-    tr = make_train(BASE, PickSmallestEnv(), RowPolicy(), MeanValue(), trajectory_filter=flt,
-                    filter_value_fn=lambda ts: ts.extras["length"])
+    flt = TrajectoryFilter(2.5, 10.0, phase1_updates=1)  # episodes of 3..5 steps only
+    tr = make_train(
+        BASE,
+        PickSmallestEnv(),
+        RowPolicy(),
+        MeanValue(),
+        trajectory_filter=flt,
+        filter_value_fn=lambda ts: ts.extras["length"],
+    )
     s = tr.init(jax.random.PRNGKey(5))
     key = jax.random.PRNGKey(6)
-    traj1, _ = tr.collect(s.policy_params, s.value_params, key, jnp.int32(0))   # phase 1
-    traj2, _ = tr.collect(s.policy_params, s.value_params, key, jnp.int32(1))   # phase 2
+    traj1, _ = tr.collect(s.policy_params, s.value_params, key, jnp.int32(0))  # phase 1
+    traj2, _ = tr.collect(s.policy_params, s.value_params, key, jnp.int32(1))  # phase 2
     done = np.asarray(traj1.done)
-    np.testing.assert_array_equal(done, traj2.done)          # same rollout, only weights differ
+    np.testing.assert_array_equal(done, traj2.done)  # same rollout, only weights differ
     plain, _ = valid_step_mask(done, BASE.episodes_per_env)
     np.testing.assert_array_equal(traj2.valid, plain)
     lengths = np.stack([_episode_lengths(done[:, e]) for e in range(done.shape[1])], 1)
@@ -574,33 +652,38 @@ def test_trajectory_filter_in_trainer():
 # 8. filtering rules
 # ----------------------------------------------------------------------------------------------
 
+
 def test_paper_bounds_hand_made():
     # the paper's PIK-IPLEX example: median 1, mean 730 -> R = (1, 1460)
     vals = [1.0, 1.0, 1.0, 1000.0, 2647.0]
     assert paper_bounds(vals) == (1.0, 1460.0)
-    assert paper_bounds([3.0, np.nan, 1.0, 2.0]) == (2.0, 4.0)        # NaN ignored
+    assert paper_bounds([3.0, np.nan, 1.0, 2.0]) == (2.0, 4.0)  # NaN ignored
     with pytest.raises(ConfigError):
         paper_bounds([np.nan])
     f = TrajectoryFilter.paper(vals)
     assert (f.lower, f.upper, f.mode, f.reference_offset) == (1.0, 1460.0, "paper", False)
     # open interval: the median itself (the "easy" sequences with bsld 1) is rejected
-    np.testing.assert_array_equal(f.accept(jnp.array([1.0, 1.0001, 1459.9, 1460.0, 5000.0])),
-                                  [False, True, True, False, False])
+    np.testing.assert_array_equal(
+        f.accept(jnp.array([1.0, 1.0001, 1459.9, 1460.0, 5000.0])),
+        [False, True, True, False, False],
+    )
 
 
 def test_reference_rule_and_off_by_one():
     assert REFERENCE_BOUNDS == (10.0, 150.0)
-    np.testing.assert_array_equal(in_range(jnp.array([10.0, 10.5, 149.0, 150.0]), 10, 150),
-                                  [False, True, True, False])
+    np.testing.assert_array_equal(
+        in_range(jnp.array([10.0, 10.5, 149.0, 150.0]), 10, 150), [False, True, True, False]
+    )
     sjf = jnp.array([5.0, 20.0, 200.0, 100.0, jnp.nan, 50.0])
     np.testing.assert_array_equal(start_acceptance(sjf, 10, 150), [0, 1, 0, 1, 0, 1])
     # reference: start s is judged by the value of start s + 1
-    np.testing.assert_array_equal(start_acceptance(sjf, 10, 150, reference_offset=True),
-                                  [1, 0, 1, 0, 1, 0])
+    np.testing.assert_array_equal(
+        start_acceptance(sjf, 10, 150, reference_offset=True), [1, 0, 1, 0, 1, 0]
+    )
     f = TrajectoryFilter.reference(phase1_updates=3)
     assert (f.lower, f.upper, f.reference_offset, f.mode) == (10.0, 150.0, True, "reference")
     np.testing.assert_array_equal(f.start_table(sjf, update=0), [1, 0, 1, 0, 1, 0])
-    np.testing.assert_array_equal(f.start_table(sjf, update=3), [1] * 6)      # phase 2
+    np.testing.assert_array_equal(f.start_table(sjf, update=3), [1] * 6)  # phase 2
 
 
 def test_filter_phases():
@@ -611,7 +694,7 @@ def test_filter_phases():
     np.testing.assert_array_equal(f.accept(v, 2), [True, True, True])
     np.testing.assert_array_equal(f.active(jnp.array([0, 1, 2, 9])), [1, 1, 0, 0])
     forever = TrajectoryFilter(10.0, 150.0)
-    np.testing.assert_array_equal(forever.accept(v, 10 ** 6), [False, True, False])
+    np.testing.assert_array_equal(forever.accept(v, 10**6), [False, True, False])
     # jit / vmap friendly
     np.testing.assert_array_equal(jax.jit(f.accept)(v, jnp.int32(5)), [True] * 3)
     with pytest.raises(ConfigError):
@@ -625,17 +708,24 @@ def test_sample_accepted_starts():
     starts = np.asarray(sample_accepted_starts(jax.random.PRNGKey(0), accepted, (3000,)))
     assert set(np.unique(starts)) == {3, 17, 41}
     counts = np.bincount(starts, minlength=50)[[3, 17, 41]]
-    assert counts.min() > 850                                      # ≈ uniform (1000 each)
+    assert counts.min() > 850  # ≈ uniform (1000 each)
 
 
 # ----------------------------------------------------------------------------------------------
 # 9. checkpoints
 # ----------------------------------------------------------------------------------------------
 
+
 def test_checkpoint_round_trip(run, trainer, tmp_path):
     s = run["final"]
-    path = save_checkpoint(tmp_path, s, epoch=N_UPDATES, config=trainer.run_config(),
-                           metrics_history=run["history"], extra={"note": "x"})
+    path = save_checkpoint(
+        tmp_path,
+        s,
+        epoch=N_UPDATES,
+        config=trainer.run_config(),
+        metrics_history=run["history"],
+        extra={"note": "x"},
+    )
     assert path.name == f"checkpoint_{N_UPDATES:08d}.ckpt"
     ck = load_checkpoint(path, target=run["s0"], config=trainer.run_config())
     assert isinstance(ck.state, TrainState)
@@ -660,14 +750,16 @@ def test_resume_is_bit_for_bit(trainer, tmp_path):
     s0 = trainer.init(jax.random.PRNGKey(7))
     straight, _ = trainer.update(trainer.update(s0)[0])
     s1, m1 = trainer.update(s0)
-    save_checkpoint(tmp_path, s1, epoch=1, config=trainer.run_config(),
-                    metrics_history=[jax.device_get(m1)])
+    save_checkpoint(
+        tmp_path, s1, epoch=1, config=trainer.run_config(), metrics_history=[jax.device_get(m1)]
+    )
     ck = load_checkpoint(tmp_path, target=s0, config=trainer.run_config())
     resumed, _ = trainer.update(ck.state)
     _tree_equal(resumed, straight)
     # the host loop resumes the same way and extends the history
-    state, hist = fit(trainer, ck.state, 1, history=ck.metrics_history,
-                      checkpoint_dir=tmp_path / "fit")
+    state, hist = fit(
+        trainer, ck.state, 1, history=ck.metrics_history, checkpoint_dir=tmp_path / "fit"
+    )
     _tree_equal(state, straight)
     assert len(hist) == 2
     ck2 = load_checkpoint(tmp_path / "fit", target=s0, config=trainer.run_config())
@@ -679,8 +771,10 @@ def test_keep_last_and_atomic_writes(run, tmp_path, monkeypatch):
     s = run["s0"]
     for e in (1, 2, 3):
         save_checkpoint(tmp_path, s, epoch=e, keep=2)
-    assert [p.name for p in list_checkpoints(tmp_path)] == \
-        ["checkpoint_00000002.ckpt", "checkpoint_00000003.ckpt"]
+    assert [p.name for p in list_checkpoints(tmp_path)] == [
+        "checkpoint_00000002.ckpt",
+        "checkpoint_00000003.ckpt",
+    ]
     assert latest_checkpoint(tmp_path).name == "checkpoint_00000003.ckpt"
     assert sorted(os.listdir(tmp_path)) == ["checkpoint_00000002.ckpt", "checkpoint_00000003.ckpt"]
     assert load_checkpoint(tmp_path).epoch == 3
@@ -689,6 +783,7 @@ def test_keep_last_and_atomic_writes(run, tmp_path, monkeypatch):
     # a crash at the rename leaves the old file intact and no temporary behind
     def boom(src, dst):
         raise OSError("disk on fire")
+
     monkeypatch.setattr(ckpt_mod.os, "replace", boom)
     with pytest.raises(OSError):
         save_checkpoint(tmp_path, run["final"], epoch=3, keep=2)
@@ -701,8 +796,13 @@ def test_keep_last_and_atomic_writes(run, tmp_path, monkeypatch):
 
 @pytest.fixture
 def saved(run, trainer, tmp_path):
-    return save_checkpoint(tmp_path, run["s0"], epoch=1, config=trainer.run_config(),
-                           metrics_history=run["history"][:1])
+    return save_checkpoint(
+        tmp_path,
+        run["s0"],
+        epoch=1,
+        config=trainer.run_config(),
+        metrics_history=run["history"][:1],
+    )
 
 
 def _expect_error(path, match, **kw):
@@ -725,7 +825,7 @@ def test_truncated_checkpoint(saved):
     saved.write_bytes(data[:-100])
     _expect_error(saved, "truncated")
     head = data.split(b"\n", 1)[0]
-    saved.write_bytes(head[: len(head) // 2])                   # cut inside the header
+    saved.write_bytes(head[: len(head) // 2])  # cut inside the header
     _expect_error(saved, "no header line")
     saved.write_bytes(b"")
     _expect_error(saved, "no header line")
@@ -749,8 +849,9 @@ def test_missing_checkpoint_directory(tmp_path):
 def test_mismatched_config(saved, trainer):
     other = dict(trainer.run_config())
     other["ppo"] = dataclasses.replace(BASE, pi_lr=1e-3).to_dict()
-    _expect_error(saved, r"different configuration: ppo\.pi_lr: saved 0\.003, given 0\.001",
-                  config=other)
+    _expect_error(
+        saved, r"different configuration: ppo\.pi_lr: saved 0\.003, given 0\.001", config=other
+    )
     _expect_error(saved, "different configuration", config=dataclasses.replace(BASE))
 
 
@@ -759,21 +860,29 @@ def test_mismatched_shapes(saved, run):
     # same structure, one kernel of a different shape
     params = s0.policy_params
     assert params["params"]["Dense_0"]["kernel"].shape == (8, 16)
-    params = {"params": {**params["params"],
-                         "Dense_0": {**params["params"]["Dense_0"],
-                                     "kernel": jnp.zeros((8, 17), jnp.float32)}}}
+    params = {
+        "params": {
+            **params["params"],
+            "Dense_0": {**params["params"]["Dense_0"], "kernel": jnp.zeros((8, 17), jnp.float32)},
+        }
+    }
     target = s0.replace(policy_params=params)
-    _expect_error(saved, r"state does not match: policy_params/params/Dense_0/kernel: "
-                         r"saved shape \(8, 16\) float32, expected shape \(8, 17\) float32",
-                  target=target)
+    _expect_error(
+        saved,
+        r"state does not match: policy_params/params/Dense_0/kernel: "
+        r"saved shape \(8, 16\) float32, expected shape \(8, 17\) float32",
+        target=target,
+    )
     # a leaf the checkpoint does not have
-    target = s0.replace(value_params={"params": {**s0.value_params["params"],
-                                                 "extra": jnp.zeros(3, jnp.float32)}})
+    target = s0.replace(
+        value_params={"params": {**s0.value_params["params"], "extra": jnp.zeros(3, jnp.float32)}}
+    )
     _expect_error(saved, "missing from the checkpoint", target=target)
     # a different dtype
     target = s0.replace(step=jnp.zeros((), jnp.float32))
-    _expect_error(saved, r"step: saved shape \(\) int32, expected shape \(\) float32",
-                  target=target)
+    _expect_error(
+        saved, r"step: saved shape \(\) int32, expected shape \(\) float32", target=target
+    )
 
 
 def test_save_checkpoint_rejects_bad_arguments(run, tmp_path):
@@ -793,24 +902,32 @@ def test_slot_buckets_equal_full_width():
     of 7 samples (160 samples: the last chunk padded) on prefixes of 2, 4 or 6 slots give the
     full-width policy loss and gradient up to float rounding; whole updates stay close."""
     from jaxsched.nets import KernelValue
+
     full = make_train(BASE, PickSmallestEnv(), RowPolicy(), KernelValue())
-    cut = make_train(BASE, PickSmallestEnv(), RowPolicy(), KernelValue(), slot_buckets=(2, 4),
-                     chunk_size=7, value_pad_row=(0, 1, 1, 1, 1, 1, 1, 0))
+    cut = make_train(
+        BASE,
+        PickSmallestEnv(),
+        RowPolicy(),
+        KernelValue(),
+        slot_buckets=(2, 4),
+        chunk_size=7,
+        value_pad_row=(0, 1, 1, 1, 1, 1, 1, 0),
+    )
     s0 = full.init(jax.random.PRNGKey(4))
     tr, _ = full.collect(s0.policy_params, s0.value_params, jax.random.PRNGKey(5), 0)
     flat = lambda a: jnp.reshape(a, (-1,) + a.shape[2:])  # noqa: E731
     x = jax.tree_util.tree_map(flat, tr.x)
     n = np.asarray(x.mask).sum(1)
-    assert set(n.tolist()) >= {2, 3, 5, 6}                       # every bucket is used
+    assert set(n.tolist()) >= {2, 3, 5, 6}  # every bucket is used
     adv = jax.random.normal(jax.random.PRNGKey(6), n.shape)
     w = flat(tr.valid) & (jnp.arange(n.size) % 5 != 0)
-    params = jax.tree_util.tree_map(lambda p: p * 1.7, s0.policy_params)   # ratios != 1
+    params = jax.tree_util.tree_map(lambda p: p * 1.7, s0.policy_params)  # ratios != 1
     args = (params, x, flat(tr.action), flat(tr.logp), adv, w)
     (la, aux_a), ga = full.policy_loss_and_grad(*args)
     (lb, aux_b), gb = cut.policy_loss_and_grad(*args)
     np.testing.assert_allclose(float(lb), float(la), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(aux_b), np.asarray(aux_a), rtol=1e-5, atol=1e-7)
-    assert float(aux_a[2]) > 0.05                                # some ratios are clipped
+    assert float(aux_a[2]) > 0.05  # some ratios are clipped
     for u, v in zip(jax.tree_util.tree_leaves(ga), jax.tree_util.tree_leaves(gb)):
         np.testing.assert_allclose(np.asarray(v), np.asarray(u), rtol=1e-4, atol=1e-6)
     target = jax.random.normal(jax.random.PRNGKey(7), n.shape)
@@ -828,8 +945,9 @@ def test_slot_buckets_equal_full_width():
         np.testing.assert_allclose(np.asarray(mb[k]), np.asarray(ma[k]), rtol=1e-3, err_msg=k)
 
 
-@pytest.mark.parametrize("kw", [{"slot_buckets": (0, 4)}, {"slot_buckets": ()},
-                                {"slot_buckets": (4,), "chunk_size": 0}])
+@pytest.mark.parametrize(
+    "kw", [{"slot_buckets": (0, 4)}, {"slot_buckets": ()}, {"slot_buckets": (4,), "chunk_size": 0}]
+)
 def test_slot_buckets_rejects_bad_values(kw):
     with pytest.raises(ConfigError, match="slot_buckets|chunk_size"):
         make_train(BASE, PickSmallestEnv(), RowPolicy(), MeanValue(), **kw)

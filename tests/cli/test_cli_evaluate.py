@@ -1,4 +1,5 @@
 """`jaxsched evaluate`, called in-process: output schema, agreement with the oracle, errors."""
+
 import json
 
 import pytest
@@ -29,9 +30,24 @@ def jobs():
 
 
 def test_json_rows_match_the_oracle(capsys, jobs):
-    rc, out, err = run(capsys, "evaluate", TRACE, "--compat", "rlscheduler", "--policy", "sjf,f1",
-                       "--backfill", "none,rlscheduler", "--metric", "bsld,util", "--jobs", "96",
-                       "--starts", "100,4000", "--json")
+    rc, out, err = run(
+        capsys,
+        "evaluate",
+        TRACE,
+        "--compat",
+        "rlscheduler",
+        "--policy",
+        "sjf,f1",
+        "--backfill",
+        "none,rlscheduler",
+        "--metric",
+        "bsld,util",
+        "--jobs",
+        "96",
+        "--starts",
+        "100,4000",
+        "--json",
+    )
     assert rc == 0, err
     doc = json.loads(out)
     assert set(doc) == {"results", "timing"}
@@ -42,34 +58,70 @@ def test_json_rows_match_the_oracle(capsys, jobs):
         assert set(r) == {"start", "jobs", "policy", "backfill", "metric", "value"}
         s = r["start"]
         sl = slice(s, s + 96)
-        starts = oracle.simulate(jobs.submit[sl], jobs.run[sl], jobs.req_time[sl], jobs.procs[sl],
-                                 num_nodes=jobs.num_nodes, procs_per_node=jobs.procs_per_node,
-                                 policy=r["policy"], backfill=r["backfill"], compat=True)
-        m = oracle.metrics(jobs.submit[sl], jobs.run[sl], jobs.procs[sl], starts,
-                           num_procs=jobs.num_procs, compat=True)
+        starts = oracle.simulate(
+            jobs.submit[sl],
+            jobs.run[sl],
+            jobs.req_time[sl],
+            jobs.procs[sl],
+            num_nodes=jobs.num_nodes,
+            procs_per_node=jobs.procs_per_node,
+            policy=r["policy"],
+            backfill=r["backfill"],
+            compat=True,
+        )
+        m = oracle.metrics(
+            jobs.submit[sl],
+            jobs.run[sl],
+            jobs.procs[sl],
+            starts,
+            num_procs=jobs.num_procs,
+            compat=True,
+        )
         want = m["util_ref"] if r["metric"] == "util" else m[r["metric"]]
         assert r["value"] == pytest.approx(want, rel=1e-12)
         assert r["jobs"] == 96
 
 
 def test_table_output(capsys):
-    rc, out, err = run(capsys, "evaluate", TRACE, "--policy", "fcfs,sjf", "--backfill", "none,easy",
-                       "--metric", "wait", "--jobs", "64", "--starts", "10")
+    rc, out, err = run(
+        capsys,
+        "evaluate",
+        TRACE,
+        "--policy",
+        "fcfs,sjf",
+        "--backfill",
+        "none,easy",
+        "--metric",
+        "wait",
+        "--jobs",
+        "64",
+        "--starts",
+        "10",
+    )
     assert rc == 0, err
     lines = out.splitlines()
     assert any(l.startswith("policy") and "wait (no bf)" in l and "wait (easy)" in l for l in lines)
     assert sum(l.startswith(("fcfs ", "sjf ")) for l in lines) == 2
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["--policy", "fifo"], "unknown policy 'fifo'"),
-    (["--backfill", "conservative"], "unknown backfill mode 'conservative'"),
-    (["--metric", "speed"], "unknown metric 'speed'"),
-    (["--starts", "9990"], "sequence start 9990 with 1024 jobs runs past the 10000 loaded jobs"),
-    (["--compat", "rlscheduler", "--backfill", "easy"], "backfill 'easy' is not part of the reference"),
-    (["--jobs", "0"], "expected a positive integer"),
-    (["--starts", "1,x"], "expected comma-separated integers"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--policy", "fifo"], "unknown policy 'fifo'"),
+        (["--backfill", "conservative"], "unknown backfill mode 'conservative'"),
+        (["--metric", "speed"], "unknown metric 'speed'"),
+        (
+            ["--starts", "9990"],
+            "sequence start 9990 with 1024 jobs runs past the 10000 loaded jobs",
+        ),
+        (
+            ["--compat", "rlscheduler", "--backfill", "easy"],
+            "backfill 'easy' is not part of the reference",
+        ),
+        (["--jobs", "0"], "expected a positive integer"),
+        (["--starts", "1,x"], "expected comma-separated integers"),
+    ],
+)
 def test_bad_flags_are_one_line_errors(capsys, argv, needle):
     rc, out, err = run(capsys, "evaluate", TRACE, *argv)
     assert rc == 2 and out == ""
@@ -84,9 +136,11 @@ def test_missing_trace_is_one_line_error(capsys, tmp_path):
 
 def test_job_larger_than_machine_is_reported(capsys, tmp_path):
     bad = tmp_path / "big.swf"
-    bad.write_text("; MaxNodes: 4\n; MaxProcs: 4\n"
-                   "1 0 -1 10 2 -1 -1 2 10 -1 1 1 1 -1 -1 -1 -1 -1\n"
-                   "2 5 -1 10 9 -1 -1 9 10 -1 1 1 1 -1 -1 -1 -1 -1\n")
+    bad.write_text(
+        "; MaxNodes: 4\n; MaxProcs: 4\n"
+        "1 0 -1 10 2 -1 -1 2 10 -1 1 1 1 -1 -1 -1 -1 -1\n"
+        "2 5 -1 10 9 -1 -1 9 10 -1 1 1 1 -1 -1 -1 -1 -1\n"
+    )
     rc, _, err = run(capsys, "evaluate", str(bad), "--jobs", "2", "--starts", "0")
     assert rc == 2
     line = one_error_line(err)
@@ -97,11 +151,14 @@ def test_job_without_processors_is_reported(capsys, tmp_path):
     """The reference's parse rules keep a job with no processor count (spec §10.3); the
     simulator refuses it with file, line and field instead of corrupting the node count."""
     bad = tmp_path / "zero.swf"
-    bad.write_text("; MaxNodes: 4\n; MaxProcs: 4\n"
-                   "1 0 -1 10 2 -1 -1 2 10 -1 1 1 1 -1 -1 -1 -1 -1\n"
-                   "2 5 -1 10 0 -1 -1 0 10 -1 1 1 1 -1 -1 -1 -1 -1\n")
-    rc, _, err = run(capsys, "evaluate", str(bad), "--compat", "rlscheduler", "--jobs", "2",
-                     "--starts", "0")
+    bad.write_text(
+        "; MaxNodes: 4\n; MaxProcs: 4\n"
+        "1 0 -1 10 2 -1 -1 2 10 -1 1 1 1 -1 -1 -1 -1 -1\n"
+        "2 5 -1 10 0 -1 -1 0 10 -1 1 1 1 -1 -1 -1 -1 -1\n"
+    )
+    rc, _, err = run(
+        capsys, "evaluate", str(bad), "--compat", "rlscheduler", "--jobs", "2", "--starts", "0"
+    )
     assert rc == 2
     line = one_error_line(err)
     assert "zero.swf:4" in line and "processors" in line, line
@@ -118,14 +175,23 @@ def test_sem_and_paired_differences_hand_computed():
     from jaxsched.errors import ConfigError
     from jaxsched.sim.evaluate import EvalResult, format_table
 
-    rows = [dict(start=s, jobs=4, policy=p, backfill="none", metric="bsld", value=v)
-            for s, p, v in [(0, "a", 1.0), (1, "a", 3.0), (2, "a", 8.0),
-                            (2, "b", 5.0), (0, "b", 2.0), (1, "b", 2.0)]]
-    res = EvalResult(rows, np.array([0, 1, 2]), ["a", "b"], ["none"], ["bsld"],
-                     np.zeros((3, 2, 1, 4)), {})
+    rows = [
+        dict(start=s, jobs=4, policy=p, backfill="none", metric="bsld", value=v)
+        for s, p, v in [
+            (0, "a", 1.0),
+            (1, "a", 3.0),
+            (2, "a", 8.0),
+            (2, "b", 5.0),
+            (0, "b", 2.0),
+            (1, "b", 2.0),
+        ]
+    ]
+    res = EvalResult(
+        rows, np.array([0, 1, 2]), ["a", "b"], ["none"], ["bsld"], np.zeros((3, 2, 1, 4)), {}
+    )
     assert res.sem("bsld")[("a", "none")] == pytest.approx((13 / 3) ** 0.5)
     d, e = res.paired("bsld", "b")[("a", "none")]
-    assert d == pytest.approx(1.0) and e == pytest.approx(2 / 3 ** 0.5)
+    assert d == pytest.approx(1.0) and e == pytest.approx(2 / 3**0.5)
     assert res.paired("bsld", "b")[("b", "none")] == (0.0, 0.0)
     assert "4.0000 ± 2.08" in format_table(res, sem=True)
     text = format_table(res, versus="b")
@@ -135,11 +201,37 @@ def test_sem_and_paired_differences_hand_computed():
 
 
 def test_cli_sem_and_versus(capsys):
-    rc, out, err = run(capsys, "evaluate", TRACE, "--compat", "rlscheduler", "--policy",
-                       "sjf,f1", "--backfill", "none", "--jobs", "96", "--starts", "100,4000",
-                       "--sem", "--versus", "f1")
+    rc, out, err = run(
+        capsys,
+        "evaluate",
+        TRACE,
+        "--compat",
+        "rlscheduler",
+        "--policy",
+        "sjf,f1",
+        "--backfill",
+        "none",
+        "--jobs",
+        "96",
+        "--starts",
+        "100,4000",
+        "--sem",
+        "--versus",
+        "f1",
+    )
     assert rc == 0, err
     assert " ± " in out and "paired difference to f1" in out and "policy - f1" in out
-    rc, out, err = run(capsys, "evaluate", TRACE, "--policy", "sjf", "--jobs", "96",
-                       "--starts", "100", "--versus", "rl")
+    rc, out, err = run(
+        capsys,
+        "evaluate",
+        TRACE,
+        "--policy",
+        "sjf",
+        "--jobs",
+        "96",
+        "--starts",
+        "100",
+        "--versus",
+        "rl",
+    )
     assert rc == 2 and "--versus rl: not among the evaluated policies" in one_error_line(err)

@@ -10,13 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from shared_data import REPO
+from shared_data import shared_dir as _shared_dir
 
 from jaxsched.workload import lublin as L
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-from shared_data import shared_dir as _shared_dir
 
 
 def _load_swf(path: Path) -> np.ndarray:
@@ -27,7 +24,7 @@ def _load_swf(path: Path) -> np.ndarray:
     return rows
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _preset_jobs(name: str) -> L.LublinJobs:
     return L.generate(L.PRESETS[name])
 
@@ -78,7 +75,9 @@ def test_vector_paths_equal_sequential_draws(k, monkeypatch):
 # --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("a,x", [(1.0, 0.3), (1.0, 7.0), (3.0, 0.5), (3.0, 2.0), (3.0, 9.5), (8.0, 20.0)])
+@pytest.mark.parametrize(
+    "a,x", [(1.0, 0.3), (1.0, 7.0), (3.0, 0.5), (3.0, 2.0), (3.0, 9.5), (8.0, 20.0)]
+)
 def test_gammainc_integer_shape_closed_form(a, x):
     # P(n, x) = 1 - exp(-x) * sum_{k<n} x^k / k!
     expected = 1.0 - math.exp(-x) * sum(x**k / math.factorial(k) for k in range(int(a)))
@@ -96,7 +95,10 @@ def test_gammainc_half_shape_and_edges():
 @pytest.mark.parametrize(
     "params,expected",
     [
-        (L.TYPELESS_DEFAULTS, {0: 0.5078, 8: 0.1997, 9: 0.1758, 10: 0.1649, 27: 1.8331, 47: 0.5637}),
+        (
+            L.TYPELESS_DEFAULTS,
+            {0: 0.5078, 8: 0.1997, 9: 0.1758, 10: 0.1649, 27: 1.8331, 47: 0.5637},
+        ),
         (L.BATCH_DEFAULTS, {0: 0.5462, 9: 0.2354, 10: 0.3472, 26: 1.6659, 47: 0.5939}),
         (L.INTERACTIVE_DEFAULTS, {0: 0.5135, 10: 0.1187, 11: 0.1797, 28: 1.8810, 47: 0.5728}),
     ],
@@ -237,7 +239,7 @@ def _stats(j: L.LublinJobs) -> dict[str, float]:
     }  # fmt: skip
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _fresh_samples(name: str) -> tuple[L.LublinJobs, ...]:
     return tuple(L.generate(dataclasses.replace(L.PRESETS[name], seed=s)) for s in SEEDS)
 
@@ -284,7 +286,7 @@ def _size_pmf(p: L.LublinParams) -> dict[int, float]:
         if q > 0:
             pmf[2**m] = pmf.get(2**m, 0.0) + q
     other = 1.0 - p.serial - p.pow2
-    for size in range(1, 2 ** 12):  # other branch: round(2**par) = size
+    for size in range(1, 2**12):  # other branch: round(2**par) = size
         q = other * (cdf(math.log2(size + 0.5)) - cdf(math.log2(size - 0.5)))
         if q > 0:
             pmf[size] = pmf.get(size, 0.0) + q
@@ -324,7 +326,11 @@ def test_analytic_size_pmf_matches_spec_table(key):
 
 @pytest.mark.parametrize(
     "name,jtype,key",
-    [("lublin-1", 0, "typeless-256"), ("lublin-2", 0, "interactive-256"), ("lublin-2", 1, "batch-256")],
+    [
+        ("lublin-1", 0, "typeless-256"),
+        ("lublin-2", 0, "interactive-256"),
+        ("lublin-2", 1, "batch-256"),
+    ],
 )
 def test_empirical_sizes_match_analytic_pmf(name, jtype, key):
     nodes = np.concatenate([j.nodes[j.job_type == jtype] for j in _fresh_samples(name)])
@@ -352,7 +358,9 @@ def test_machine_params_rule():
     p = L.machine_params(L.TYPELESS_DEFAULTS, 256)
     assert (p.uhi, p.umed, p.ulow) == (8.0, 5.5, 0.8)
     p = L.machine_params(L.BATCH_DEFAULTS, 1000)
-    assert p.uhi == pytest.approx(math.log2(1000)) and p.umed == pytest.approx(math.log2(1000) - 2.5)
+    assert p.uhi == pytest.approx(math.log2(1000)) and p.umed == pytest.approx(
+        math.log2(1000) - 2.5
+    )
     p = L.machine_params(L.BATCH_DEFAULTS, 4)  # tiny machine: umed clamped into [ulow, uhi]
     assert p.ulow <= p.umed <= p.uhi == 2.0
     with pytest.raises(ValueError):
@@ -432,7 +440,7 @@ def test_swf_text_header_and_fields():
     extra = [ln for ln in with_cmd[7:] if ln.startswith(";")]
     assert extra and all(ln.startswith("; Generator") for ln in extra)
     assert extra[0] == "; Generator: " + cmd
-    assert with_cmd[7 + len(extra):] == lines[7:]
+    assert with_cmd[7 + len(extra) :] == lines[7:]
 
 
 # --------------------------------------------------------------------------------------
@@ -444,7 +452,10 @@ def test_swf_text_header_and_fields():
 def test_committed_trace_is_fresh_and_exact(name, tmp_path, monkeypatch):
     committed = REPO / "traces" / f"{name}.swf"
     text = committed.read_text()
-    assert f"; Generator: jaxsched trace generate lublin --preset {name} --out traces/{name}.swf\n" in text
+    assert (
+        f"; Generator: jaxsched trace generate lublin --preset {name} --out traces/{name}.swf\n"
+        in text
+    )
     # job fields equal RLScheduler's trace
     rows = _load_swf(committed)
     ref = _load_swf(_shared_dir() / "traces" / SHARED_FILES[name])

@@ -1,4 +1,5 @@
 """Sequence start sampling: the gym-compatible reference draws and our own samplers."""
+
 from __future__ import annotations
 
 import hashlib
@@ -9,8 +10,13 @@ import pytest
 
 from jaxsched.errors import ConfigError, JaxschedError
 from jaxsched.workload import sampling
-from jaxsched.workload.sampling import (fixed_starts, gym_np_random, gym_seed_key,
-                                        reference_starts, uniform_starts)
+from jaxsched.workload.sampling import (
+    fixed_starts,
+    gym_np_random,
+    gym_seed_key,
+    reference_starts,
+    uniform_starts,
+)
 
 # spec §8.2: the starts of the paper's tables (10 sequences of 1024 jobs, U = 10,000)
 PAPER_STARTS = {
@@ -29,10 +35,8 @@ def test_paper_start_indices(seed):
 
 def test_batch_job_slice_limits_the_range():
     # SDSC-SP2 / HPC2N in the paper: many more jobs, batch_job_slice = 10000 -> same starts
-    assert reference_starts(1, 10, 1024, 202871, batch_job_slice=10000).tolist() == \
-        PAPER_STARTS[1]
-    assert reference_starts(1, 10, 1024, 10000, batch_job_slice=50000).tolist() == \
-        PAPER_STARTS[1]
+    assert reference_starts(1, 10, 1024, 202871, batch_job_slice=10000).tolist() == PAPER_STARTS[1]
+    assert reference_starts(1, 10, 1024, 10000, batch_job_slice=50000).tolist() == PAPER_STARTS[1]
     whole = reference_starts(1, 10, 1024, 202871)
     assert whole.tolist() != PAPER_STARTS[1]
     assert whole.min() >= 1024 and whole.max() < 202871 - 1024 - 1
@@ -43,14 +47,14 @@ def test_gym_seed_key_recipe():
     w0, w1 = struct.unpack("<II", digest[:8])
     assert gym_seed_key(1) == [w0, w1]
     # the seed is taken modulo 2**64 before hashing, as gym's create_seed does
-    assert gym_seed_key(2 ** 64 + 1) == gym_seed_key(1)
+    assert gym_seed_key(2**64 + 1) == gym_seed_key(1)
     # the generator is seeded by init_by_array with the key given as a list
     rng = gym_np_random(1)
     ref = np.random.RandomState()
     ref.seed([w0, w1])
-    assert rng.randint(0, 2 ** 31, size=5).tolist() == ref.randint(0, 2 ** 31, size=5).tolist()
+    assert rng.randint(0, 2**31, size=5).tolist() == ref.randint(0, 2**31, size=5).tolist()
     # ... which differs from seeding with a plain integer
-    assert gym_np_random(1).randint(0, 2 ** 31) != np.random.RandomState(w0).randint(0, 2 ** 31)
+    assert gym_np_random(1).randint(0, 2**31) != np.random.RandomState(w0).randint(0, 2**31)
     with pytest.raises(ConfigError):
         gym_seed_key(-1)
     with pytest.raises(ConfigError):
@@ -101,8 +105,11 @@ def test_fixed_starts_validation():
     assert out.dtype == np.int64 and out.tolist() == [0, 5, 8976]
     assert fixed_starts(np.array([3.0]), 10, 20).tolist() == [3]
     assert fixed_starts(7, 10, 20).tolist() == [7]
-    with pytest.raises(ConfigError, match=r"start #1 is 8977: .* runs past the end of the "
-                                          r"trace \(10000 jobs; last valid start 8976\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"start #1 is 8977: .* runs past the end of the "
+        r"trace \(10000 jobs; last valid start 8976\)",
+    ):
         fixed_starts([0, 8977], 1024, 10000)
     with pytest.raises(ConfigError, match="must be >= 0"):
         fixed_starts([-1], 10, 100)

@@ -3,17 +3,16 @@ the devices with ``shard_map``) schedules every run exactly as with one device.
 
 The device count is fixed when JAX starts, so the two-device run happens in a subprocess.
 """
+
 from __future__ import annotations
 
 import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
-
-REPO = Path(__file__).resolve().parents[1]
+from shared_data import REPO
 
 SCRIPT = r"""
 import json, sys
@@ -38,14 +37,29 @@ def test_two_devices_same_schedules():
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     env["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    out = subprocess.run([sys.executable, "-c", SCRIPT, str(trace)], env=env, cwd=REPO,
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(trace)],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["devices"] == 2
-    assert got["passes"] > 2            # small first-try capacities: the re-runs are sharded too
+    assert got["passes"] > 2  # small first-try capacities: the re-runs are sharded too
     jobs = read_swf(trace).jobs("rlscheduler")
-    want = evaluate(jobs, [11, 500, 1234], 200, ["fcfs", "sjf", "wfp3"], ["none", "rlscheduler"],
-                    compat=True, metrics=("bsld",), queue_cap=8, run_cap=8)
+    want = evaluate(
+        jobs,
+        [11, 500, 1234],
+        200,
+        ["fcfs", "sjf", "wfp3"],
+        ["none", "rlscheduler"],
+        compat=True,
+        metrics=("bsld",),
+        queue_cap=8,
+        run_cap=8,
+    )
     np.testing.assert_array_equal(np.asarray(got["start"]), want.start_times)
     assert (want.start_times >= 0).all()

@@ -24,18 +24,19 @@ with the oracle's schedule and metric.
 6. the Gymnasium wrapper (a minimal stand-in module when gymnasium is not installed): the
    reference's seeded start stream, the FCFS episode's reward.
 """
+
 from __future__ import annotations
 
 import importlib
 import math
 import sys
 import types
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from shared_data import REPO as ROOT
 
 import jaxsched.sim  # noqa: F401  (x64)
 from jaxsched.envs import FIRST, LAST, MID, AutoResetWrapper, RLSchedulerEnv
@@ -44,7 +45,6 @@ from jaxsched.errors import ConfigError
 from jaxsched.sim import oracle as O
 from jaxsched.workload import parse_swf, read_swf, reference_starts
 
-ROOT = Path(__file__).resolve().parent.parent
 C = 1.0 - 1e-5
 
 # jitted once for every env configuration (the env is an argument: its trace data are leaves)
@@ -75,12 +75,14 @@ def py_observation(view, jobs, start: int, max_queue: int, cutoff: str):
     elif cutoff == "fcfs":
         visible = queue[:max_queue]
     else:
+
         def f2(j):
             return math.sqrt(q[j]) * n[j] + 25600 * _log10(s[j])
 
         def f1(j):
-            return (_log10(q[j] if q[j] > 0 else 0.1) * n[j]
-                    + 870 * _log10(s[j] if s[j] > 0 else 0.1))
+            return _log10(q[j] if q[j] > 0 else 0.1) * n[j] + 870 * _log10(
+                s[j] if s[j] > 0 else 0.1
+            )
 
         l1 = sorted(queue, key=lambda j: (q[j], s[j], f2(j), f1(j), j))[:max_queue]
         l2 = sorted(queue, key=lambda j: (n[j], s[j], q[j], f2(j), f1(j), j))[:max_queue]
@@ -93,16 +95,18 @@ def py_observation(view, jobs, start: int, max_queue: int, cutoff: str):
     rows = []
     for j in visible:
         g = start + j
-        rows.append([
-            min((view.t - s[j]) / 43200, C),
-            min(q[j] / jobs.max_exec_time, C),
-            min(n[j] / jobs.num_procs, C),
-            _norm_id(int(jobs.req_mem[g]), jobs.max_req_mem),
-            _norm_id(int(jobs.user[g]), jobs.max_user),
-            _norm_id(int(jobs.group[g]), jobs.max_group),
-            _norm_id(int(jobs.executable[g]), jobs.max_executable),
-            C if view.nodes[j] <= view.free_nodes else 1e-5,
-        ])
+        rows.append(
+            [
+                min((view.t - s[j]) / 43200, C),
+                min(q[j] / jobs.max_exec_time, C),
+                min(n[j] / jobs.num_procs, C),
+                _norm_id(int(jobs.req_mem[g]), jobs.max_req_mem),
+                _norm_id(int(jobs.user[g]), jobs.max_user),
+                _norm_id(int(jobs.group[g]), jobs.max_group),
+                _norm_id(int(jobs.executable[g]), jobs.max_executable),
+                C if view.nodes[j] <= view.free_nodes else 1e-5,
+            ]
+        )
     rows += [[0, 1, 1, 1, 1, 1, 1, 0]] * (max_queue - len(visible))
     return np.asarray(rows, np.float64).astype(np.float32), visible
 
@@ -121,10 +125,21 @@ MQ_SYN = 6
 #   L1 (q, s, f2, f1, idx): 12, 11 (q = 0: F1 puts the wider job first), 5, 8, 4, 10
 #   L2 (n, s, q, ...):      6, 7, 10, 3, 9, 11
 #   interleave: 12, 6, 11, 7, 5, 10
-HAND = [(1000, 5000, 5000, 32), (1001, 100, 100, 2),
-        (1002, 400, 500, 8), (1002, 600, 500, 2), (1003, 90, 100, 16), (1004, 50, 50, 4),
-        (1005, 800, 900, 1), (1005, 800, 900, 1), (1006, 60, 50, 4), (1007, 1500, 2000, 2),
-        (1008, 300, 300, 1), (1009, 5, 0, 3), (1009, 5, 0, 6)]
+HAND = [
+    (1000, 5000, 5000, 32),
+    (1001, 100, 100, 2),
+    (1002, 400, 500, 8),
+    (1002, 600, 500, 2),
+    (1003, 90, 100, 16),
+    (1004, 50, 50, 4),
+    (1005, 800, 900, 1),
+    (1005, 800, 900, 1),
+    (1006, 60, 50, 4),
+    (1007, 1500, 2000, 2),
+    (1008, 300, 300, 1),
+    (1009, 5, 0, 3),
+    (1009, 5, 0, 6),
+]
 HAND += [(1010 + i, 5000 + 300 * i, 5000 + 400 * i, 20 + i) for i in range(11)]
 HAND_REF = [12, 6, 11, 7, 5, 10]
 HAND_FCFS = [2, 3, 4, 5, 6, 7]
@@ -145,8 +160,9 @@ def synthetic_swf(n_random: int = 150, seed: int = 3) -> str:
         user = -1 if i % 7 == 0 else int(rng.integers(1, 20))
         group = -1 if i % 4 == 0 else int(rng.integers(1, 6))
         exe = -1 if i % 3 == 0 else int(rng.integers(1, 50))
-        lines.append(f"{i + 1} {s} -1 {r} {n} -1 {mem} {n} {q} {mem} 1 {user} {group} {exe}"
-                     f" 1 1 -1 -1")
+        lines.append(
+            f"{i + 1} {s} -1 {r} {n} -1 {mem} {n} {q} {mem} 1 {user} {group} {exe} 1 1 -1 -1"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -155,15 +171,19 @@ SYN = parse_swf(synthetic_swf()).jobs("rlscheduler")
 
 @pytest.fixture(scope="module")
 def lub_envs():
-    return {(c, b): RLSchedulerEnv(LUBLIN, length=L_LUB, backfill=b, compat=c)
-            for c, b in [(True, "none"), (True, "rlscheduler"), (False, "easy")]}
+    return {
+        (c, b): RLSchedulerEnv(LUBLIN, length=L_LUB, backfill=b, compat=c)
+        for c, b in [(True, "none"), (True, "rlscheduler"), (False, "easy")]
+    }
 
 
 @pytest.fixture(scope="module")
 def syn_envs():
-    return {(b, cut): RLSchedulerEnv(SYN, length=L_SYN, backfill=b, max_queue=MQ_SYN,
-                                     cutoff=cut)
-            for b in ("none", "rlscheduler") for cut in ("reference", "fcfs")}
+    return {
+        (b, cut): RLSchedulerEnv(SYN, length=L_SYN, backfill=b, max_queue=MQ_SYN, cutoff=cut)
+        for b in ("none", "rlscheduler")
+        for cut in ("reference", "fcfs")
+    }
 
 
 # ----------------------------------------------------------------------------------------------
@@ -192,16 +212,23 @@ def drive(env, jobs, start, backfill, compat, pick, cutoff="reference"):
         assert mask.tolist() == [i < len(visible) for i in range(MQ)]
         np.testing.assert_array_equal(np.asarray(ts.observation.critic_obs), want)
         vj = np.asarray(env.visible_jobs(st))
-        assert vj[:len(visible)].tolist() == visible and (vj[len(visible):] == -1).all()
+        assert vj[: len(visible)].tolist() == visible and (vj[len(visible) :] == -1).all()
         a = pick(visible)
         box["st"], box["ts"] = STEP(env, st, a)
         seen.append(visible)
         return visible[a]
 
-    starts = O.simulate_with_choices(w.submit, w.run, w.req_time, w.procs,
-                                     num_nodes=jobs.num_nodes,
-                                     procs_per_node=jobs.procs_per_node,
-                                     choose=choose, backfill=backfill, compat=compat)
+    starts = O.simulate_with_choices(
+        w.submit,
+        w.run,
+        w.req_time,
+        w.procs,
+        num_nodes=jobs.num_nodes,
+        procs_per_node=jobs.procs_per_node,
+        choose=choose,
+        backfill=backfill,
+        compat=compat,
+    )
     st, ts = box["st"], box["ts"]
     assert bool(ts.last()) and float(ts.discount) == 0.0
     assert int(st.sim.overflow) == 0
@@ -217,21 +244,24 @@ def random_picker(seed):
 
 def oracle_metrics(jobs, start, L, starts, compat=True):
     w = jobs.window(start, L)
-    return O.metrics(w.submit, w.run, w.procs, starts, num_procs=jobs.num_procs, compat=compat,
-                     users=w.user)
+    return O.metrics(
+        w.submit, w.run, w.procs, starts, num_procs=jobs.num_procs, compat=compat, users=w.user
+    )
 
 
 # ----------------------------------------------------------------------------------------------
 # 1. Observations and schedules == the oracle + the Python builder
 # ----------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("compat, backfill", [(True, "none"), (True, "rlscheduler"),
-                                              (False, "easy")])
+@pytest.mark.parametrize(
+    "compat, backfill", [(True, "none"), (True, "rlscheduler"), (False, "easy")]
+)
 def test_lublin_random_choices_match_oracle(lub_envs, compat, backfill):
     env = lub_envs[(compat, backfill)]
     n_dec = 0
     for k, start in enumerate((1981, 4299)):
-        starts, st, ts, seen, _ = drive(env, LUBLIN, start, backfill, compat,
-                                        random_picker(10 * k + len(backfill)))
+        starts, st, ts, seen, _ = drive(
+            env, LUBLIN, start, backfill, compat, random_picker(10 * k + len(backfill))
+        )
         bsld = oracle_metrics(LUBLIN, start, L_LUB, starts, compat)["bsld"]
         assert float(ts.extras["metric"]) == pytest.approx(bsld, rel=1e-12)
         assert float(ts.reward) == pytest.approx(-bsld, rel=1e-6)
@@ -248,8 +278,7 @@ def test_synthetic_random_choices_with_cutoff(syn_envs, backfill, cutoff):
     env = syn_envs[(backfill, cutoff)]
     cuts = 0
     for k, start in enumerate((0, 30, 70, 110)):
-        starts, st, ts, seen, cut = drive(env, SYN, start, backfill, True,
-                                          random_picker(k), cutoff)
+        starts, st, ts, seen, cut = drive(env, SYN, start, backfill, True, random_picker(k), cutoff)
         cuts += cut
         bsld = oracle_metrics(SYN, start, L_SYN, starts)["bsld"]
         assert float(ts.extras["metric"]) == pytest.approx(bsld, rel=1e-12)
@@ -263,9 +292,9 @@ def test_synthetic_random_choices_with_cutoff(syn_envs, backfill, cutoff):
 def test_hand_cutoff(syn_envs, cutoff, expected):
     env = syn_envs[("none", cutoff)]
     st, ts = RESET_AT(env, 0)
-    st, ts = STEP(env, st, 0)          # job 0 starts, job 1 arrives
+    st, ts = STEP(env, st, 0)  # job 0 starts, job 1 arrives
     assert np.asarray(env.visible_jobs(st))[:2].tolist() == [1, -1]
-    st, ts = STEP(env, st, 0)          # job 1 waits for job 0; jobs 2..23 arrive
+    st, ts = STEP(env, st, 0)  # job 1 waits for job 0; jobs 2..23 arrive
     assert int(st.sim.t) == 6000 and int(st.sim.n_q) == 22
     assert np.asarray(env.visible_jobs(st)).tolist() == expected
     assert np.asarray(ts.observation.mask).all()
@@ -273,8 +302,8 @@ def test_hand_cutoff(syn_envs, cutoff, expected):
     obs = np.asarray(ts.observation.obs)
     row = expected.index(5)
     assert obs[row, 0] == np.float32(4996 / 43200)
-    assert obs[row, 2] == np.float32(4 / 32)         # processors / MaxProcs
-    assert obs[row, 7] == np.float32(C)              # 2 of 16 nodes fit in 15 free
+    assert obs[row, 2] == np.float32(4 / 32)  # processors / MaxProcs
+    assert obs[row, 7] == np.float32(C)  # 2 of 16 nodes fit in 15 free
     # choosing slot 2 schedules the job shown there
     st2, _ = STEP(env, st, 2)
     assert int(st2.sim.start[expected[2]]) == 6000
@@ -322,17 +351,33 @@ def test_slot_zero_is_fcfs(lub_envs, syn_envs, backfill):
     for start in (2756, 8850):
         st, ts = play(env, start)
         w = LUBLIN.window(start, L_LUB)
-        want = O.simulate(w.submit, w.run, w.req_time, w.procs, num_nodes=LUBLIN.num_nodes,
-                          procs_per_node=LUBLIN.procs_per_node, policy="fcfs",
-                          backfill=backfill, compat=True)
+        want = O.simulate(
+            w.submit,
+            w.run,
+            w.req_time,
+            w.procs,
+            num_nodes=LUBLIN.num_nodes,
+            procs_per_node=LUBLIN.procs_per_node,
+            policy="fcfs",
+            backfill=backfill,
+            compat=True,
+        )
         assert np.asarray(st.sim.start).tolist() == want
         bsld = oracle_metrics(LUBLIN, start, L_LUB, want)["bsld"]
         assert float(ts.reward) == pytest.approx(-bsld, rel=1e-6)
     # small max_queue: FCFS cut-off keeps FCFS, the reference cut-off does not
     w = SYN.window(0, L_SYN)
-    want = O.simulate(w.submit, w.run, w.req_time, w.procs, num_nodes=SYN.num_nodes,
-                      procs_per_node=SYN.procs_per_node, policy="fcfs", backfill=backfill,
-                      compat=True)
+    want = O.simulate(
+        w.submit,
+        w.run,
+        w.req_time,
+        w.procs,
+        num_nodes=SYN.num_nodes,
+        procs_per_node=SYN.procs_per_node,
+        policy="fcfs",
+        backfill=backfill,
+        compat=True,
+    )
     st, _ = play(syn_envs[(backfill, "fcfs")], 0)
     assert np.asarray(st.sim.start).tolist() == want
     st, _ = play(syn_envs[(backfill, "reference")], 0)
@@ -342,17 +387,17 @@ def test_slot_zero_is_fcfs(lub_envs, syn_envs, backfill):
 def test_every_metric_reward_matches_oracle(lub_envs, syn_envs):
     start = 4022
     env = lub_envs[(True, "rlscheduler")]
-    st, ts = play(env, start, action=1)          # slot 1 when it exists, else slot 0
+    st, ts = play(env, start, action=1)  # slot 1 when it exists, else slot 0
     starts = np.asarray(st.sim.start).tolist()
     want = oracle_metrics(LUBLIN, start, L_LUB, starts)
-    assert want["bsld"] > 1.5                    # the sequence has real waiting
+    assert want["bsld"] > 1.5  # the sequence has real waiting
     for metric in ("bsld", "wait", "util", "sld"):
         e = RLSchedulerEnv(LUBLIN, length=L_LUB, backfill="rlscheduler", metric=metric)
         value, reward = (float(x) for x in METRIC(e, st))
         assert value == pytest.approx(want[metric], rel=1e-12), metric
         sign = 1.0 if metric == "util" else -1.0
         assert reward == pytest.approx(sign * want[metric], rel=1e-6), metric
-    assert float(ts.reward) == float(env.terminal_reward(st))   # what the last step paid
+    assert float(ts.reward) == float(env.terminal_reward(st))  # what the last step paid
     # fairness with real user ids (synthetic trace): max over users of the mean bsld
     st_s, _ = play(syn_envs[("rlscheduler", "reference")], 60, action=1)
     want_s = oracle_metrics(SYN, 60, L_SYN, np.asarray(st_s.sim.start).tolist())
@@ -399,17 +444,26 @@ def test_vmap_autoreset_scan_equals_loop(syn_envs, n_env):
                 st, ts = carry
                 a = greedy_policy(ts.observation)
                 st, ts = env.step(st, a)
-                return (st, ts), (a, ts.reward, ts.discount, ts.step_type,
-                                  ts.extras["start"], ts.extras["metric"], ts.observation.obs,
-                                  st.start, st.sim.n_q)
+                return (st, ts), (
+                    a,
+                    ts.reward,
+                    ts.discount,
+                    ts.step_type,
+                    ts.extras["start"],
+                    ts.extras["metric"],
+                    ts.observation.obs,
+                    st.start,
+                    st.sim.n_q,
+                )
 
             return jax.lax.scan(body, (st, ts), None, length=T_SCAN)[1]
+
         return jax.vmap(one)(keys)
 
     keys = jax.random.split(jax.random.PRNGKey(7), n_env)
     out = rollout(wrapped, keys)
     acts, rews, discs, types, starts, mets, obs, st_starts, n_q = (np.asarray(x) for x in out)
-    if n_env > 8:       # some step ends between 1 and 8 episodes: the gathered reset ran
+    if n_env > 8:  # some step ends between 1 and 8 episodes: the gathered reset ran
         ends = (types == LAST).sum(axis=0)
         assert ((ends >= 1) & (ends <= 8)).any()
     pol = jax.jit(greedy_policy)
@@ -428,8 +482,14 @@ def test_vmap_autoreset_scan_equals_loop(syn_envs, n_env):
                 assert discs[b, t] == 0.0
                 assert mets[b, t] > 0 and rews[b, t] == np.float32(-mets[b, t])
                 w = SYN.window(int(st.start), L_SYN)
-                want = O.metrics(w.submit, w.run, w.procs, np.asarray(st.sim.start),
-                                 num_procs=SYN.num_procs, compat=True)["bsld"]
+                want = O.metrics(
+                    w.submit,
+                    w.run,
+                    w.procs,
+                    np.asarray(st.sim.start),
+                    num_procs=SYN.num_procs,
+                    compat=True,
+                )["bsld"]
                 assert mets[b, t] == pytest.approx(want, rel=1e-12)
                 # the terminal timestep carries the next episode's first observation
                 st, ts = RESET(env, st.key)
@@ -520,8 +580,11 @@ def _gym_module(monkeypatch):
 
         stub.Env = Env
         stub.spaces = types.SimpleNamespace(
-            Box=lambda **kw: ("Box", kw), Discrete=lambda n: ("Discrete", n),
-            MultiBinary=lambda n: ("MultiBinary", n), Dict=lambda d: ("Dict", d))
+            Box=lambda **kw: ("Box", kw),
+            Discrete=lambda n: ("Discrete", n),
+            MultiBinary=lambda n: ("MultiBinary", n),
+            Dict=lambda d: ("Dict", d),
+        )
         monkeypatch.setitem(sys.modules, "gymnasium", stub)
         monkeypatch.delitem(sys.modules, "jaxsched.envs.gym", raising=False)
     return importlib.import_module("jaxsched.envs.gym")
@@ -532,7 +595,7 @@ def test_gymnasium_wrapper(lub_envs, monkeypatch):
     env = gym_mod.RLSchedulerGymEnv(lub_envs[(True, "rlscheduler")])
     want_starts = reference_starts(1, 2, L_LUB, LUBLIN.n_jobs).tolist()
     obs, info = env.reset(seed=1)
-    assert info["start"] == want_starts[0]          # the reference's draw for env.seed(1)
+    assert info["start"] == want_starts[0]  # the reference's draw for env.seed(1)
     assert obs["obs"].shape == (128, 8) and obs["mask"].sum() == 1
     total, steps, terminated = 0.0, 0, False
     while not terminated:
@@ -544,14 +607,22 @@ def test_gymnasium_wrapper(lub_envs, monkeypatch):
             assert reward == 0.0
             assert env.action_masks().tolist() == obs["mask"].astype(bool).tolist()
     w = LUBLIN.window(want_starts[0], L_LUB)
-    fcfs = O.simulate(w.submit, w.run, w.req_time, w.procs, num_nodes=LUBLIN.num_nodes,
-                      procs_per_node=LUBLIN.procs_per_node, policy="fcfs",
-                      backfill="rlscheduler", compat=True)
+    fcfs = O.simulate(
+        w.submit,
+        w.run,
+        w.req_time,
+        w.procs,
+        num_nodes=LUBLIN.num_nodes,
+        procs_per_node=LUBLIN.procs_per_node,
+        policy="fcfs",
+        backfill="rlscheduler",
+        compat=True,
+    )
     bsld = oracle_metrics(LUBLIN, want_starts[0], L_LUB, fcfs)["bsld"]
     assert total == pytest.approx(-bsld, rel=1e-6) and info["metric"] == pytest.approx(bsld)
     with pytest.raises(RuntimeError):
         env.step(0)
     _, info = env.reset()
-    assert info["start"] == want_starts[1]          # the stream continues
+    assert info["start"] == want_starts[1]  # the stream continues
     _, info = env.reset(options={"start": 123})
     assert info["start"] == 123

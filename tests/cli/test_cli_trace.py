@@ -1,20 +1,20 @@
 """The `jaxsched trace ...`, `jaxsched evaluate` and `jaxsched demo` command line, called in-process."""
+
 from __future__ import annotations
 
 import gzip
 import json
 import sys
 import types
-from pathlib import Path
 
 import pytest
+from shared_data import DATA
 
 import jaxsched.workload
 from jaxsched import cli
 from jaxsched.cli import main
 from jaxsched.workload import read_swf
 
-DATA = Path(__file__).parent / "data"
 TINY = DATA / "tiny.swf"
 
 
@@ -40,8 +40,9 @@ def test_trace_info_text(capsys):
 
 
 def test_trace_info_json_first_and_rules(capsys):
-    rc, out, err = run(capsys, "trace", "info", str(TINY), "--json", "--first", "4",
-                       "--rules", "default")
+    rc, out, err = run(
+        capsys, "trace", "info", str(TINY), "--json", "--first", "4", "--rules", "default"
+    )
     assert rc == 0 and err == ""
     d = json.loads(out)
     assert d["trace"]["jobs"] == 4 and d["jobs"]["rules"] == "default"
@@ -84,8 +85,7 @@ def test_missing_maxnodes_under_rlscheduler(capsys, tmp_path):
     p.write_text("1 0 0 10 1 -1 -1 1 10 -1 1 1 1 -1 1 1 -1 -1\n")
     rc, _, err = run(capsys, "trace", "info", str(p))
     assert rc == 2
-    assert one_error_line(err).startswith(f"jaxsched: error: {p}: MaxNodes: header value "
-                                          f"missing")
+    assert one_error_line(err).startswith(f"jaxsched: error: {p}: MaxNodes: header value missing")
     rc, out, err = run(capsys, "trace", "info", str(p), "--rules", "default")
     assert rc == 0 and "rules default: 1 jobs loaded" in out
 
@@ -98,18 +98,21 @@ def test_binary_file(capsys, tmp_path):
     assert one_error_line(err) == f"jaxsched: error: {p}: not an SWF file (binary data)"
 
 
-@pytest.mark.parametrize("argv", [
-    [],
-    ["trace"],
-    ["trace", "info"],
-    ["trace", "info", "x.swf", "--rules", "bogus"],
-    ["trace", "info", "x.swf", "--first", "0"],
-    ["trace", "info", "x.swf", "--first", "ten"],
-    ["nosuchcommand"],
-    ["trace", "generate"],
-    ["trace", "generate", "lublin"],  # --out is required
-    ["trace", "generate", "lublin", "--out", "o.swf", "--typed", "--typeless"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["trace"],
+        ["trace", "info"],
+        ["trace", "info", "x.swf", "--rules", "bogus"],
+        ["trace", "info", "x.swf", "--first", "0"],
+        ["trace", "info", "x.swf", "--first", "ten"],
+        ["nosuchcommand"],
+        ["trace", "generate"],
+        ["trace", "generate", "lublin"],  # --out is required
+        ["trace", "generate", "lublin", "--out", "o.swf", "--typed", "--typeless"],
+    ],
+)
 def test_usage_errors_are_one_line_exit_2(capsys, argv):
     rc, out, err = run(capsys, *argv)
     assert rc == 2 and out == ""
@@ -157,17 +160,34 @@ def fake_lublin(monkeypatch):
         monkeypatch.setitem(sys.modules, "jaxsched.workload.lublin", mod)
         monkeypatch.setattr(jaxsched.workload, "lublin", mod, raising=False)
         return mod
+
     return install
 
 
 def test_generate_lublin_arguments(capsys, fake_lublin):
     mod = fake_lublin()
-    rc, out, err = run(capsys, "trace", "generate", "lublin", "--preset", "lublin-2",
-                       "--out", "o.swf")
+    rc, out, err = run(
+        capsys, "trace", "generate", "lublin", "--preset", "lublin-2", "--out", "o.swf"
+    )
     assert rc == 0 and out.strip() == "wrote o.swf" and err == ""
     assert mod.calls[-1] == ("lublin-2", None, True, 10000, None, 0, "o.swf")
-    rc, *_ = run(capsys, "trace", "generate", "lublin", "--nodes", "128", "--typeless",
-                 "--jobs", "500", "--seed", "42", "--start-hour", "8", "--out", "p.swf")
+    rc, *_ = run(
+        capsys,
+        "trace",
+        "generate",
+        "lublin",
+        "--nodes",
+        "128",
+        "--typeless",
+        "--jobs",
+        "500",
+        "--seed",
+        "42",
+        "--start-hour",
+        "8",
+        "--out",
+        "p.swf",
+    )
     assert rc == 0
     assert mod.calls[-1] == (None, 128, False, 500, 42, 8, "p.swf")
 
@@ -176,15 +196,26 @@ def test_generate_lublin_bad_input_is_one_line(capsys, fake_lublin):
     fake_lublin(fail="give either --preset lublin-1|lublin-2 or --nodes P")
     rc, out, err = run(capsys, "trace", "generate", "lublin", "--out", "o.swf")
     assert rc == 2 and out == ""
-    assert one_error_line(err) == ("jaxsched: error: give either --preset lublin-1|lublin-2 "
-                                   "or --nodes P")
+    assert one_error_line(err) == (
+        "jaxsched: error: give either --preset lublin-1|lublin-2 or --nodes P"
+    )
 
 
 def test_generate_lublin_real_module(capsys, tmp_path):
     """Integration with the real generator: a short Lublin-1 prefix reads back as SWF."""
     out_path = tmp_path / "l1.swf"
-    rc, out, err = run(capsys, "trace", "generate", "lublin", "--preset", "lublin-1",
-                       "--jobs", "50", "--out", str(out_path))
+    rc, out, err = run(
+        capsys,
+        "trace",
+        "generate",
+        "lublin",
+        "--preset",
+        "lublin-1",
+        "--jobs",
+        "50",
+        "--out",
+        str(out_path),
+    )
     assert rc == 0, err
     t = read_swf(out_path)
     assert t.n_jobs == 50 and t.max_nodes == 256
@@ -202,24 +233,41 @@ def test_demo_prints_trace_info_and_heuristic_tables(capsys):
 
 
 def test_demo_missing_default_trace(capsys, monkeypatch, tmp_path):
-    monkeypatch.setattr(jaxsched.workload, "default_trace_path",
-                        lambda: tmp_path / "traces" / "lublin-1.swf")
+    monkeypatch.setattr(
+        jaxsched.workload, "default_trace_path", lambda: tmp_path / "traces" / "lublin-1.swf"
+    )
     rc, _, err = run(capsys, "demo")
     assert rc == 2
-    assert one_error_line(err) == (f"jaxsched: error: {tmp_path / 'traces' / 'lublin-1.swf'}: "
-                                   f"no such file")
+    assert one_error_line(err) == (
+        f"jaxsched: error: {tmp_path / 'traces' / 'lublin-1.swf'}: no such file"
+    )
 
 
 def test_demo_trains_and_compares(capsys, tmp_path):
     """The main job's training part, shrunk: one tiny epoch, then the learned policy as one more
     row next to the heuristics on the held-out sequence."""
     out = tmp_path / "demo"
-    rc, text, err = run(capsys, "demo", "--sequences", "1", "--train-epochs", "1",
-                        "--trajectories", "2", "--iters", "2", "--out", str(out))
+    rc, text, err = run(
+        capsys,
+        "demo",
+        "--sequences",
+        "1",
+        "--train-epochs",
+        "1",
+        "--trajectories",
+        "2",
+        "--iters",
+        "2",
+        "--out",
+        str(out),
+    )
     assert rc == 0, err
     assert (out / "run.json").is_file() and (out / "log.jsonl").read_text().count("\n") == 1
     tail = text.split("held-out test sequences")[-1]
-    rows = {line.split()[0]: line.split()[-1] for line in tail.splitlines()
-            if line.split() and line.split()[0] in ("fcfs", "sjf", "rl")}
+    rows = {
+        line.split()[0]: line.split()[-1]
+        for line in tail.splitlines()
+        if line.split() and line.split()[0] in ("fcfs", "sjf", "rl")
+    }
     assert set(rows) == {"fcfs", "sjf", "rl"}
     assert float(rows["rl"].replace(",", "")) >= 1.0

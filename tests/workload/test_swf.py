@@ -1,10 +1,10 @@
 """SWF reading, validation, cleaning rules, writing and trace statistics."""
+
 from __future__ import annotations
 
 import gzip
 import json
 import math
-
 import re
 import time
 import warnings
@@ -12,17 +12,27 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from shared_data import DATA, REPO
 
 from jaxsched.errors import JaxschedError, SWFError, SWFWarning
-from jaxsched.workload import (FIELDS, Trace, default_trace_path, format_stats, parse_swf,
-                               prepare_jobs, read_swf, trace_stats, write_schedule_swf,
-                               write_swf)
+from jaxsched.workload import (
+    FIELDS,
+    Trace,
+    default_trace_path,
+    format_stats,
+    parse_swf,
+    prepare_jobs,
+    read_swf,
+    trace_stats,
+    write_schedule_swf,
+    write_swf,
+)
 
-DATA = Path(__file__).parent / "data"
 TINY = DATA / "tiny.swf"
 
 
 from shared_data import SHARED
+
 TRACES = SHARED / "traces"
 
 # job counts from shared/traces/README.md
@@ -41,28 +51,42 @@ JOB_COUNTS = {
 }
 # (MaxProcs or MaxNodes-derived P, MaxNodes) from the same README
 SIZES = {
-    "SDSC-SP2-1998-4.2-cln.swf.gz": (128, 128), "HPC2N-2002-2.2-cln.swf.gz": (240, 240),
-    "CTC-SP2-1996-3.1-cln.swf.gz": (338, 338), "KTH-SP2-1996-2.1-cln.swf.gz": (100, 100),
-    "LANL-CM5-1994-4.1-cln.swf.gz": (1024, 1024), "SDSC-BLUE-2000-4.2-cln.swf.gz": (1152, 144),
-    "RICC-2010-2.swf.gz": (8192, 1024), "CEA-Curie-2011-2.1-cln.swf.gz": (93312, 5544),
-    "lublin_256.swf.gz": (256, 256), "lublin_256_new2.swf.gz": (256, 256),
+    "SDSC-SP2-1998-4.2-cln.swf.gz": (128, 128),
+    "HPC2N-2002-2.2-cln.swf.gz": (240, 240),
+    "CTC-SP2-1996-3.1-cln.swf.gz": (338, 338),
+    "KTH-SP2-1996-2.1-cln.swf.gz": (100, 100),
+    "LANL-CM5-1994-4.1-cln.swf.gz": (1024, 1024),
+    "SDSC-BLUE-2000-4.2-cln.swf.gz": (1152, 144),
+    "RICC-2010-2.swf.gz": (8192, 1024),
+    "CEA-Curie-2011-2.1-cln.swf.gz": (93312, 5544),
+    "lublin_256.swf.gz": (256, 256),
+    "lublin_256_new2.swf.gz": (256, 256),
     "lublin-aaroh.swf.gz": (256, 256),
 }
 
 
 # traces the later tests need in full; of the others only a summary is kept (memory)
-KEEP = {"SDSC-SP2-1998-4.2-cln.swf.gz", "HPC2N-2002-2.2-cln.swf.gz",
-        "CTC-SP2-1996-3.1-cln.swf.gz", "SDSC-BLUE-2000-4.2-cln.swf.gz", "lublin_256.swf.gz",
-        "lublin_256_new2.swf.gz"}
+KEEP = {
+    "SDSC-SP2-1998-4.2-cln.swf.gz",
+    "HPC2N-2002-2.2-cln.swf.gz",
+    "CTC-SP2-1996-3.1-cln.swf.gz",
+    "SDSC-BLUE-2000-4.2-cln.swf.gz",
+    "lublin_256.swf.gz",
+    "lublin_256_new2.swf.gz",
+}
 
 
 def _summary(t: Trace) -> dict:
     removed = sum(int(x) for x in re.findall(r"\((\d+) jobs removed\)", t.header.get("Note", "")))
-    return {"n_jobs": t.n_jobs, "skipped": t.skipped, "notes": t.notes,
-            "size": (t.num_procs, t.num_nodes),
-            "submit_sorted": bool(np.all(np.diff(t.submit) >= 0)),
-            "header_counts": (t.max_records, t.max_jobs - removed if t.max_jobs else None),
-            "max_procs_seen": t.max_procs_seen}
+    return {
+        "n_jobs": t.n_jobs,
+        "skipped": t.skipped,
+        "notes": t.notes,
+        "size": (t.num_procs, t.num_nodes),
+        "submit_sorted": bool(np.all(np.diff(t.submit) >= 0)),
+        "header_counts": (t.max_records, t.max_jobs - removed if t.max_jobs else None),
+        "max_procs_seen": t.max_procs_seen,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -92,8 +116,10 @@ HEADER = "; Version: 2.2\n; MaxNodes: 4\n; MaxProcs: 8\n"
 
 
 def job(i, submit, run=100, alloc=2, req=2, req_time=200, avg="-1", user=1, partition=1):
-    return (f"{i} {submit} 0 {run} {alloc} {avg} -1 {req} {req_time} -1 1 {user} 1 -1 1 "
-            f"{partition} -1 -1")
+    return (
+        f"{i} {submit} 0 {run} {alloc} {avg} -1 {req} {req_time} -1 1 {user} 1 -1 1 "
+        f"{partition} -1 -1"
+    )
 
 
 def jobs_text(n=4, start=0):
@@ -106,8 +132,12 @@ def jobs_text(n=4, start=0):
 def test_swferror_str_and_attributes():
     e = SWFError("a.swf", 12, "run (field 4)", "not a number: 'x'")
     assert str(e) == "a.swf:12: run (field 4): not a number: 'x'"
-    assert (e.path, e.line, e.field, e.message) == ("a.swf", 12, "run (field 4)",
-                                                   "not a number: 'x'")
+    assert (e.path, e.line, e.field, e.message) == (
+        "a.swf",
+        12,
+        "run (field 4)",
+        "not a number: 'x'",
+    )
     assert isinstance(e, JaxschedError) and isinstance(e, ValueError)
     assert str(SWFError("a.swf", None, None, "no such file")) == "a.swf: no such file"
     assert str(SWFError("a.swf", 3, None, "bad")) == "a.swf:3: bad"
@@ -115,6 +145,7 @@ def test_swferror_str_and_attributes():
     assert str(SWFError(None, None, "MaxNodes", "missing")) == "MaxNodes: missing"
     assert str(SWFError(None, 4, None, "bad")) == "line 4: bad"
     import pickle
+
     e2 = pickle.loads(pickle.dumps(e))
     assert str(e2) == str(e) and e2.line == 12
 
@@ -158,11 +189,21 @@ def test_rlscheduler_rules_on_tiny():
     assert j.user.tolist() == [1, 1, 3, 4, 4, 5, 6]
     assert (j.num_nodes, j.num_procs, j.procs_per_node) == (4, 8, 2.0)
     assert j.node_demand.tolist() == [1, 2, 4, 1, 2, 0, 4]
-    assert (j.max_exec_time, j.max_req_mem, j.max_user, j.max_group, j.max_executable) == \
-        (1000, 4096, 6, 1, 7)
-    assert j.fixes == {"procs_from_alloc": 2, "req_time_from_run": 2, "neg_run_to_10": 1,
-                       "dropped_zero_run": 1, "kept_nonpositive_procs": 1,
-                       "kept_nonpositive_req_time": 1}
+    assert (j.max_exec_time, j.max_req_mem, j.max_user, j.max_group, j.max_executable) == (
+        1000,
+        4096,
+        6,
+        1,
+        7,
+    )
+    assert j.fixes == {
+        "procs_from_alloc": 2,
+        "req_time_from_run": 2,
+        "neg_run_to_10": 1,
+        "dropped_zero_run": 1,
+        "kept_nonpositive_procs": 1,
+        "kept_nonpositive_req_time": 1,
+    }
     for name in j.ARRAYS:
         assert getattr(j, name).dtype == np.int64
     w = j.window(2, 3)
@@ -179,8 +220,12 @@ def test_default_rules_on_tiny():
     assert d.procs.tolist() == [2, 6, 3, 1, 8]  # requested if > 0, else allocated
     assert d.req_time.tolist() == [120, 50, 200, 30, 2000]  # under-estimate 200 < 300 kept
     assert d.run.tolist() == [100, 50, 300, 20, 1000]
-    assert d.fixes == {"procs_from_alloc": 0, "req_time_from_run": 1,
-                       "dropped_nonpositive_run": 2, "dropped_nonpositive_procs": 1}
+    assert d.fixes == {
+        "procs_from_alloc": 0,
+        "req_time_from_run": 1,
+        "dropped_nonpositive_run": 2,
+        "dropped_nonpositive_procs": 1,
+    }
     assert (d.max_exec_time, d.max_user) == (1000, 6)  # over all lines, before dropping
     with pytest.raises(JaxschedError, match="unknown rules"):
         t.jobs("bogus")
@@ -201,8 +246,12 @@ def test_header_fallbacks_for_machine_size(tmp_path):
     assert ei.value.line is None and ei.value.field == "MaxNodes"
     # max_procs override
     t = read_swf(write(tmp_path, HEADER + jobs_text(), "ovr.swf"), max_procs=64)
-    assert (t.num_procs, t.num_nodes, t.jobs().num_procs, t.jobs().procs_per_node) == \
-        (64, 4, 64, 16.0)
+    assert (t.num_procs, t.num_nodes, t.jobs().num_procs, t.jobs().procs_per_node) == (
+        64,
+        4,
+        64,
+        16.0,
+    )
     with pytest.raises(JaxschedError, match="max_procs"):
         read_swf(TINY, max_procs=0)
     with pytest.raises(ValueError, match="on_error"):
@@ -262,8 +311,16 @@ def test_nan_and_non_integer_and_huge(tmp_path):
 
 
 def test_partition_falls_back_to_zero_with_warning(tmp_path):
-    p = write(tmp_path, HEADER + job(1, 0, partition="batch") + "\n"
-              + job(2, 5, partition="2.5") + "\n" + job(3, 9) + "\n")
+    p = write(
+        tmp_path,
+        HEADER
+        + job(1, 0, partition="batch")
+        + "\n"
+        + job(2, 5, partition="2.5")
+        + "\n"
+        + job(3, 9)
+        + "\n",
+    )
     with pytest.warns(SWFWarning, match="patched 2 value"):
         t = read_swf(p)
     assert t.partition.tolist() == [0, 0, 1] and len(t.notes) == 2
@@ -296,6 +353,7 @@ def test_corrupt_gzip_and_magic_detection(tmp_path):
     assert str(_err(p)).startswith(f"{p}: corrupt compressed data")
     import bz2
     import lzma
+
     (tmp_path / "b.swf.bz2").write_bytes(bz2.compress(text.encode()))
     (tmp_path / "x.swf.xz").write_bytes(lzma.compress(text.encode()))
     assert read_swf(tmp_path / "b.swf.bz2").n_jobs == read_swf(tmp_path / "x.swf.xz").n_jobs == 4
@@ -304,18 +362,23 @@ def test_corrupt_gzip_and_magic_detection(tmp_path):
 def test_submit_out_of_order(tmp_path):
     p = write(tmp_path, HEADER + job(1, 0) + "\n" + job(2, 50) + "\n" + job(3, 20) + "\n")
     e = _err(p)
-    assert str(e) == (f"{p}:6: submit (field 2): submit time 20 is earlier than that of a "
-                      f"previous job (50); SWF jobs must be in submit order")
+    assert str(e) == (
+        f"{p}:6: submit (field 2): submit time 20 is earlier than that of a "
+        f"previous job (50); SWF jobs must be in submit order"
+    )
     assert (e.line, e.field) == (6, "submit (field 2)")
 
 
 def test_job_larger_than_machine(tmp_path):
     p = write(tmp_path, HEADER + job(1, 0) + "\n" + job(2, 5, alloc=3, req=9) + "\n")
-    assert str(_err(p)) == (f"{p}:5: req_procs (field 8): job needs 9 processors but the "
-                            f"machine has 8 (MaxProcs)")
+    assert str(_err(p)) == (
+        f"{p}:5: req_procs (field 8): job needs 9 processors but the machine has 8 (MaxProcs)"
+    )
     p = write(tmp_path, "; MaxNodes: 4\n" + job(1, 0, alloc=5, req=-1) + "\n")
-    assert str(_err(p)) == (f"{p}:2: alloc_procs (field 5): job needs 5 processors but the "
-                            f"machine has 4 (MaxNodes; no MaxProcs header)")
+    assert str(_err(p)) == (
+        f"{p}:2: alloc_procs (field 5): job needs 5 processors but the "
+        f"machine has 4 (MaxNodes; no MaxProcs header)"
+    )
     assert read_swf(p, max_procs=5).n_jobs == 1  # the override makes it fit
     p = write(tmp_path, "; MaxProcs: 16\n" + job(1, 0, req=9) + "\n")
     assert read_swf(p).n_jobs == 1
@@ -347,8 +410,15 @@ def test_first_bad_line_wins(tmp_path):
 
 
 def test_interleaved_comments_blank_lines_crlf(tmp_path):
-    text = (HEADER + job(1, 0) + "\n\n; a comment in the middle\n" + job(2, 10) + "\n   \n"
-            + job(3, 20) + "\n")
+    text = (
+        HEADER
+        + job(1, 0)
+        + "\n\n; a comment in the middle\n"
+        + job(2, 10)
+        + "\n   \n"
+        + job(3, 20)
+        + "\n"
+    )
     p = write(tmp_path, text)
     t = read_swf(p)
     assert t.line.tolist() == [4, 7, 9] and t.comments[-1] == "; a comment in the middle"
@@ -364,14 +434,14 @@ def test_interleaved_comments_blank_lines_crlf(tmp_path):
 
 def test_skip_mode_counts_and_warns_once(tmp_path):
     body = [
-        job(1, 0),              # 4 ok
-        "1 2 3",                # 5 field count
-        job(3, 10, run="x"),    # 6 not a number
-        job(4, 20),             # 7 ok
-        job(5, 5),              # 8 out of order (20 before it)
-        job(6, 30, req=99),     # 9 too big
-        job(7, 30.5),           # 10 not an integer
-        job(8, 25),             # 11 ok: compared with the kept lines only (20)
+        job(1, 0),  # 4 ok
+        "1 2 3",  # 5 field count
+        job(3, 10, run="x"),  # 6 not a number
+        job(4, 20),  # 7 ok
+        job(5, 5),  # 8 out of order (20 before it)
+        job(6, 30, req=99),  # 9 too big
+        job(7, 30.5),  # 10 not an integer
+        job(8, 25),  # 11 ok: compared with the kept lines only (20)
         job(9, 40, run="inf"),  # 12 not finite
     ]
     p = write(tmp_path, HEADER + "\n".join(body) + "\n")
@@ -380,12 +450,19 @@ def test_skip_mode_counts_and_warns_once(tmp_path):
         t = read_swf(p, on_error="skip")
     swf_w = [w for w in rec if issubclass(w.category, SWFWarning)]
     assert len(swf_w) == 1
-    assert f"{p}: skipped 6 bad line(s); first: {p}:5: expected 18 fields, found 3" in \
-        str(swf_w[0].message)
+    assert f"{p}: skipped 6 bad line(s); first: {p}:5: expected 18 fields, found 3" in str(
+        swf_w[0].message
+    )
     assert t.job_id.tolist() == [1, 4, 8] and t.line.tolist() == [4, 7, 11]
     assert len(t.skipped) == 6
-    assert [re.match(r".*?:(\d+): ", m).group(1) for m in t.skipped] == \
-        ["5", "6", "8", "9", "10", "12"]
+    assert [re.match(r".*?:(\d+): ", m).group(1) for m in t.skipped] == [
+        "5",
+        "6",
+        "8",
+        "9",
+        "10",
+        "12",
+    ]
     assert t.skipped[1] == f"{p}:6: run (field 4): not a number: 'x'"
     assert t.skipped[2].startswith(f"{p}:8: submit (field 2): submit time 5 is earlier")
     assert t.skipped[3].startswith(f"{p}:9: req_procs (field 8): job needs 99")
@@ -521,8 +598,10 @@ def test_hpc2n_parse_time(traces):
 
 
 def test_reference_loaded_jobs(traces):
-    for ref, name in (("HPC2N-2002-2.2-cln-seq1024.json", "HPC2N-2002-2.2-cln.swf.gz"),
-                      ("lublin_256_new2-seq1024.json", "lublin_256_new2.swf.gz")):
+    for ref, name in (
+        ("HPC2N-2002-2.2-cln-seq1024.json", "HPC2N-2002-2.2-cln.swf.gz"),
+        ("lublin_256_new2-seq1024.json", "lublin_256_new2.swf.gz"),
+    ):
         with open(SHARED / "reference" / ref) as fh:
             loaded = json.load(fh)["loaded_jobs"]
         j = traces[name].jobs("rlscheduler")
@@ -568,10 +647,12 @@ def test_table2_statistics(traces, name):
 
 def test_first_10k_statistics(traces):
     # README "first 10k" columns: it / rt / nt
-    expect = {"SDSC-SP2-1998-4.2-cln.swf.gz": (875.7, 22236, 13.86),
-              "HPC2N-2002-2.2-cln.swf.gz": (1220.5, 33489, 14.06),
-              "CTC-SP2-1996-3.1-cln.swf.gz": (361.8, 22360, 10.25),
-              "lublin_256.swf.gz": (770.7, 4863, 22.10)}
+    expect = {
+        "SDSC-SP2-1998-4.2-cln.swf.gz": (875.7, 22236, 13.86),
+        "HPC2N-2002-2.2-cln.swf.gz": (1220.5, 33489, 14.06),
+        "CTC-SP2-1996-3.1-cln.swf.gz": (361.8, 22360, 10.25),
+        "lublin_256.swf.gz": (770.7, 4863, 22.10),
+    }
     for name, (it, rt, nt) in expect.items():
         s = trace_stats(traces[name], first=10000)
         r = s["requested"]
@@ -605,4 +686,4 @@ def test_trace_stats_general_and_report():
 
 def test_default_trace_path():
     p = default_trace_path()
-    assert p == Path(__file__).resolve().parent.parent / "traces" / "lublin-1.swf"
+    assert p == REPO / "traces" / "lublin-1.swf"

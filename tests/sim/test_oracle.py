@@ -7,13 +7,13 @@
 4. the closed-form tie rules of §2.8.1/§2.8.2 against the literal list emulation;
 5. hypothesis properties (invariants, EASY reservation guarantee, random-choice driving).
 """
+
 from __future__ import annotations
 
 import functools
 import json
 import math
 import random
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,8 +21,6 @@ from hypothesis import strategies as st
 
 from jaxsched.sim import oracle as O
 from jaxsched.workload.swf import read_swf
-
-REPO = Path(__file__).resolve().parents[1]
 
 REFERENCE_POLICIES = ("fcfs", "sjf", "wfp3", "unicep", "f1", "f2", "f3", "f4", "smallest")
 
@@ -33,32 +31,49 @@ from shared_data import SHARED
 # ----------------------------------------------------------------------------------------------
 # Trace loading (the project's SWF reader with the reference's parse rules, spec §1)
 # ----------------------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_trace(name: str) -> dict:
     jobs = read_swf(SHARED / "traces" / name).jobs(rules="rlscheduler")
-    return dict(submit=jobs.submit.tolist(), run=jobs.run.tolist(),
-                req_time=jobs.req_time.tolist(), procs=jobs.procs.tolist(),
-                num_nodes=int(jobs.num_nodes), num_procs=jobs.num_procs,
-                procs_per_node=float(jobs.procs_per_node))
+    return dict(
+        submit=jobs.submit.tolist(),
+        run=jobs.run.tolist(),
+        req_time=jobs.req_time.tolist(),
+        procs=jobs.procs.tolist(),
+        num_nodes=int(jobs.num_nodes),
+        num_procs=jobs.num_procs,
+        procs_per_node=float(jobs.procs_per_node),
+    )
 
 
-def run_window(trace: dict, start: int, length: int, policy: str, backfill: str,
-               compat: bool = True) -> dict:
+def run_window(
+    trace: dict, start: int, length: int, policy: str, backfill: str, compat: bool = True
+) -> dict:
     sl = slice(start, start + length)
     sub, run, req, procs = (trace[x][sl] for x in ("submit", "run", "req_time", "procs"))
-    starts = O.simulate(sub, run, req, procs, num_nodes=trace["num_nodes"],
-                        procs_per_node=trace["procs_per_node"], policy=policy,
-                        backfill=backfill, compat=compat)
+    starts = O.simulate(
+        sub,
+        run,
+        req,
+        procs,
+        num_nodes=trace["num_nodes"],
+        procs_per_node=trace["procs_per_node"],
+        policy=policy,
+        backfill=backfill,
+        compat=compat,
+    )
     return O.metrics(sub, run, procs, starts, num_procs=trace["num_procs"], compat=compat)
 
 
 # ----------------------------------------------------------------------------------------------
 # 1. Reference values
 # ----------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("ref_file, trace_file", [
-    ("lublin_256_new2-seq1024.json", "lublin_256_new2.swf.gz"),
-    ("HPC2N-2002-2.2-cln-seq1024.json", "HPC2N-2002-2.2-cln.swf.gz"),
-])
+@pytest.mark.parametrize(
+    "ref_file, trace_file",
+    [
+        ("lublin_256_new2-seq1024.json", "lublin_256_new2.swf.gz"),
+        ("HPC2N-2002-2.2-cln-seq1024.json", "HPC2N-2002-2.2-cln.swf.gz"),
+    ],
+)
 def test_reference_values(ref_file, trace_file):
     ref = json.loads((SHARED / "reference" / ref_file).read_text())
     trace = load_trace(trace_file)
@@ -113,16 +128,18 @@ TABLE_84 = {
         ("sld", "rlscheduler"): (275.545422, 310.056239, 423.610682, 162.572697, 133.157602),
     },
     ("lublin_256.swf.gz", 20): {
-        ("wait", "none"): (241111.291211, 476218.575000, 683473.848047, 42509.916406,
-                           18936.351172),
-        ("wait", "rlscheduler"): (24887.564746, 19112.030469, 32110.481836, 30099.951074,
-                                  12692.977832),
+        ("wait", "none"): (241111.291211, 476218.575000, 683473.848047, 42509.916406, 18936.351172),
+        ("wait", "rlscheduler"): (
+            24887.564746,
+            19112.030469,
+            32110.481836,
+            30099.951074,
+            12692.977832,
+        ),
     },
     ("lublin_256_new2.swf.gz", 20): {
-        ("wait", "none"): (134542.207031, 178924.053418, 202814.313379, 18278.375488,
-                           26104.975684),
-        ("wait", "rlscheduler"): (6300.899512, 8713.203320, 8155.599707, 4011.754785,
-                                  5828.306250),
+        ("wait", "none"): (134542.207031, 178924.053418, 202814.313379, 18278.375488, 26104.975684),
+        ("wait", "rlscheduler"): (6300.899512, 8713.203320, 8155.599707, 4011.754785, 5828.306250),
     },
 }
 
@@ -141,8 +158,15 @@ def test_spec_table_8_4(trace_file, seed):
                     continue
                 mean = sum(m[metric] for m in runs) / len(runs)
                 # the table has 6 decimals: half a unit of the last digit
-                assert abs(mean - values[p_i]) <= 5e-7 + 1e-12 * abs(mean), \
-                    (trace_file, seed, metric, backfill, policy, mean, values[p_i])
+                assert abs(mean - values[p_i]) <= 5e-7 + 1e-12 * abs(mean), (
+                    trace_file,
+                    seed,
+                    metric,
+                    backfill,
+                    policy,
+                    mean,
+                    values[p_i],
+                )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -151,8 +175,9 @@ def test_spec_table_8_4(trace_file, seed):
 def sim(jobs, N, policy="fcfs", backfill="none", compat=True, ppn=1.0, detailed=False):
     """jobs: list of (submit, run, req_time, procs)."""
     s, r, q, n = (list(c) for c in zip(*jobs))
-    res = O.simulate_detailed(s, r, q, n, num_nodes=N, procs_per_node=ppn, policy=policy,
-                              backfill=backfill, compat=compat)
+    res = O.simulate_detailed(
+        s, r, q, n, num_nodes=N, procs_per_node=ppn, policy=policy, backfill=backfill, compat=compat
+    )
     return res if detailed else res.starts
 
 
@@ -234,8 +259,14 @@ def test_easy_backfill_on_the_same_instance():
 #   job1 (1, 5, 5, 4) committed, needs 4: shadow 10 (3 + 3 = 6 >= 4), extra = 2.
 #   job2, job3, job4 (t = 2, 3, 4; r = q = 100; 1 node): long jobs, only the extra rule applies.
 #   job5 (5, 5, 5, 1): ends at exactly 10 = the shadow.
-EXTRA_JOBS = [(0, 10, 10, 3), (1, 5, 5, 4), (2, 100, 100, 1), (3, 100, 100, 1),
-              (4, 100, 100, 1), (5, 5, 5, 1)]
+EXTRA_JOBS = [
+    (0, 10, 10, 3),
+    (1, 5, 5, 4),
+    (2, 100, 100, 1),
+    (3, 100, 100, 1),
+    (4, 100, 100, 1),
+    (5, 5, 5, 1),
+]
 
 
 def test_easy_extra_nodes_rule():
@@ -316,7 +347,7 @@ def test_node_granularity_ppn2():
     assert m["util_ref"] == m["util"] == 65 / 80
     assert m["util_busy"] == 65 / 120 and m["makespan"] == 15
     assert O.metrics(s, r, n, [0, 0, 10], num_procs=8, compat=False)["util"] == 65 / 120
-    with pytest.raises(ValueError):   # 9 processors = 5 nodes > 4
+    with pytest.raises(ValueError):  # 9 processors = 5 nodes > 4
         sim([(0, 1, 1, 9)], 4, ppn=2.0)
 
 
@@ -346,24 +377,26 @@ def test_static_compat_keys():
 
 
 def test_errors():
-    with pytest.raises(ValueError):   # k > N: never loop forever
+    with pytest.raises(ValueError):  # k > N: never loop forever
         sim([(0, 1, 1, 1), (1, 1, 1, 3)], 2)
     with pytest.raises(ValueError):
         sim([(0, 1, 1, 1)], 2, backfill="easy", compat=True)
     with pytest.raises(ValueError):
         sim([(0, 1, 1, 1)], 2, policy="nope")
     with pytest.raises(ValueError):
-        sim([(5, 1, 1, 1), (4, 1, 1, 1)], 2)    # submit must be nondecreasing
+        sim([(5, 1, 1, 1), (4, 1, 1, 1)], 2)  # submit must be nondecreasing
     with pytest.raises(ValueError):
-        O.simulate_with_choices([0, 0], [1, 1], [1, 1], [1, 1], num_nodes=1, procs_per_node=1,
-                                choose=lambda v: 7)
+        O.simulate_with_choices(
+            [0, 0], [1, 1], [1, 1], [1, 1], num_nodes=1, procs_per_node=1, choose=lambda v: 7
+        )
     assert O.simulate([], [], [], [], num_nodes=1, procs_per_node=1, policy="fcfs") == []
 
 
 def test_numpy_inputs_and_detailed_agree():
     import numpy as np
+
     tr = load_trace("lublin_256.swf.gz")
-    cols = [tr[c][1981:1981 + 300] for c in ("submit", "run", "req_time", "procs")]
+    cols = [tr[c][1981 : 1981 + 300] for c in ("submit", "run", "req_time", "procs")]
     kw = dict(num_nodes=256, procs_per_node=1.0, policy="sjf", backfill="rlscheduler")
     a = O.simulate(*cols, **kw)
     b = O.simulate(*(np.asarray(c, dtype=np.int64) for c in cols), **kw)
@@ -376,7 +409,7 @@ def test_metrics_hand_values():
     # two jobs, P = 4: job0 waits 0 (r=5), job1 submitted 1, starts 5 (w=4, r=20), users 1, 2
     s, r, n, starts = [0, 1], [5, 20], [2, 4], [0, 5]
     m = O.metrics(s, r, n, starts, num_procs=4, compat=True, users=[1, 2])
-    assert m["bsld"] == (1.0 + 24 / 20) / 2          # job0: max(1, 5/10) = 1
+    assert m["bsld"] == (1.0 + 24 / 20) / 2  # job0: max(1, 5/10) = 1
     assert m["sld"] == (1.0 + 24 / 20) / 2
     assert m["wait"] == 2.0 and m["turnaround"] == (5 + 24) / 2 and m["max_wait"] == 4
     assert m["util_ref"] == (5 * 2 + 20 * 4) / ((5 - 0) * 4)
@@ -425,8 +458,13 @@ def check_invariants(jobs, N, ppn, starts):
 
 
 HYP = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-ALL_MODES = [(True, "none"), (True, "rlscheduler"), (False, "none"), (False, "rlscheduler"),
-             (False, "easy")]
+ALL_MODES = [
+    (True, "none"),
+    (True, "rlscheduler"),
+    (False, "none"),
+    (False, "rlscheduler"),
+    (False, "easy"),
+]
 
 
 def _args(jobs):
@@ -438,15 +476,16 @@ def _args(jobs):
 def test_prop_invariants_all_policies(inst, policy):
     jobs, N, ppn = inst
     for compat, bf in ALL_MODES:
-        res = O.simulate_detailed(*_args(jobs), num_nodes=N, procs_per_node=ppn, policy=policy,
-                                  backfill=bf, compat=compat)
+        res = O.simulate_detailed(
+            *_args(jobs), num_nodes=N, procs_per_node=ppn, policy=policy, backfill=bf, compat=compat
+        )
         check_invariants(jobs, N, ppn, res.starts)
         # every job started exactly once: by a decision or by a backfill pass
         assert res.decisions + sum(res.backfilled) == len(jobs)
         assert res.end_time == max(res.starts)
         if bf == "none":
             assert not any(res.backfilled)
-        if policy == "fcfs" and bf == "none":   # in-order without backfilling
+        if policy == "fcfs" and bf == "none":  # in-order without backfilling
             assert res.starts == sorted(res.starts)
 
 
@@ -464,16 +503,16 @@ def test_prop_random_choice_terminates(inst, seed):
             views.append(len(v.queue))
             return rng.choice(v.queue)
 
-        res = O.simulate_detailed(*_args(jobs), num_nodes=N, procs_per_node=ppn, choose=choose,
-                                  backfill=bf, compat=compat)
+        res = O.simulate_detailed(
+            *_args(jobs), num_nodes=N, procs_per_node=ppn, choose=choose, backfill=bf, compat=compat
+        )
         check_invariants(jobs, N, ppn, res.starts)
         assert len(views) == res.decisions
         assert res.decisions + sum(res.backfilled) == len(jobs)
 
 
 @HYP
-@given(inst=instances(overest=True), policy=st.sampled_from(O.POLICIES),
-       exact=st.booleans())
+@given(inst=instances(overest=True), policy=st.sampled_from(O.POLICIES), exact=st.booleans())
 def test_prop_reservation_is_kept(inst, policy, exact):
     """With requested >= actual run times, a committed job that has to wait starts no later
     than the reservation (shadow) computed when it entered the wait -- backfilled jobs never
@@ -485,8 +524,9 @@ def test_prop_reservation_is_kept(inst, policy, exact):
         jobs = [(s, r, max(r, 1), n) for s, r, _, n in jobs]
         jobs = [(s, q, q, n) for s, _, q, n in jobs]
     for compat, bf in [(True, "rlscheduler"), (False, "rlscheduler"), (False, "easy")]:
-        res = O.simulate_detailed(*_args(jobs), num_nodes=N, procs_per_node=ppn, policy=policy,
-                                  backfill=bf, compat=compat)
+        res = O.simulate_detailed(
+            *_args(jobs), num_nodes=N, procs_per_node=ppn, policy=policy, backfill=bf, compat=compat
+        )
         check_invariants(jobs, N, ppn, res.starts)
         for j, shadow in res.entry_shadow.items():
             if exact:
@@ -496,8 +536,9 @@ def test_prop_reservation_is_kept(inst, policy, exact):
 
 
 @HYP
-@given(inst=instances(), policy=st.sampled_from(
-    [p for p in O.POLICIES if p not in ("wfp3", "unicep")]))
+@given(
+    inst=instances(), policy=st.sampled_from([p for p in O.POLICIES if p not in ("wfp3", "unicep")])
+)
 def test_prop_compat_equals_correct_without_backfill(inst, policy):
     """Without backfilling the reference's list behaviour reduces to the closed forms: the pick
     is min (key, index) and the release order among equal finishes is the start order -- so
@@ -516,7 +557,9 @@ def _min_key_chooser(policy, compat):
                 f = O._wfp3_dynamic if policy == "wfp3" else O._unicep_dynamic
                 return (f(w, v.req_time[b], v.procs[b]), b)
             return (O._static_key(policy, v.submit[b], v.req_time[b], v.procs[b]), b)
+
         return min(v.queue, key=key)
+
     return choose
 
 
@@ -527,14 +570,20 @@ def test_prop_choice_hook_reproduces_heuristics(inst, policy):
     # correct mode: the backfill scan order is (submit, index) for every policy, so driving
     # the simulator with "min (key, index)" gives exactly the heuristic run
     modes = [(False, "none"), (False, "rlscheduler"), (False, "easy"), (True, "none")]
-    if policy == "fcfs":   # FCFS: the compat heuristic scan order is (submit, index) as well
+    if policy == "fcfs":  # FCFS: the compat heuristic scan order is (submit, index) as well
         modes.append((True, "rlscheduler"))
     for compat, bf in modes:
-        a = O.simulate(*_args(jobs), num_nodes=N, procs_per_node=ppn, policy=policy,
-                       backfill=bf, compat=compat)
-        b = O.simulate_with_choices(*_args(jobs), num_nodes=N, procs_per_node=ppn,
-                                    choose=_min_key_chooser(policy, compat), backfill=bf,
-                                    compat=compat)
+        a = O.simulate(
+            *_args(jobs), num_nodes=N, procs_per_node=ppn, policy=policy, backfill=bf, compat=compat
+        )
+        b = O.simulate_with_choices(
+            *_args(jobs),
+            num_nodes=N,
+            procs_per_node=ppn,
+            choose=_min_key_chooser(policy, compat),
+            backfill=bf,
+            compat=compat,
+        )
         assert a == b, (compat, bf)
 
 
@@ -549,14 +598,26 @@ def test_closed_form_tie_rules(inst, policy):
     the committed job was picked."""
     jobs, N, ppn = inst
     s, r, q, n = _args(jobs)
-    res = O.simulate_detailed(s, r, q, n, num_nodes=N, procs_per_node=ppn, policy=policy,
-                              backfill="rlscheduler", compat=True, record=True)
+    res = O.simulate_detailed(
+        s,
+        r,
+        q,
+        n,
+        num_nodes=N,
+        procs_per_node=ppn,
+        policy=policy,
+        backfill="rlscheduler",
+        compat=True,
+        record=True,
+    )
     keys = O.priority_keys(policy, s, q, n)
     for _t, j, _arrived, queue in res.decision_log:
         assert j == min(queue, key=lambda b: (keys[b], b))
     for _t, _j, arrived, order in res.pass_log:
+
         def closed(b):
             return (s[b], 1, b) if b >= arrived else (s[b], 0, keys[b], b)
+
         assert list(order) == sorted(order, key=closed)
 
 
@@ -565,7 +626,17 @@ def test_closed_form_tie_rules_are_exercised():
     # share a submit time and SJF puts the later index first
     jobs = [(0, 10, 10, 2), (1, 5, 5, 2), (1, 2, 9, 1), (1, 2, 3, 1), (1, 2, 3, 1), (2, 1, 2, 1)]
     s, r, q, n = _args(jobs)
-    res = O.simulate_detailed(s, r, q, n, num_nodes=2, procs_per_node=1, policy="sjf",
-                              backfill="rlscheduler", compat=True, record=True)
+    res = O.simulate_detailed(
+        s,
+        r,
+        q,
+        n,
+        num_nodes=2,
+        procs_per_node=1,
+        policy="sjf",
+        backfill="rlscheduler",
+        compat=True,
+        record=True,
+    )
     orders = [list(o) for *_, o in res.pass_log]
     assert any(o != sorted(o, key=lambda b: (s[b], b)) for o in orders), orders

@@ -4,22 +4,22 @@ They run the scripts' main functions (2 sequences x 64 jobs, 1-2 heuristics), ch
 and printed structure, that the JAX schedules equal the oracle's (mismatch count 0), and the
 paper-table rounding rules against the spec's oracle values.
 """
+
 from __future__ import annotations
 
 import importlib.util
 import json
 import math
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
+from shared_data import REPO
 
 
 def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"_bench_{name}", REPO / "benchmarks" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(
+        f"_bench_{name}", REPO / "benchmarks" / f"{name}.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -37,9 +37,15 @@ from shared_data import shared_dir as _shared
 # ----------------------------------------------------------------------------------------------
 def test_throughput_tiny():
     lines: list[str] = []
-    res = TP.benchmark(n_seq=2, length=64, policies=("sjf", "f1"),
-                       backfills=("none", "rlscheduler"), multipliers=(1, 2), jax_runs=1,
-                       out=lines.append)
+    res = TP.benchmark(
+        n_seq=2,
+        length=64,
+        policies=("sjf", "f1"),
+        backfills=("none", "rlscheduler"),
+        multipliers=(1, 2),
+        jax_runs=1,
+        out=lines.append,
+    )
     text = "\n".join(lines)
     assert res["mismatches"] == 0, text
     for k in ("1", "2"):
@@ -49,17 +55,18 @@ def test_throughput_tiny():
     assert res["correctness"]["2"]["runs"] == 2 * 2 * 2 * 2
     assert len(res["cells"]) == 4
     assert {(c["policy"], c["backfill"]) for c in res["cells"]} == {
-        (p, b) for p in ("sjf", "f1") for b in ("none", "rlscheduler")}
+        (p, b) for p in ("sjf", "f1") for b in ("none", "rlscheduler")
+    }
     for c in res["cells"]:
         assert c["decisions"] > 0 and c["ms_per_sequence"] > 0 and c["ratio"] > 0
-        if c["backfill"] == "none":          # every job is one decision without backfilling
+        if c["backfill"] == "none":  # every job is one decision without backfilling
             assert c["decisions"] == 2 * 64 and c["backfilled"] == 0
         else:
             assert c["decisions"] + c["backfilled"] == 2 * 64
     assert res["oracle"]["decisions"] == res["jax"]["1"]["decisions"]
     assert math.isfinite(res["geomean_ratio_vs_oracle"]) and res["geomean_ratio_vs_oracle"] > 0
     assert res["jax_compile_s"] > 0 and res["jax"]["1"]["run_s"] > 0
-    assert res["reference"]["cells"] == []      # the issue's figures are for 1024-job sequences
+    assert res["reference"]["cells"] == []  # the issue's figures are for 1024-job sequences
     assert "schedules JAX vs oracle (K=1): OK" in text
     assert "geometric mean" in text and "jax.devices()" in text
 
@@ -76,7 +83,11 @@ def test_throughput_reference_conversion_and_geomean():
     assert TP.geomean([2.0, 8.0]) == pytest.approx(4.0)
     assert math.isnan(TP.geomean([]))
     assert set(TP.REFERENCE_MS_NO_BACKFILL) == set(TP.PAPER_POLICIES)
-    assert TP._multipliers(TP.argparse.Namespace(gpu_scale=True, batch_multiplier=None)) == [1, 10, 100]
+    assert TP._multipliers(TP.argparse.Namespace(gpu_scale=True, batch_multiplier=None)) == [
+        1,
+        10,
+        100,
+    ]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -129,13 +140,20 @@ def test_paper_tables_tiny():
 
     shared = _shared()
     lines: list[str] = []
-    res = PT.paper_tables(shared, traces=("Lublin-1",), tables=("V", "XI"), policies=("sjf",),
-                          n_seq=2, length=64, out=lines.append)
+    res = PT.paper_tables(
+        shared,
+        traces=("Lublin-1",),
+        tables=("V", "XI"),
+        policies=("sjf",),
+        n_seq=2,
+        length=64,
+        out=lines.append,
+    )
     text = "\n".join(lines)
     assert len(res["cells"]) == 2 * 2 * 1
     assert res["total"] == 4 and sum(res["counts"].values()) == 4
     assert "Table V" in text and "Table XI" in text and "summary:" in text
-    assert res["spec_8_4"]["checked"] == 0          # not the paper's protocol
+    assert res["spec_8_4"]["checked"] == 0  # not the paper's protocol
     # the aggregation (per-seed means from one evaluate call) equals the oracle's
     jobs = read_swf(shared / "traces" / "lublin_256.swf.gz").jobs("rlscheduler")
     for cell in res["cells"]:
@@ -143,12 +161,27 @@ def test_paper_tables_tiny():
         vals = []
         for a in starts:
             sl = slice(int(a), int(a) + 64)
-            st = oracle.simulate(jobs.submit[sl], jobs.run[sl], jobs.req_time[sl],
-                                 jobs.procs[sl], num_nodes=int(jobs.num_nodes),
-                                 procs_per_node=float(jobs.procs_per_node), policy="sjf",
-                                 backfill=cell["backfill"], compat=True)
-            vals.append(oracle.metrics(jobs.submit[sl], jobs.run[sl], jobs.procs[sl], st,
-                                       num_procs=jobs.num_procs, compat=True)[cell["metric"]])
+            st = oracle.simulate(
+                jobs.submit[sl],
+                jobs.run[sl],
+                jobs.req_time[sl],
+                jobs.procs[sl],
+                num_nodes=int(jobs.num_nodes),
+                procs_per_node=float(jobs.procs_per_node),
+                policy="sjf",
+                backfill=cell["backfill"],
+                compat=True,
+            )
+            vals.append(
+                oracle.metrics(
+                    jobs.submit[sl],
+                    jobs.run[sl],
+                    jobs.procs[sl],
+                    st,
+                    num_procs=jobs.num_procs,
+                    compat=True,
+                )[cell["metric"]]
+            )
         assert cell["value"] == pytest.approx(float(np.mean(vals)), rel=1e-9), cell
 
 
@@ -158,15 +191,39 @@ def test_paper_tables_tiny():
 def test_train_speed_tiny(tmp_path, capsys):
     TS = _load("train_speed")
     out = tmp_path / "speed.json"
-    assert TS.main(["--length", "32", "--trajectories", "3", "--epochs", "1", "--env-batch",
-                    "4", "--env-steps", "16", "--env-backfill", "none", "--pi-iters", "2",
-                    "--v-iters", "2", "--no-full-width", "--run", "none",
-                    "--json", str(out)]) == 0
+    assert (
+        TS.main(
+            [
+                "--length",
+                "32",
+                "--trajectories",
+                "3",
+                "--epochs",
+                "1",
+                "--env-batch",
+                "4",
+                "--env-steps",
+                "16",
+                "--env-backfill",
+                "none",
+                "--pi-iters",
+                "2",
+                "--v-iters",
+                "2",
+                "--no-full-width",
+                "--run",
+                "none",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     res = json.loads(out.read_text())
     (env,) = res["env"]
     assert env["backfill"] == "none" and env["steps_per_s"] > 0 and env["batch"] == 4
-    assert env["episodes_finished"] > 0                 # 3 x 16 steps, 32-job episodes
+    assert env["episodes_finished"] > 0  # 3 x 16 steps, 32-job episodes
     (ep,) = res["epochs"]
     assert ep["update"] == "slot prefixes" and ep["pi_iters"][0] in (1, 2)
     assert ep["mean_epoch_s"] > 0 and ep["compile_s"] > 0 and ep["ratio_to_paper"] is None
@@ -180,8 +237,14 @@ def test_train_speed_tiny(tmp_path, capsys):
 def test_capacities_tiny():
     CP = _load("capacities")
     lines: list[str] = []
-    res = CP.benchmark(n_seq=2, length=64, policies=("fcfs",), capacities=((4, 4), (64, 64)),
-                       repeat=1, out=lines.append)
+    res = CP.benchmark(
+        n_seq=2,
+        length=64,
+        policies=("fcfs",),
+        capacities=((4, 4), (64, 64)),
+        repeat=1,
+        out=lines.append,
+    )
     q, r = res["peak"]
     assert 1 <= q <= 64 and 1 <= r <= 64
     small, big = res["rows"]
@@ -196,7 +259,7 @@ def test_capacities_tiny():
 # throughput.py --reference: the adapter that times a local checkout of the paper's code,
 # exercised with a stand-in checkout (the real one is third-party and not in this repository)
 # ----------------------------------------------------------------------------------------------
-FAKE_REFERENCE = '''
+FAKE_REFERENCE = """
 import gym, scipy.signal                      # absent here: the adapter stubs them
 from gym import Env
 from gym.utils import seeding
@@ -261,7 +324,7 @@ class HPCEnv(Env):
         m = oracle.metrics(J.submit[a:a + n], J.run[a:a + n], J.procs[a:a + n], r.starts,
                            num_procs=float(J.num_procs), compat=True)["bsld"]
         return {{0: m / 2 + BIAS, 1: m / 2}}
-'''
+"""
 
 
 @pytest.mark.parametrize("bias", [0.0, 0.5])
@@ -272,9 +335,15 @@ def test_throughput_reference_adapter(tmp_path, bias):
     sys.modules.pop("HPCSimPickJobs", None)
     lines: list[str] = []
     try:
-        res = TP.benchmark(n_seq=2, length=64, policies=("sjf", "f1"),
-                           backfills=("none", "rlscheduler"), jax_runs=1,
-                           reference_dir=tmp_path, out=lines.append)
+        res = TP.benchmark(
+            n_seq=2,
+            length=64,
+            policies=("sjf", "f1"),
+            backfills=("none", "rlscheduler"),
+            jax_runs=1,
+            reference_dir=tmp_path,
+            out=lines.append,
+        )
         calls = sys.modules["HPCSimPickJobs"].CALLS
     finally:
         sys.modules.pop("HPCSimPickJobs", None)
@@ -284,8 +353,9 @@ def test_throughput_reference_adapter(tmp_path, bias):
     timed = res["reference_timed"]
     starts = res["config"]["starts"]
     # every (policy, backfill, start) ran once, with the sequence set up as reset_for_test does
-    assert sorted(calls) == sorted((p, b, a, 64) for p in ("sjf", "f1") for b in (False, True)
-                                   for a in starts)
+    assert sorted(calls) == sorted(
+        (p, b, a, 64) for p in ("sjf", "f1") for b in (False, True) for a in starts
+    )
     assert len(timed["cells"]) == 4
     for c in timed["cells"]:
         assert len(c["ms"]) == 2 and c["ratio_jax"] > 0
@@ -319,8 +389,11 @@ def test_score_checkpoints_on_the_shipped_model(tmp_path, capsys):
     the recorded one."""
     SC = _load("score_checkpoints")
     run = REPO / "models" / "lublin1-none"
-    logged = {r["epoch"]: r["val_bsld"] for r in map(json.loads, (run / "log.jsonl").open())
-              if "val_bsld" in r}
+    logged = {
+        r["epoch"]: r["val_bsld"]
+        for r in map(json.loads, (run / "log.jsonl").open())
+        if "val_bsld" in r
+    }
     out = tmp_path / "scores.json"
     assert SC.main([str(run), "--val-sequences", "10", "--test", "--json", str(out)]) == 0
     res = json.loads(out.read_text())
@@ -349,7 +422,7 @@ def test_score_checkpoints_minutes_window(capsys):
     run = REPO / "models" / "lublin1-none"
     rows = [json.loads(x) for x in (run / "log.jsonl").read_text().splitlines() if x.strip()]
     total = sum(r["seconds"] for r in rows if r["epoch"] <= 14)
-    assert 60 < total < 3600                      # the README's 18.7 minutes, roughly
+    assert 60 < total < 3600  # the README's 18.7 minutes, roughly
     assert SC.main([str(run), "--val-sequences", "2", "--minutes", f"{total / 60 - 0.01}"]) == 0
     assert "nothing chosen" in capsys.readouterr().out
     assert SC.main([str(run), "--val-sequences", "2", "--minutes", f"{total / 60 + 0.01}"]) == 0
@@ -359,9 +432,11 @@ def test_score_checkpoints_minutes_window(capsys):
 
 def test_training_seconds_counts_each_epoch_once(tmp_path):
     from jaxsched.train import rlscheduler as TR
+
     (tmp_path / "log.jsonl").write_text(
         '{"epoch": 1, "seconds": 30.5}\n{"epoch": 2, "seconds": 10}\n\n'
-        '{"epoch": 2, "seconds": 12}\n{"epoch": 3, "seconds": 11}\n')
+        '{"epoch": 2, "seconds": 12}\n{"epoch": 3, "seconds": 11}\n'
+    )
     assert TR.training_seconds(tmp_path) == {1: 30.5, 2: 42.5, 3: 53.5}
 
 

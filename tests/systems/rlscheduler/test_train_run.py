@@ -1,12 +1,14 @@
 """RLScheduler training end to end: a learning test on a hand-made trace where the right policy
 is known, resume bit for bit, `jaxsched train` / `evaluate --model` / `plot`, and clear errors
 for corrupt or missing run directories."""
+
 import json
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+from shared_data import REPO
 
 import jaxsched.sim  # noqa: F401
 from jaxsched.cli import main
@@ -38,8 +40,13 @@ def burst_trace(path: Path, bursts: int = 120, per: int = 12, gap: int = 7000) -
 
 
 def tiny_ppo(n_envs=16, iters=20, lr=3e-3):
-    return {"num_envs": n_envs, "train_pi_iters": iters, "train_v_iters": iters,
-            "max_episode_steps": LENGTH, "pi_lr": lr}
+    return {
+        "num_envs": n_envs,
+        "train_pi_iters": iters,
+        "train_v_iters": iters,
+        "max_episode_steps": LENGTH,
+        "pi_lr": lr,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -47,9 +54,23 @@ def trained(tmp_path_factory):
     d = tmp_path_factory.mktemp("learn")
     trace = burst_trace(d / "burst.swf")
     out = d / "run"
-    train(trace, out, 10, metric="bsld", backfill="none", compat=True, length=LENGTH,
-          ppo=tiny_ppo(), progress=False, compare=True, log=lambda s: None,
-          validate=3, val_sequences=3, val_jobs=LENGTH, val_seed=2)
+    train(
+        trace,
+        out,
+        10,
+        metric="bsld",
+        backfill="none",
+        compat=True,
+        length=LENGTH,
+        ppo=tiny_ppo(),
+        progress=False,
+        compare=True,
+        log=lambda s: None,
+        validate=3,
+        val_sequences=3,
+        val_jobs=LENGTH,
+        val_seed=2,
+    )
     return trace, out
 
 
@@ -61,14 +82,15 @@ def test_learned_policy_beats_fcfs(trained):
     pol = load_policy(out)
     assert pol.epoch == 10
     rl, starts = policy_metric(pol, jobs, TEST_STARTS, LENGTH)
-    table = evaluate(jobs, TEST_STARTS, LENGTH, ["fcfs", "sjf"], ["none"], compat=True,
-                     metrics=("bsld",)).table("bsld")
+    table = evaluate(
+        jobs, TEST_STARTS, LENGTH, ["fcfs", "sjf"], ["none"], compat=True, metrics=("bsld",)
+    ).table("bsld")
     fcfs, sjf = table[("fcfs", "none")], table[("sjf", "none")]
-    assert fcfs > 2.5 * sjf                      # the instance really rewards the right order
+    assert fcfs > 2.5 * sjf  # the instance really rewards the right order
     assert rl.mean() < 0.5 * fcfs, (rl.mean(), fcfs, sjf)
     # every job of every sequence started, never before its submission
     for s, st in zip(TEST_STARTS, starts):
-        assert (st >= jobs.submit[s:s + LENGTH]).all()
+        assert (st >= jobs.submit[s : s + LENGTH]).all()
 
 
 def test_log_rows_and_heuristics_of_the_same_sequences(trained):
@@ -102,23 +124,45 @@ def test_validation_scores_and_best_checkpoint(trained):
     val = json.loads((out / "validation.json").read_text())
     assert val["starts"] == info["starts"] and val["jobs"] == LENGTH and val["seed"] == 2
     from jaxsched.sim import oracle
+
     for p in ("sjf", "f1"):
         ref = []
         for s in val["starts"]:
             sl = slice(s, s + LENGTH)
-            st = oracle.simulate(jobs.submit[sl], jobs.run[sl], jobs.req_time[sl],
-                                 jobs.procs[sl], num_nodes=int(jobs.num_nodes),
-                                 procs_per_node=float(jobs.procs_per_node), policy=p)
-            ref.append(oracle.metrics(jobs.submit[sl], jobs.run[sl], jobs.procs[sl], st,
-                                      num_procs=float(jobs.num_procs), compat=True)["bsld"])
+            st = oracle.simulate(
+                jobs.submit[sl],
+                jobs.run[sl],
+                jobs.req_time[sl],
+                jobs.procs[sl],
+                num_nodes=int(jobs.num_nodes),
+                procs_per_node=float(jobs.procs_per_node),
+                policy=p,
+            )
+            ref.append(
+                oracle.metrics(
+                    jobs.submit[sl],
+                    jobs.run[sl],
+                    jobs.procs[sl],
+                    st,
+                    num_procs=float(jobs.num_procs),
+                    compat=True,
+                )["bsld"]
+            )
         assert val[p] == pytest.approx(float(np.mean(ref)), rel=1e-12)
 
 
 def test_resume_continues_bit_for_bit(tmp_path):
     trace = burst_trace(tmp_path / "burst.swf", bursts=30)
-    kw = dict(metric="bsld", backfill="none", compat=True, length=LENGTH,
-              ppo=tiny_ppo(n_envs=2, iters=3), progress=False, compare=False,
-              log=lambda s: None)
+    kw = dict(
+        metric="bsld",
+        backfill="none",
+        compat=True,
+        length=LENGTH,
+        ppo=tiny_ppo(n_envs=2, iters=3),
+        progress=False,
+        compare=False,
+        log=lambda s: None,
+    )
     train(trace, tmp_path / "straight", 2, **kw)
     train(trace, tmp_path / "split", 1, keep_checkpoints=0, **kw)
     with pytest.raises(Exception, match="already holds a training run"):
@@ -133,6 +177,7 @@ def test_resume_continues_bit_for_bit(tmp_path):
     b = load_checkpoint(tmp_path / "split")
     assert a.epoch == b.epoch == 2
     import jax
+
     la, lb = jax.tree_util.tree_leaves(a.state), jax.tree_util.tree_leaves(b.state)
     assert len(la) == len(lb) > 0
     for x, y in zip(la, lb):
@@ -148,9 +193,24 @@ def _run(capsys, *argv):
 
 def test_cli_evaluate_model_and_plot(trained, capsys, tmp_path):
     trace, out = trained
-    rc, text, err = _run(capsys, "evaluate", trace, "--compat", "rlscheduler", "--policy",
-                         "fcfs,sjf", "--backfill", "none", "--jobs", LENGTH, "--starts",
-                         ",".join(map(str, TEST_STARTS)), "--model", out, "--json")
+    rc, text, err = _run(
+        capsys,
+        "evaluate",
+        trace,
+        "--compat",
+        "rlscheduler",
+        "--policy",
+        "fcfs,sjf",
+        "--backfill",
+        "none",
+        "--jobs",
+        LENGTH,
+        "--starts",
+        ",".join(map(str, TEST_STARTS)),
+        "--model",
+        out,
+        "--json",
+    )
     assert rc == 0, err
     rows = json.loads(text)["results"]
     rl = [r["value"] for r in rows if r["policy"] == "rl" and r["metric"] == "bsld"]
@@ -158,10 +218,28 @@ def test_cli_evaluate_model_and_plot(trained, capsys, tmp_path):
     assert len(rl) == len(fcfs) == len(TEST_STARTS)
     assert np.mean(rl) < 0.5 * np.mean(fcfs)
     # two checkpoints of one run (newest and best): two distinct rows, never merged
-    rc, text, err = _run(capsys, "evaluate", trace, "--compat", "rlscheduler", "--policy",
-                         "fcfs", "--backfill", "none", "--jobs", LENGTH, "--starts",
-                         ",".join(map(str, TEST_STARTS)), "--model", out, "--model",
-                         out / "best.ckpt", "--model", out, "--json")
+    rc, text, err = _run(
+        capsys,
+        "evaluate",
+        trace,
+        "--compat",
+        "rlscheduler",
+        "--policy",
+        "fcfs",
+        "--backfill",
+        "none",
+        "--jobs",
+        LENGTH,
+        "--starts",
+        ",".join(map(str, TEST_STARTS)),
+        "--model",
+        out,
+        "--model",
+        out / "best.ckpt",
+        "--model",
+        out,
+        "--json",
+    )
     assert rc == 0, err
     rows = [r for r in json.loads(text)["results"] if r["metric"] == "bsld"]
     best_epoch = json.loads((out / "best.json").read_text())["epoch"]
@@ -184,27 +262,94 @@ def test_cli_errors_are_one_line(trained, capsys, tmp_path):
     shutil.copytree(out, bad)
     ck = latest_checkpoint(bad)
     data = bytearray(ck.read_bytes())
-    data[-5] ^= 0xFF                                   # flip a payload byte
+    data[-5] ^= 0xFF  # flip a payload byte
     ck.write_bytes(bytes(data))
     for argv, needle in [
         (["evaluate", trace, "--jobs", LENGTH, "--starts", "100", "--model", bad], ck.name),
-        (["evaluate", trace, "--jobs", LENGTH, "--starts", "100", "--model", tmp_path],
-         "run.json"),
+        (["evaluate", trace, "--jobs", LENGTH, "--starts", "100", "--model", tmp_path], "run.json"),
         (["train", "rlscheduler", trace, "--epochs", "1", "--out", out], "already holds"),
-        (["train", "rlscheduler", trace, "--epochs", "1", "--out", tmp_path / "new",
-          "--resume"], "nothing to resume"),
-        (["train", "rlscheduler", trace, "--epochs", "0", "--out", tmp_path / "x"],
-         "positive integer"),
-        (["train", "rlscheduler", trace, "--epochs", "1", "--out", tmp_path / "y",
-          "--validate", "-1"], "integer >= 0"),
-        (["train", "rlscheduler", trace, "--epochs", "1", "--out", tmp_path / "k",
-          "--keep-checkpoints", "-2"], "integer >= 0"),
-        (["train", "rlscheduler", trace, "--epochs", "1", "--out", tmp_path / "z",
-          "--validate", "1", "--val-jobs", "5000"], "cannot draw sequences of 5000 jobs"),
-        (["train", "rlscheduler", trace, "--epochs", "1", "--out", tmp_path / "a",
-          "--lr-anneal-epochs", "-3"], "lr_anneal_epochs must be an integer >= 0"),
-        (["train", "rlscheduler", trace, "--epochs", "1", "--out", tmp_path / "f",
-          "--lr-anneal-epochs", "3", "--lr-end-fraction", "2"], "lr_end_fraction must be in"),
+        (
+            ["train", "rlscheduler", trace, "--epochs", "1", "--out", tmp_path / "new", "--resume"],
+            "nothing to resume",
+        ),
+        (
+            ["train", "rlscheduler", trace, "--epochs", "0", "--out", tmp_path / "x"],
+            "positive integer",
+        ),
+        (
+            [
+                "train",
+                "rlscheduler",
+                trace,
+                "--epochs",
+                "1",
+                "--out",
+                tmp_path / "y",
+                "--validate",
+                "-1",
+            ],
+            "integer >= 0",
+        ),
+        (
+            [
+                "train",
+                "rlscheduler",
+                trace,
+                "--epochs",
+                "1",
+                "--out",
+                tmp_path / "k",
+                "--keep-checkpoints",
+                "-2",
+            ],
+            "integer >= 0",
+        ),
+        (
+            [
+                "train",
+                "rlscheduler",
+                trace,
+                "--epochs",
+                "1",
+                "--out",
+                tmp_path / "z",
+                "--validate",
+                "1",
+                "--val-jobs",
+                "5000",
+            ],
+            "cannot draw sequences of 5000 jobs",
+        ),
+        (
+            [
+                "train",
+                "rlscheduler",
+                trace,
+                "--epochs",
+                "1",
+                "--out",
+                tmp_path / "a",
+                "--lr-anneal-epochs",
+                "-3",
+            ],
+            "lr_anneal_epochs must be an integer >= 0",
+        ),
+        (
+            [
+                "train",
+                "rlscheduler",
+                trace,
+                "--epochs",
+                "1",
+                "--out",
+                tmp_path / "f",
+                "--lr-anneal-epochs",
+                "3",
+                "--lr-end-fraction",
+                "2",
+            ],
+            "lr_end_fraction must be in",
+        ),
         (["plot", tmp_path / "nope"], "log.jsonl"),
     ]:
         rc, _, err = _run(capsys, *argv)
@@ -213,20 +358,25 @@ def test_cli_errors_are_one_line(trained, capsys, tmp_path):
         assert needle in lines[0], (needle, lines[0])
 
 
-@pytest.mark.parametrize("name, backfill, epoch, factor", [
-    ("lublin1-none", "none", SHIPPED_EPOCHS["lublin1-none"], 0.5),
-    ("lublin1-bf", "rlscheduler", SHIPPED_EPOCHS["lublin1-bf"], 0.8),
-    ("lublin1-bf-fast", "rlscheduler", SHIPPED_EPOCHS["lublin1-bf-fast"], 0.8)])
+@pytest.mark.parametrize(
+    "name, backfill, epoch, factor",
+    [
+        ("lublin1-none", "none", SHIPPED_EPOCHS["lublin1-none"], 0.5),
+        ("lublin1-bf", "rlscheduler", SHIPPED_EPOCHS["lublin1-bf"], 0.8),
+        ("lublin1-bf-fast", "rlscheduler", SHIPPED_EPOCHS["lublin1-bf-fast"], 0.8),
+    ],
+)
 def test_shipped_lublin1_model_loads_and_schedules_well(name, backfill, epoch, factor):
     """The committed Lublin-1 checkpoints stay loadable and keep beating FCFS by far on
     the first eight of the paper's test sequences (256 jobs each, to stay quick; two sequences
     were too few: the 5-minute model is worse than FCFS on one of them)."""
-    repo = Path(__file__).resolve().parent.parent
+    repo = REPO
     pol = load_policy(repo / "models" / name)
     assert pol.epoch == epoch and pol.run.metric == "bsld" and pol.run.backfill == backfill
     jobs = read_swf(repo / "traces" / "lublin-1.swf").jobs("rlscheduler")
     starts = [1981, 2756, 4299, 8850, 3316, 2714, 5228, 7762]
     rl, _ = policy_metric(pol, jobs, starts, 256)
-    fcfs = evaluate(jobs, starts, 256, ["fcfs"], [backfill], compat=True,
-                    metrics=("bsld",)).table("bsld")[("fcfs", backfill)]
+    fcfs = evaluate(jobs, starts, 256, ["fcfs"], [backfill], compat=True, metrics=("bsld",)).table(
+        "bsld"
+    )[("fcfs", backfill)]
     assert np.all(rl >= 1.0) and rl.mean() < factor * fcfs, (rl, fcfs)

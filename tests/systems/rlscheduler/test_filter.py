@@ -1,9 +1,11 @@
 """Trajectory filtering in training (spec rlscheduler.md §7): the environment draws only accepted
 starts, SJF's metric per start agrees with the plain-Python oracle, and `jaxsched train
 --filter` runs its two phases, caches the table and resumes bit for bit across the switch."""
+
 import jax
 import numpy as np
 import pytest
+from test_train_run import LENGTH, burst_trace, tiny_ppo
 
 import jaxsched.sim  # noqa: F401
 from jaxsched.cli import main
@@ -14,7 +16,6 @@ from jaxsched.train.checkpoint import load_checkpoint
 from jaxsched.train.filtering import sjf_by_start
 from jaxsched.train.rlscheduler import read_log, train
 from jaxsched.workload import read_swf
-from test_train_rlscheduler import LENGTH, burst_trace, tiny_ppo
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +35,8 @@ def test_env_draws_only_accepted_starts(burst):
     m = jobs.n_jobs
     low, high = LENGTH, m - LENGTH - 1
     table = np.zeros(m, bool)
-    table[::7] = True                 # some inside the range, some outside it
-    table[high + 1:] = True           # outside the range: must never be drawn
+    table[::7] = True  # some inside the range, some outside it
+    table[high + 1 :] = True  # outside the range: must never be drawn
     env = RLSchedulerEnv(jobs, length=LENGTH, start_table=table)
     got = _starts(env)
     inside = np.nonzero(table[low:high])[0] + low
@@ -57,7 +58,7 @@ def test_env_rejects_bad_tables(burst):
     with pytest.raises(ConfigError, match="start_table must be bool"):
         RLSchedulerEnv(jobs, length=LENGTH, start_table=np.ones(jobs.n_jobs))
     outside = np.zeros(jobs.n_jobs, bool)
-    outside[:LENGTH] = True           # only starts below the sampling range
+    outside[:LENGTH] = True  # only starts below the sampling range
     with pytest.raises(ConfigError, match="accepts none"):
         RLSchedulerEnv(jobs, length=LENGTH, start_table=outside)
 
@@ -69,19 +70,40 @@ def test_sjf_by_start_matches_the_oracle(burst, backfill):
     assert np.isnan(vals[:40]).all() and np.isnan(vals[52:]).all()
     for s in (40, 45, 51):
         sl = slice(s, s + LENGTH)
-        st = oracle.simulate(jobs.submit[sl], jobs.run[sl], jobs.req_time[sl], jobs.procs[sl],
-                             num_nodes=int(jobs.num_nodes),
-                             procs_per_node=float(jobs.procs_per_node), policy="sjf",
-                             backfill=backfill, compat=True)
-        want = oracle.metrics(jobs.submit[sl], jobs.run[sl], jobs.procs[sl], st,
-                              num_procs=float(jobs.num_procs), compat=True)["bsld"]
+        st = oracle.simulate(
+            jobs.submit[sl],
+            jobs.run[sl],
+            jobs.req_time[sl],
+            jobs.procs[sl],
+            num_nodes=int(jobs.num_nodes),
+            procs_per_node=float(jobs.procs_per_node),
+            policy="sjf",
+            backfill=backfill,
+            compat=True,
+        )
+        want = oracle.metrics(
+            jobs.submit[sl],
+            jobs.run[sl],
+            jobs.procs[sl],
+            st,
+            num_procs=float(jobs.num_procs),
+            compat=True,
+        )["bsld"]
         assert vals[s] == pytest.approx(want, rel=1e-12)
 
 
 def _kw(**extra):
-    return dict(metric="bsld", backfill="none", compat=True, length=LENGTH,
-                ppo=tiny_ppo(n_envs=4, iters=2), progress=False, compare=True,
-                log=lambda s: None, **extra)
+    return dict(
+        metric="bsld",
+        backfill="none",
+        compat=True,
+        length=LENGTH,
+        ppo=tiny_ppo(n_envs=4, iters=2),
+        progress=False,
+        compare=True,
+        log=lambda s: None,
+        **extra,
+    )
 
 
 def test_train_filter_phases_cache_and_resume(burst, tmp_path):
@@ -96,13 +118,29 @@ def test_train_filter_phases_cache_and_resume(burst, tmp_path):
     sjf = np.full(jobs.n_jobs, np.nan)
     for s in range(low, high):
         sl = slice(s, s + LENGTH)
-        st = oracle.simulate(jobs.submit[sl], jobs.run[sl], jobs.req_time[sl], jobs.procs[sl],
-                             num_nodes=int(jobs.num_nodes),
-                             procs_per_node=float(jobs.procs_per_node), policy="sjf",
-                             compat=True) if s % 50 == 0 else None
+        st = (
+            oracle.simulate(
+                jobs.submit[sl],
+                jobs.run[sl],
+                jobs.req_time[sl],
+                jobs.procs[sl],
+                num_nodes=int(jobs.num_nodes),
+                procs_per_node=float(jobs.procs_per_node),
+                policy="sjf",
+                compat=True,
+            )
+            if s % 50 == 0
+            else None
+        )
         if st is not None:
-            sjf[s] = oracle.metrics(jobs.submit[sl], jobs.run[sl], jobs.procs[sl], st,
-                                    num_procs=float(jobs.num_procs), compat=True)["bsld"]
+            sjf[s] = oracle.metrics(
+                jobs.submit[sl],
+                jobs.run[sl],
+                jobs.procs[sl],
+                st,
+                num_procs=float(jobs.num_procs),
+                compat=True,
+            )["bsld"]
     checked = ~np.isnan(sjf)
     np.testing.assert_allclose(z["sjf"][checked], sjf[checked], rtol=1e-12)
     v = z["sjf"][low:high]
@@ -120,16 +158,35 @@ def test_train_filter_phases_cache_and_resume(burst, tmp_path):
 
 def test_cli_filter_flags(burst, tmp_path, capsys):
     trace, _ = burst
-    args = ["train", "rlscheduler", "--compat", "rlscheduler", "--epochs", "1", "--length",
-            str(LENGTH), "--trajectories", "2", "--pi-iters", "1", "--v-iters", "1",
-            "--no-progress", "--no-compare"]
+    args = [
+        "train",
+        "rlscheduler",
+        "--compat",
+        "rlscheduler",
+        "--epochs",
+        "1",
+        "--length",
+        str(LENGTH),
+        "--trajectories",
+        "2",
+        "--pi-iters",
+        "1",
+        "--v-iters",
+        "1",
+        "--no-progress",
+        "--no-compare",
+    ]
     # the burst trace's SJF bsld (~50) always lies in the reference's (10, 150)
     assert main(args + [str(trace), "--filter", "reference", "--out", str(tmp_path / "r")]) == 0
     assert read_log(tmp_path / "r")[0]["filtered"] is True
     # identical jobs: SJF's bsld is 1 everywhere, the paper's (1, 2) accepts nothing
     flat = tmp_path / "flat.swf"
-    flat.write_text("; MaxNodes: 4\n; MaxProcs: 4\n" + "".join(
-        f"{i + 1} {100 * i} -1 10 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1\n" for i in range(300)))
+    flat.write_text(
+        "; MaxNodes: 4\n; MaxProcs: 4\n"
+        + "".join(
+            f"{i + 1} {100 * i} -1 10 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1\n" for i in range(300)
+        )
+    )
     capsys.readouterr()
     rc = main(args + [str(flat), "--filter", "paper", "--out", str(tmp_path / "p")])
     err = capsys.readouterr().err
@@ -143,12 +200,44 @@ def test_init_from_another_run(burst, tmp_path, capsys):
     run's parameters stay exactly those of the source; a checkpoint of other networks is a
     one-line error."""
     trace, _ = burst
-    base = ["train", "rlscheduler", str(trace), "--compat", "rlscheduler", "--length",
-            str(LENGTH), "--trajectories", "2", "--pi-iters", "1", "--v-iters", "1",
-            "--no-progress", "--no-compare"]
+    base = [
+        "train",
+        "rlscheduler",
+        str(trace),
+        "--compat",
+        "rlscheduler",
+        "--length",
+        str(LENGTH),
+        "--trajectories",
+        "2",
+        "--pi-iters",
+        "1",
+        "--v-iters",
+        "1",
+        "--no-progress",
+        "--no-compare",
+    ]
     assert main(base + ["--epochs", "1", "--out", str(tmp_path / "a")]) == 0
-    assert main(base + ["--epochs", "1", "--pi-lr", "0", "--vf-lr", "0", "--seed", "5",
-                        "--init-from", str(tmp_path / "a"), "--out", str(tmp_path / "b")]) == 0
+    assert (
+        main(
+            base
+            + [
+                "--epochs",
+                "1",
+                "--pi-lr",
+                "0",
+                "--vf-lr",
+                "0",
+                "--seed",
+                "5",
+                "--init-from",
+                str(tmp_path / "a"),
+                "--out",
+                str(tmp_path / "b"),
+            ]
+        )
+        == 0
+    )
     a, b = load_checkpoint(tmp_path / "a").state, load_checkpoint(tmp_path / "b").state
     for k in ("policy_params", "value_params"):
         la, lb = jax.tree_util.tree_leaves(a[k]), jax.tree_util.tree_leaves(b[k])
@@ -157,14 +246,45 @@ def test_init_from_another_run(burst, tmp_path, capsys):
             np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
     assert read_log(tmp_path / "b")[0]["epoch"] == 1
     # a fresh run with that seed and learning rates 0 keeps its own (different) parameters
-    assert main(base + ["--epochs", "1", "--pi-lr", "0", "--vf-lr", "0", "--seed", "5",
-                        "--out", str(tmp_path / "c")]) == 0
+    assert (
+        main(
+            base
+            + [
+                "--epochs",
+                "1",
+                "--pi-lr",
+                "0",
+                "--vf-lr",
+                "0",
+                "--seed",
+                "5",
+                "--out",
+                str(tmp_path / "c"),
+            ]
+        )
+        == 0
+    )
     c = load_checkpoint(tmp_path / "c").state
-    assert any(not np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(
-        jax.tree_util.tree_leaves(a["policy_params"]),
-        jax.tree_util.tree_leaves(c["policy_params"])))
+    assert any(
+        not np.array_equal(np.asarray(x), np.asarray(y))
+        for x, y in zip(
+            jax.tree_util.tree_leaves(a["policy_params"]),
+            jax.tree_util.tree_leaves(c["policy_params"]),
+        )
+    )
     capsys.readouterr()
-    rc = main(base + ["--epochs", "1", "--policy-net", "mlp_v1", "--init-from",
-                      str(tmp_path / "a"), "--out", str(tmp_path / "d")])
+    rc = main(
+        base
+        + [
+            "--epochs",
+            "1",
+            "--policy-net",
+            "mlp_v1",
+            "--init-from",
+            str(tmp_path / "a"),
+            "--out",
+            str(tmp_path / "d"),
+        ]
+    )
     err = capsys.readouterr().err
     assert rc == 2 and str(tmp_path / "a") in err and len(err.strip().splitlines()) == 1

@@ -17,15 +17,15 @@ jaxsched/envs/batching.py).
    vmapped auto-reset scan, for backfill none and rlscheduler (compat);
 5. ``sparse_cond``: unbatched, no row, few rows (gathered), many rows (whole batch, or chunks).
 """
-from __future__ import annotations
 
-import sys
-from pathlib import Path
+from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from shared_data import REPO as ROOT
+from test_rlscheduler import synthetic_swf  # noqa: E402
 
 import jaxsched.sim  # noqa: F401  (x64)
 from jaxsched.envs import AutoResetWrapper, RLSchedulerEnv
@@ -35,15 +35,12 @@ from jaxsched.envs.rlscheduler import jit_reset_at, jit_step, schedule_engine, s
 from jaxsched.sim import engine as E
 from jaxsched.workload import parse_swf, read_swf
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_env_rlscheduler import synthetic_swf  # noqa: E402
-
 LUBLIN = read_swf(ROOT / "traces" / "lublin-1.swf").jobs("rlscheduler")
 SYN = parse_swf(synthetic_swf()).jobs("rlscheduler")
 
-NONE = E.SimParams(policy=jnp.asarray(0, jnp.int32), backfill=jnp.asarray(0, jnp.int32),
-                   compat=jnp.asarray(True))
+NONE = E.SimParams(
+    policy=jnp.asarray(0, jnp.int32), backfill=jnp.asarray(0, jnp.int32), compat=jnp.asarray(True)
+)
 FAST = jax.jit(schedule_nobf)
 ENGINE = jax.jit(E.schedule)
 
@@ -56,13 +53,32 @@ def canonical(st: E.SimState) -> dict:
     st = jax.tree_util.tree_map(np.asarray, st)
     qv = st.q_job >= 0
     rv = np.arange(st.r_job.shape[0]) < st.n_r
-    running = sorted(zip(st.r_job[rv].tolist(), st.r_f[rv].tolist(), st.r_e[rv].tolist(),
-                         st.r_k[rv].tolist(), st.r_cnt[rv].tolist()))
-    return {"t": int(st.t), "free": int(st.free), "next": int(st.next), "n_q": int(st.n_q),
-            "queue": sorted(st.q_job[qv].tolist()), "n_r": int(st.n_r), "running": running,
-            "start": st.start.tolist(), "cnt": int(st.cnt), "cj": int(st.cj),
-            "done": bool(st.done), "overflow": int(st.overflow), "stuck": bool(st.stuck),
-            "decisions": int(st.decisions), "steps": int(st.steps)}
+    running = sorted(
+        zip(
+            st.r_job[rv].tolist(),
+            st.r_f[rv].tolist(),
+            st.r_e[rv].tolist(),
+            st.r_k[rv].tolist(),
+            st.r_cnt[rv].tolist(),
+        )
+    )
+    return {
+        "t": int(st.t),
+        "free": int(st.free),
+        "next": int(st.next),
+        "n_q": int(st.n_q),
+        "queue": sorted(st.q_job[qv].tolist()),
+        "n_r": int(st.n_r),
+        "running": running,
+        "start": st.start.tolist(),
+        "cnt": int(st.cnt),
+        "cj": int(st.cj),
+        "done": bool(st.done),
+        "overflow": int(st.overflow),
+        "stuck": bool(st.stuck),
+        "decisions": int(st.decisions),
+        "steps": int(st.steps),
+    }
 
 
 def check_layout(seq: E.Sequence, st: E.SimState):
@@ -73,8 +89,7 @@ def check_layout(seq: E.Sequence, st: E.SimState):
     assert (np.diff(q[:nq]) > 0).all(), "queue not in index order"
     np.testing.assert_array_equal(st.q_k[:nq], np.asarray(seq.nodes)[q[:nq]])
     np.testing.assert_array_equal(st.q_s[:nq], np.asarray(seq.submit)[q[:nq]])
-    np.testing.assert_array_equal(st.q_req[:nq],
-                                  np.minimum(np.asarray(seq.req)[q[:nq]], 2 ** 31 - 1))
+    np.testing.assert_array_equal(st.q_req[:nq], np.minimum(np.asarray(seq.req)[q[:nq]], 2**31 - 1))
     np.testing.assert_array_equal(st.q_rank[:nq], st.prank[q[:nq]])
     key = list(zip(st.r_f[:nr].tolist(), st.r_cnt[:nr].tolist()))
     assert key == sorted(key), "running list not in release order"
@@ -112,8 +127,9 @@ def window_seq(jobs, start, L):
     return env._sequence(jnp.asarray(start, jnp.int32)), env._config
 
 
-@pytest.mark.parametrize("jobs, start, L", [(LUBLIN, 1981, 96), (LUBLIN, 6100, 96),
-                                            (SYN, 0, 40), (SYN, 60, 40)])
+@pytest.mark.parametrize(
+    "jobs, start, L", [(LUBLIN, 1981, 96), (LUBLIN, 6100, 96), (SYN, 0, 40), (SYN, 60, 40)]
+)
 def test_closed_form_equals_engine(jobs, start, L):
     seq, c = window_seq(jobs, start, L)
     assert lockstep(seq, L, c.queue_cap, c.run_cap, seed=start) == L
@@ -124,14 +140,19 @@ def test_closed_form_unsorted_submits():
     rng = np.random.default_rng(5)
     L = 48
     submit = np.sort(rng.integers(0, 4000, L))
-    for i in rng.choice(L - 1, 12, replace=False):          # local inversions
+    for i in rng.choice(L - 1, 12, replace=False):  # local inversions
         submit[i], submit[i + 1] = submit[i + 1], submit[i]
     run = rng.integers(1, 900, L)
     procs = rng.integers(1, 9, L)
-    seq = E.Sequence(submit=jnp.asarray(submit, jnp.int64), run=jnp.asarray(run, jnp.int64),
-                     req=jnp.asarray(run * 2, jnp.int64), procs=jnp.asarray(procs, jnp.int64),
-                     nodes=jnp.asarray(procs, jnp.int32), n_jobs=jnp.asarray(L, jnp.int32),
-                     num_nodes=jnp.asarray(10, jnp.int32))
+    seq = E.Sequence(
+        submit=jnp.asarray(submit, jnp.int64),
+        run=jnp.asarray(run, jnp.int64),
+        req=jnp.asarray(run * 2, jnp.int64),
+        procs=jnp.asarray(procs, jnp.int64),
+        nodes=jnp.asarray(procs, jnp.int32),
+        n_jobs=jnp.asarray(L, jnp.int32),
+        num_nodes=jnp.asarray(10, jnp.int32),
+    )
     assert (np.diff(submit) < 0).any()
     for seed in range(3):
         assert lockstep(seq, L, L, L, seed) == L
@@ -148,11 +169,11 @@ def reference_visible(env, st):
     jobs = sorted(q[q >= 0].tolist())
     start, MQ = int(st.start), env.max_queue
     d = env._data
-    sub = np.asarray(d.submit)[start:start + env.length]
+    sub = np.asarray(d.submit)[start : start + env.length]
     jobs.sort(key=lambda j: (sub[j], j))
     if nq <= MQ:
         return jobs
-    r1, r2 = (np.asarray(r)[start:start + env.length] for r in (d.rank_l1, d.rank_l2))
+    r1, r2 = (np.asarray(r)[start : start + env.length] for r in (d.rank_l1, d.rank_l2))
     l1 = sorted(jobs, key=lambda j: r1[j])[:MQ]
     l2 = sorted(jobs, key=lambda j: r2[j])[:MQ]
     out, i = [], 0
@@ -167,7 +188,7 @@ def reference_visible(env, st):
 @pytest.mark.parametrize("jobs, L, MQ, start", [(SYN, 60, 4, 40), (LUBLIN, 128, 16, 2500)])
 def test_visible_in_closed_form_layout(jobs, L, MQ, start):
     env = RLSchedulerEnv(jobs, length=L, backfill="none", max_queue=MQ)
-    general = jax.jit(lambda e, s: e._visible(s.start, s.sim))   # sorts, any slot layout
+    general = jax.jit(lambda e, s: e._visible(s.start, s.sim))  # sorts, any slot layout
     rng = np.random.default_rng(L)
     st, ts = jit_reset_at(env, start)
     cuts = 0
@@ -196,6 +217,7 @@ def mid_episode_states(env, B, steps, seed):
             a = jnp.floor(jax.random.uniform(sub, (B,)) * n).astype(jnp.int32)
             st, ts = jax.vmap(env.step)(st, a)
             return (st, ts, key), None
+
         return jax.lax.scan(body, (st, ts, key), None, length=steps)[0][0]
 
     return run(st, ts, jax.random.PRNGKey(seed + 1))
@@ -206,13 +228,13 @@ def test_compacting_schedule_equals_vmap(backfill, compat, B):
     env = RLSchedulerEnv(LUBLIN, length=96, backfill=backfill, compat=compat)
     st = mid_episode_states(AutoResetWrapper(env), B, 40, seed=B)
     seq = jax.vmap(env._sequence)(st.start)
-    slot = jnp.maximum(st.vis[:, 1], st.vis[:, 0])        # slot 1 where it exists
+    slot = jnp.maximum(st.vis[:, 1], st.vis[:, 0])  # slot 1 where it exists
     params = env._params()
     want = jax.jit(jax.vmap(lambda q, s, a: E.schedule(q, params, s, a)))(seq, st.sim, slot)
     got = jax.jit(jax.vmap(lambda q, s, a: schedule_engine(q, params, s, a)))(seq, st.sim, slot)
     assert RL._stage_sizes(B) == {8: [8, 4], 40: [40, 10, 4]}[B]
     assert RL._stage_sizes(3) == [3]
-    if B == 40:                                               # some rows need many more
+    if B == 40:  # some rows need many more
         d = np.asarray(want.steps - st.sim.steps)
         assert d.max() > 3 * np.median(d)
     for x, y in zip(jax.tree_util.tree_leaves(want), jax.tree_util.tree_leaves(got)):
@@ -222,7 +244,8 @@ def test_compacting_schedule_equals_vmap(backfill, compat, B):
     # nested vmap (e.g. seeds x environments)
     r = lambda x: x.reshape((2, B // 2) + x.shape[1:]) if B % 2 == 0 else x[None]  # noqa: E731
     nested = jax.jit(jax.vmap(jax.vmap(lambda q, s, a: schedule_engine(q, params, s, a))))(
-        jax.tree_util.tree_map(r, seq), jax.tree_util.tree_map(r, st.sim), r(slot))
+        jax.tree_util.tree_map(r, seq), jax.tree_util.tree_map(r, st.sim), r(slot)
+    )
     for x, y in zip(jax.tree_util.tree_leaves(want), jax.tree_util.tree_leaves(nested)):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y).reshape(np.shape(x)))
 
@@ -235,6 +258,7 @@ T_SCAN = 48
 
 def rollout_fn(B):
     """Random valid actions (uniform over the visible jobs) for B envs, T_SCAN steps."""
+
     def rollout(env, keys):
         st, ts = jax.vmap(env.reset)(keys)
 
@@ -243,18 +267,27 @@ def rollout_fn(B):
             n = ts.observation.mask.sum(1)
             a = jnp.floor(jax.random.uniform(key, (B,)) * n).astype(jnp.int32)
             st, ts = jax.vmap(env.step)(st, a)
-            return (st, ts), (a, ts.reward, ts.step_type, ts.extras["metric"],
-                              ts.observation.obs, ts.observation.mask, st.sim.start)
+            return (st, ts), (
+                a,
+                ts.reward,
+                ts.step_type,
+                ts.extras["metric"],
+                ts.observation.obs,
+                ts.observation.mask,
+                st.sim.start,
+            )
 
         steps = jax.random.split(jax.random.PRNGKey(3), T_SCAN)
         return jax.lax.scan(body, (st, ts), steps)[1]
+
     return rollout
 
 
 @pytest.mark.parametrize("backfill, compat, MQ", [("none", True, 6), ("rlscheduler", True, 6)])
 def test_closed_over_env_equals_argument(backfill, compat, MQ):
-    env = AutoResetWrapper(RLSchedulerEnv(SYN, length=24, backfill=backfill, compat=compat,
-                                          max_queue=MQ))
+    env = AutoResetWrapper(
+        RLSchedulerEnv(SYN, length=24, backfill=backfill, compat=compat, max_queue=MQ)
+    )
     B = 6
     keys = jax.random.split(jax.random.PRNGKey(11), B)
     f = rollout_fn(B)
@@ -262,8 +295,8 @@ def test_closed_over_env_equals_argument(backfill, compat, MQ):
     static = jax.jit(lambda k: f(env, k))(keys)
     for x, y in zip(dynamic, static):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
-    acts, rews, types = (np.asarray(x) for x in dynamic[:3])       # [T_SCAN, B]
-    assert (types == 2).sum() >= B                 # every env finished an episode
+    acts, rews, types = (np.asarray(x) for x in dynamic[:3])  # [T_SCAN, B]
+    assert (types == 2).sum() >= B  # every env finished an episode
     # rows 0 and 1 step by step with the compiled single-env step (argument path)
     wstep = jax.jit(lambda e, s, a: e.step(s, a))
     for b in (0, 1):
@@ -271,8 +304,9 @@ def test_closed_over_env_equals_argument(backfill, compat, MQ):
         for t in range(T_SCAN):
             st, ts = wstep(env, st, int(acts[t, b]))
             assert float(ts.reward) == rews[t, b] and int(ts.step_type) == types[t, b]
-            np.testing.assert_array_equal(np.asarray(ts.observation.obs),
-                                          np.asarray(dynamic[4])[t, b])
+            np.testing.assert_array_equal(
+                np.asarray(ts.observation.obs), np.asarray(dynamic[4])[t, b]
+            )
             np.testing.assert_array_equal(np.asarray(st.sim.start), np.asarray(dynamic[6])[t, b])
 
 
@@ -290,10 +324,10 @@ def _f(x, y):
 @pytest.mark.parametrize("loop", [False, True])
 def test_sparse_cond(loop):
     x = jnp.arange(12.0)
-    for p in (jnp.zeros(12, bool), jnp.arange(12) % 5 == 0, jnp.arange(12) < 9,
-              jnp.ones(12, bool)):
-        got = jax.jit(jax.vmap(lambda p, x: sparse_cond(p, _t, _f, x, 100.0, chunk=4,
-                                                        loop=loop)))(p, x)
+    for p in (jnp.zeros(12, bool), jnp.arange(12) % 5 == 0, jnp.arange(12) < 9, jnp.ones(12, bool)):
+        got = jax.jit(jax.vmap(lambda p, x: sparse_cond(p, _t, _f, x, 100.0, chunk=4, loop=loop)))(
+            p, x
+        )
         want = jax.vmap(lambda p, x: jax.lax.cond(p, _t, _f, x, 100.0))(p, x)
         for k in ("a", "b"):
             np.testing.assert_array_equal(np.asarray(got[k]), np.asarray(want[k]))
