@@ -8,9 +8,10 @@ passed to a function) stay ordinary Python exceptions.
 
 from __future__ import annotations
 
+import operator
 import os
 
-__all__ = ["JaxschedError", "SWFError", "SWFWarning", "ConfigError", "CheckpointError"]
+__all__ = ["JaxschedError", "SWFError", "SWFWarning", "ConfigError", "CheckpointError", "as_int"]
 
 
 class JaxschedError(Exception):
@@ -67,3 +68,17 @@ class SWFError(JaxschedError, ValueError):
 
 class SWFWarning(UserWarning):
     """Issued (once per file) when bad SWF lines were skipped or values were patched."""
+
+
+def as_int(value, name: str, minimum: int | None = None) -> int:
+    """``value`` as a Python int (anything with ``__index__`` but a bool), at least ``minimum``;
+    otherwise a :class:`ConfigError` naming ``name``."""
+    if isinstance(value, bool):
+        raise ConfigError(f"{name} must be an integer, got {value!r}")
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise ConfigError(f"{name} must be an integer, got {value!r}") from None
+    if minimum is not None and v < minimum:
+        raise ConfigError(f"{name} must be >= {minimum}, got {v}")
+    return int(v)

@@ -73,7 +73,7 @@ from flax import struct
 
 import jaxsched.sim  # noqa: F401  (turns on JAX's 64-bit mode)
 from jaxsched.envs.batching import sparse_cond
-from jaxsched.errors import ConfigError
+from jaxsched.errors import ConfigError, as_int
 from jaxsched.policies import heuristics as H
 from jaxsched.sim import engine as E
 from jaxsched.sim import metrics as M
@@ -262,14 +262,6 @@ def queue_orders(jobs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return H.rank_by((s,)), H.rank_by((q, s, f2, f1)), H.rank_by((n, s, q, f2, f1))
 
 
-def _as_int(v, name, minimum):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-        raise ConfigError(f"{name} must be an integer, got {v!r}")
-    if v < minimum:
-        raise ConfigError(f"{name} must be >= {minimum}, got {v}")
-    return int(v)
-
-
 # ----------------------------------------------------------------------------------------------
 # The environment
 # ----------------------------------------------------------------------------------------------
@@ -309,9 +301,9 @@ class RLSchedulerEnv:
         job_slice: int = 0,
         start_table=None,
     ):
-        length = _as_int(length, "length", 1)
-        max_queue = _as_int(max_queue, "max_queue", 1)
-        job_slice = _as_int(job_slice, "job_slice", 0)
+        length = as_int(length, "length", 1)
+        max_queue = as_int(max_queue, "max_queue", 1)
+        job_slice = as_int(job_slice, "job_slice", 0)
         bcode = E.backfill_code(backfill)
         if compat and bcode == E.BACKFILL_EASY:
             raise ConfigError(

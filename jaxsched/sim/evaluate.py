@@ -28,6 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsched import formatting as F
 from jaxsched.errors import ConfigError
 from jaxsched.policies import heuristics as H
 from jaxsched.sim import engine as E
@@ -452,22 +453,6 @@ def _sem(values) -> float:
     return float(np.std(v, ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan
 
 
-def _num(v: float, signed: bool = False) -> str:
-    if not math.isfinite(v):
-        return "nan"
-    return (
-        (f"{v:+.4f}" if abs(v) < 10 else f"{v:+,.2f}")
-        if signed
-        else (f"{v:.4f}" if abs(v) < 10 else f"{v:,.2f}")
-    )
-
-
-def _err(e: float) -> str:
-    if not math.isfinite(e):
-        return "nan"
-    return f"{e:,.2f}" if abs(e) >= 0.1 else f"{e:.3g}"
-
-
 def format_table(res: EvalResult, sem: bool = False, versus: str | None = None) -> str:
     """A readable table: one row per policy, one column per metric × backfill mode (mean over
     the sequences). ``sem``: each mean with ``± standard error`` over the sequences. ``versus``
@@ -488,10 +473,10 @@ def format_table(res: EvalResult, sem: bool = False, versus: str | None = None) 
         for m, b in cols:
             if versus is not None:
                 d, e = tables[m][(p, b)]
-                row.append(f"{_num(d, signed=True)} ± {_err(e)}")
+                row.append(f"{F.number(d, signed=True)} ± {F.std_error(e)}")
             else:
                 v = tables[m][(p, b)]
-                row.append(_num(v) + (f" ± {_err(errs[m][(p, b)])}" if sem else ""))
+                row.append(F.number(v) + (f" ± {F.std_error(errs[m][(p, b)])}" if sem else ""))
         body.append(row)
     widths = [max(len(r[i]) for r in [head] + body) for i in range(len(head))]
     fmt = lambda r: "  ".join(

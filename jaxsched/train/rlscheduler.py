@@ -41,6 +41,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsched import formatting as F
 from jaxsched import nets
 from jaxsched.envs import AutoResetWrapper, RLSchedulerEnv
 from jaxsched.envs.rlscheduler import PAD_ROW
@@ -316,10 +317,6 @@ def _heuristic_means(jobs, starts, rc: RunConfig, policies=("sjf", "f1")) -> dic
     return {p: float(v) for (p, _), v in res.table(rc.metric).items()}
 
 
-def _fmt(x: float) -> str:
-    return "nan" if not np.isfinite(x) else (f"{x:.4f}" if abs(x) < 10 else f"{x:,.2f}")
-
-
 def train(
     trace,
     out,
@@ -535,16 +532,16 @@ def train(
             with open(out / LOG_FILE, "a") as f:
                 f.write(json.dumps(row) + "\n")
             msg = (
-                f"{rc.metric} {_fmt(row[rc.metric])}"
+                f"{rc.metric} {F.number(row[rc.metric])}"
                 + "".join(
-                    f" {p} {_fmt(row.get(f'{p}_{rc.metric}', math.nan))}"
+                    f" {p} {F.number(row.get(f'{p}_{rc.metric}', math.nan))}"
                     for p in ("sjf", "f1")
                     if compare
                 )
                 + (
-                    f" val {_fmt(row[f'val_{rc.metric}'])} (sjf "
-                    f"{_fmt(val.heuristics.get('sjf', math.nan))} f1 "
-                    f"{_fmt(val.heuristics.get('f1', math.nan))})"
+                    f" val {F.number(row[f'val_{rc.metric}'])} (sjf "
+                    f"{F.number(val.heuristics.get('sjf', math.nan))} f1 "
+                    f"{F.number(val.heuristics.get('f1', math.nan))})"
                     if f"val_{rc.metric}" in row
                     else ""
                 )

@@ -13,26 +13,13 @@ A sequence of length L starting at ``s`` is the jobs ``s .. s+L-1`` of the loade
 from __future__ import annotations
 
 import hashlib
-import operator
 import struct
 
 import numpy as np
 
-from jaxsched.errors import ConfigError
+from jaxsched.errors import ConfigError, as_int
 
 __all__ = ["gym_np_random", "gym_seed_key", "reference_starts", "uniform_starts", "fixed_starts"]
-
-
-def _as_int(value, name: str, minimum: int | None = None) -> int:
-    if isinstance(value, bool):
-        raise ConfigError(f"{name} must be an integer, got {value!r}")
-    try:
-        v = operator.index(value)
-    except TypeError:
-        raise ConfigError(f"{name} must be an integer, got {value!r}") from None
-    if minimum is not None and v < minimum:
-        raise ConfigError(f"{name} must be >= {minimum}, got {v}")
-    return int(v)
 
 
 def gym_seed_key(seed: int) -> list[int]:
@@ -43,7 +30,7 @@ def gym_seed_key(seed: int) -> list[int]:
     w1 == 0 (gym turns the 64-bit number into a list of 32-bit words, most significant zero
     words dropped, and ``[0]`` for zero).
     """
-    seed = _as_int(seed, "seed", 0) % 2**64
+    seed = as_int(seed, "seed", 0) % 2**64
     w0, w1 = struct.unpack("<II", hashlib.sha512(str(seed).encode("utf8")).digest()[:8])
     return [w0, w1] if w1 else [w0]
 
@@ -74,11 +61,11 @@ def reference_starts(
     The paper's tables (Lublin and PWA traces alike) use U = 10,000 and seq_len 1024:
     ``reference_starts(1, 10, 1024, 10000)`` gives 1981, 2756, 4299, ...
     """
-    seed = _as_int(seed, "seed", 0)
-    n = _as_int(n_sequences, "n_sequences", 0)
-    L = _as_int(seq_len, "seq_len", 1)
-    avail = _as_int(n_jobs_available, "n_jobs_available", 0)
-    sl = _as_int(batch_job_slice, "batch_job_slice", 0)
+    seed = as_int(seed, "seed", 0)
+    n = as_int(n_sequences, "n_sequences", 0)
+    L = as_int(seq_len, "seq_len", 1)
+    avail = as_int(n_jobs_available, "n_jobs_available", 0)
+    sl = as_int(batch_job_slice, "batch_job_slice", 0)
     U = min(avail, sl) if sl else avail
     if U - L - 1 <= L:
         raise ConfigError(
@@ -99,9 +86,9 @@ def uniform_starts(
     """``n_sequences`` start indices drawn uniformly from every valid start
     ``0 .. n_jobs_available - seq_len`` (so each sequence lies fully inside the trace), with
     ``numpy.random.default_rng(seed)``; the same seed always gives the same starts."""
-    avail = _as_int(n_jobs_available, "n_jobs_available", 0)
-    L = _as_int(seq_len, "seq_len", 1)
-    n = _as_int(n_sequences, "n_sequences", 0)
+    avail = as_int(n_jobs_available, "n_jobs_available", 0)
+    L = as_int(seq_len, "seq_len", 1)
+    n = as_int(n_sequences, "n_sequences", 0)
     if L > avail:
         raise ConfigError(f"sequence length {L} is longer than the trace ({avail} jobs)")
     rng = np.random.default_rng(seed)
@@ -114,8 +101,8 @@ def fixed_starts(starts, seq_len: int, n_jobs_available: int) -> np.ndarray:
     Every start must be an integer ``s >= 0`` with ``s + seq_len <= n_jobs_available``; the
     first offending one is named in a :class:`~jaxsched.errors.ConfigError`.
     """
-    L = _as_int(seq_len, "seq_len", 1)
-    avail = _as_int(n_jobs_available, "n_jobs_available", 0)
+    L = as_int(seq_len, "seq_len", 1)
+    avail = as_int(n_jobs_available, "n_jobs_available", 0)
     arr = np.atleast_1d(np.asarray(starts))
     if arr.ndim != 1:
         raise ConfigError(f"starts must be a flat list of indices, got shape {arr.shape}")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxsched import formatting as F
 from jaxsched.errors import ConfigError
 from jaxsched.workload.swf import Jobs, Trace
 
@@ -135,14 +136,6 @@ def jobs_summary(jobs: Jobs) -> dict:
     }
 
 
-def _num(v, digits: int = 1) -> str:
-    if v is None:
-        return "-"
-    if float(v).is_integer() and abs(v) < 1e15:
-        return f"{int(v):,}"
-    return f"{v:,.{digits}f}"
-
-
 def format_stats(stats: dict) -> str:
     """A readable multi-line text report of :func:`trace_stats`."""
     s = stats
@@ -152,7 +145,7 @@ def format_stats(stats: dict) -> str:
         + (f"  ({s['skipped_lines']} bad lines skipped)" if s["skipped_lines"] else ""),
         f"machine:      {s['processors']:,} processors, {s['nodes']:,} nodes "
         f"({s['procs_per_node']:g} per node)",
-        f"time span:    {_num(s['span_s'], 0)} s ({s['span_days']:.1f} days) of submissions",
+        f"time span:    {F.count(s['span_s'], 0)} s ({s['span_days']:.1f} days) of submissions",
         f"users:        {s['users']:,}  groups: {s['groups']:,}",
         "",
         f"{'':22s}{'count':>10s}{'mean':>12s}{'p10':>10s}{'p50':>10s}{'p90':>12s}",
@@ -168,9 +161,9 @@ def format_stats(stats: dict) -> str:
         d = s[key]
         dig = 3 if key == "estimate_accuracy" else 1
         lines.append(
-            f"{title:22s}{d['count']:>10,}{_num(d['mean'], dig):>12s}"
-            f"{_num(d['p10'], dig):>10s}{_num(d['p50'], dig):>10s}"
-            f"{_num(d['p90'], dig):>12s}"
+            f"{title:22s}{d['count']:>10,}{F.count(d['mean'], dig):>12s}"
+            f"{F.count(d['p10'], dig):>10s}{F.count(d['p50'], dig):>10s}"
+            f"{F.count(d['p90'], dig):>12s}"
         )
     miss = ", ".join(f"{k} {v:,}" for k, v in s["missing"].items() if v)
     t2, rq = s["table2"], s["requested"]
@@ -178,11 +171,11 @@ def format_stats(stats: dict) -> str:
         "",
         f"missing (-1): {miss or 'none'}",
         "RLScheduler Table II (whole selection: mean inter-arrival / mean field 4 / mean "
-        f"field 5): {_num(t2['mean_interarrival'])} / {_num(t2['mean_run_time'])} / "
-        f"{_num(t2['mean_alloc_procs'], 2)}",
+        f"field 5): {F.count(t2['mean_interarrival'])} / {F.count(t2['mean_run_time'])} / "
+        f"{F.count(t2['mean_alloc_procs'], 2)}",
         "requested means (inter-arrival / field 9 or 4 / field 8 or 5): "
-        f"{_num(rq['mean_interarrival'])} / {_num(rq['mean_requested_time'])} / "
-        f"{_num(rq['mean_requested_procs'], 2)}",
+        f"{F.count(rq['mean_interarrival'])} / {F.count(rq['mean_requested_time'])} / "
+        f"{F.count(rq['mean_requested_procs'], 2)}",
     ]
     return "\n".join(lines)
 
