@@ -22,7 +22,14 @@ import time
 import warnings
 from pathlib import Path
 
-from jaxsched.conformance import DEFAULT_TOLERANCE, TraceCache, check_file, default_traces_dir
+from jaxsched.conformance import (
+    DEFAULT_TOLERANCE,
+    SCHEMAS,
+    TraceCache,
+    check_file,
+    default_traces_dir,
+    pending,
+)
 from jaxsched.errors import JaxschedError, SWFWarning
 
 __all__ = ["add_arguments", "run", "main"]
@@ -41,12 +48,19 @@ def _tolerance(text: str) -> float:
     return v
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the command's arguments to ``parser`` (its own or the ``jaxsched`` subparser)."""
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the command's arguments to ``parser`` (its own or the ``jaxsched`` subparser) and
+    return it."""
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = "schemas:\n" + "\n".join(
+        f"  {s.NAME:24s} {s.DESCRIPTION}"
+        + (" (recognised, not supported yet)" if isinstance(s, pending.Pending) else "")
+        for s in SCHEMAS
+    )
     parser.description = (
-        "Replay reference files through the JAX implementation: per file, the values "
-        "matched and the worst error; exit status 1 on any mismatch, 2 if a file cannot "
-        "be checked. The schema is read from each file."
+        "Replay reference files through the JAX implementation: per file, the values\n"
+        "matched and the worst error. The schema is read from each file. Exit status:\n"
+        "0 all matched, 1 some value is off, 2 a file cannot be checked."
     )
     parser.add_argument(
         "files",
@@ -72,6 +86,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="list every mismatch (file, key, values)"
     )
+    return parser
 
 
 def _one_line(text) -> str:

@@ -15,13 +15,20 @@ from jaxsched.conformance.base import SchemaNotSupported
 
 
 class Pending:
-    """A recognised schema without a checker: ``check`` raises :class:`SchemaNotSupported`."""
+    """A recognised schema without a checker: ``check`` raises :class:`SchemaNotSupported`.
 
-    def __init__(self, name: str, description: str, test: Callable[[dict], bool]):
-        self.NAME, self.DESCRIPTION, self._test = name, description, test
+    A document with a ``"schema"`` string is recognised by that tag alone (it starts with
+    ``tag``); one without, by ``test(doc)`` on its layout."""
+
+    def __init__(self, name: str, description: str, tag: str, test: Callable[[dict], bool]):
+        self.NAME, self.DESCRIPTION, self._tag, self._test = name, description, tag, test
 
     def matches(self, doc) -> bool:
-        return isinstance(doc, dict) and bool(self._test(doc))
+        if not isinstance(doc, dict):
+            return False
+        if isinstance(doc.get("schema"), str):
+            return doc["schema"].startswith(self._tag)
+        return bool(self._test(doc))
 
     def check(self, doc, traces_dir, **kwargs):
         raise SchemaNotSupported(f"schema {self.NAME!r} ({self.DESCRIPTION}) is not supported yet")
@@ -35,36 +42,29 @@ def _first_row(doc) -> dict:
     return rows[0] if isinstance(rows, list) and rows and isinstance(rows[0], dict) else {}
 
 
-def _tag(prefix: str) -> Callable[[dict], bool]:
-    return lambda doc: str(doc.get("schema", "")).startswith(prefix)
-
-
 SCHEMAS = (
     Pending(
         "schedinspector",
         "SchedInspector inspector runs",
-        lambda d: (
-            _tag("schedinspector")(d)
-            or ("protocol" in d and "results" in d)
-            or "inspector" in _first_row(d)
-        ),
+        "schedinspector",
+        lambda d: ("protocol" in d and "results" in d) or "inspector" in _first_row(d),
     ),
     Pending(
         "cqsim-reference",
         "CQSim/DRAS schedules",
-        lambda d: _tag("cqsim")(d) or ("slices" in d and "jobs_per_slice" in d),
+        "cqsim",
+        lambda d: "slices" in d and "jobs_per_slice" in d,
     ),
     Pending(
         "deeprm-reference",
         "DeepRM episodes",
-        lambda d: _tag("deeprm")(d) or ("agents" in d and "rates" in d and "sequences" in d),
+        "deeprm",
+        lambda d: "agents" in d and "rates" in d and "sequences" in d,
     ),
     Pending(
         "splitwindow",
         "split-window back-filling episodes",
-        lambda d: (
-            _tag("splitwindow")(d)
-            or ("episodes" in d and "split" in str(d.get("what", "")).lower())
-        ),
+        "splitwindow",
+        lambda d: "episodes" in d and "split" in str(d.get("what", "")).lower(),
     ),
 )

@@ -53,11 +53,15 @@ _FOREIGN_ROW_FIELDS = ("inspector", "base", "decisions", "rejections")
 
 
 def matches(doc) -> bool:
-    """A JSON object with a ``results`` list, no other schema's tag or ``protocol`` block, and
+    """A JSON object with a ``results`` list and either the tag ``"schema":
+    "rlscheduler-sequences"`` (optionally ``/version``) or no tag, no ``protocol`` block and
     rows (if any) that are not another system's."""
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         return False
-    if doc.get("schema", NAME) != NAME or "protocol" in doc:
+    tag = doc.get("schema")
+    if tag is not None:
+        return isinstance(tag, str) and (tag == NAME or tag.startswith(NAME + "/"))
+    if "protocol" in doc:
         return False
     first = doc["results"][0] if doc["results"] else {}
     return not (isinstance(first, dict) and any(k in first for k in _FOREIGN_ROW_FIELDS))
@@ -118,6 +122,12 @@ def check(doc, traces_dir, *, tolerance: float, traces: TraceCache | None = None
     compat = SEMANTICS[semantics]
     loaded = require(doc, "loaded_jobs", int, minimum=0) if "loaded_jobs" in doc else None
     rows = _rows(doc)
+    for i, r in enumerate(rows):
+        if compat and r["backfill"] == "easy":
+            raise FieldError(
+                f"results[{i}].backfill",
+                "'easy' is not part of the reference simulator (needs semantics 'correct')",
+            )
     path = find_trace(trace_name, traces_dir)
     traces = traces or TraceCache()
     jobs = traces(path, "rlscheduler")

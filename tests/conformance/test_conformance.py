@@ -101,14 +101,16 @@ def test_perturbed_value_is_named(tmp_path, shipped):
 UNSEEN_TRACE = "SDSC-BLUE-2000-4.2-cln.swf.gz"
 
 
-def oracle_file(trace_name: str, starts, length: int, policies, backfills, metrics) -> dict:
+def oracle_file(
+    trace, starts, length: int, policies, backfills, metrics, compat: bool = True
+) -> dict:
     """A reference file in the rlscheduler-sequences schema computed by jaxsched.sim.oracle
     (which shares no code with the JAX engine); every third value is left out, so the rows do
     not form a full grid."""
     from jaxsched.sim import oracle
     from jaxsched.workload import read_swf
 
-    jobs = read_swf(TRACES / trace_name).jobs("rlscheduler")
+    jobs = read_swf(trace).jobs("rlscheduler")
     cols = [c.tolist() for c in (jobs.submit, jobs.run, jobs.req_time, jobs.procs)]
     rows, n = [], 0
     for a in starts:
@@ -124,8 +126,9 @@ def oracle_file(trace_name: str, starts, length: int, policies, backfills, metri
                     procs_per_node=float(jobs.procs_per_node),
                     policy=policy,
                     backfill=bf,
+                    compat=compat,
                 )
-                m = oracle.metrics(s, r, p, st, num_procs=jobs.num_procs, compat=True)
+                m = oracle.metrics(s, r, p, st, num_procs=jobs.num_procs, compat=compat)
                 for metric in metrics:
                     n += 1
                     if n % 3:
@@ -140,7 +143,7 @@ def oracle_file(trace_name: str, starts, length: int, policies, backfills, metri
                             }
                         )
     return {
-        "trace": trace_name.removesuffix(".gz"),
+        "trace": trace.name.removesuffix(".gz"),
         "loaded_jobs": jobs.n_jobs,
         "jobs_per_sequence": length,
         "results": rows,
@@ -150,7 +153,7 @@ def oracle_file(trace_name: str, starts, length: int, policies, backfills, metri
 @pytest.fixture(scope="module")
 def unseen():
     return oracle_file(
-        UNSEEN_TRACE,
+        TRACES / UNSEEN_TRACE,
         starts=(17, 120_000, 243_280 - 200),
         length=200,
         policies=("saf", "srf", "ljf", "lcfs", "f2", "wfp3"),
@@ -169,6 +172,50 @@ def test_unseen_oracle_file_all_match(tmp_path, unseen):
     assert n == 3 * 6 * 2 * 5 * 2 // 3
     assert rep["total"] == rep["matched"] == n, rep["mismatches"][:3]
     assert rep["trace"] == UNSEEN_TRACE and rep["worst_error"] <= 1e-9
+
+
+def test_text_output(tmp_path, unseen):
+    f = tmp_path / "sdsc-blue-oracle.json"
+    f.write_text(json.dumps(unseen))
+    rc, out, err = run_main([f, "--traces", TRACES])
+    assert rc == 0, out + err
+    line, summary = out.strip().splitlines()
+    n = len(unseen["results"])
+    assert re.fullmatch(
+        rf"{re.escape(str(f))}  rlscheduler-sequences  trace {UNSEEN_TRACE}  {n}/{n} matched  "
+        r"worst \|err\| \S+  \d+\.\d s  ok",
+        line,
+    ), line
+    assert re.fullmatch(
+        rf"conformance: 1 file\(s\) checked, 0 error\(s\), {n}/{n} values matched, worst "
+        r"\|err\| \S+ \(tolerance 1e-09\); wall \d+\.\d s: all matched",
+        summary,
+    ), summary
+
+
+def test_unseen_correct_mode_file(tmp_path):
+    """The schema's "semantics": "correct" extension: true EASY backfilling, WFP3/UNICEP from
+    the real waiting time, utilization over the makespan (another compiled program)."""
+    doc = oracle_file(
+        REPO / "traces" / "lublin-2.swf",
+        starts=(3, 7_000),
+        length=64,
+        policies=("wfp3", "sjf", "lcfs"),
+        backfills=("easy", "none"),
+        metrics=("bsld", "util", "wait"),
+        compat=False,
+    )
+    doc["semantics"] = "correct"
+    f = tmp_path / "lublin2-correct.json"
+    f.write_text(json.dumps(doc))
+    rc, out, err = run_main([f, "--traces", REPO / "traces", "--json"])
+    assert rc == 0, out + err
+    (rep,) = json.loads(out)["files"]
+    assert rep["total"] == rep["matched"] == len(doc["results"]) == 24
+    # the same values are not those of the reference semantics
+    f.write_text(json.dumps({**doc, "semantics": "rlscheduler"}))
+    rc, out, err = run_main([f, "--traces", REPO / "traces"])
+    assert_one_error_line(rc, out, err, f, "].backfill: 'easy' is not part of the reference")
 
 
 def test_unseen_file_wrong_loaded_jobs(tmp_path, unseen):
@@ -266,6 +313,50 @@ def test_other_systems_not_supported_yet(folder):
     assert files
     rc, out, err = run_main([files[0], "--traces", TRACES])
     assert_one_error_line(rc, out, err, files[0], "is not supported yet")
+
+
+def test_schema_tag_decides(tmp_path):
+    f = tmp_path / "tagged.json"
+    f.write_text(json.dumps(tiny_doc(schema="cqsim-reference/1")))
+    rc, out, err = run_main([f, "--traces", REPO / "traces"])
+    assert_one_error_line(rc, out, err, f, "schema 'cqsim-reference'")
+    # an explicit rlscheduler tag wins over a SchedInspector-like protocol block
+    doc = tiny_doc(schema="rlscheduler-sequences", protocol={}, trace="absent.swf")
+    f.write_text(json.dumps(doc))
+    rc, out, err = run_main([f, "--traces", REPO / "traces"])
+    assert_one_error_line(rc, out, err, f, "trace: 'absent.swf' not found")
+    f.write_text(json.dumps(tiny_doc(schema="something-else")))
+    rc, out, err = run_main([f, "--traces", REPO / "traces"])
+    assert_one_error_line(rc, out, err, f, "unknown schema")
+
+
+def test_usage_and_help(capsys):
+    assert main(["--tolerance", "-1", "x.json"]) == 2
+    assert "--tolerance" in capsys.readouterr().err
+    assert main(["--help"]) == 0
+    help_text = capsys.readouterr().out
+    for name in ("rlscheduler-sequences", "schedinspector", "cqsim-reference", "deeprm"):
+        assert name in help_text
+
+
+def test_registration_in_a_parent_parser(tmp_path):
+    """The lines that register the command in jaxsched/cli.py."""
+    import argparse
+
+    from jaxsched.conformance import cli as conformance
+
+    parser = argparse.ArgumentParser(prog="jaxsched")
+    sub = parser.add_subparsers(dest="command")
+    p = conformance.add_arguments(sub.add_parser("conformance", help=conformance.HELP))
+    p.set_defaults(handler=conformance.run)
+    f = tmp_path / "x.json"
+    f.write_text("[]")
+    args = parser.parse_args(["conformance", str(f), "--tolerance", "1e-6"])
+    assert args.tolerance == 1e-6
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        assert args.handler(args) == 2
+    assert "unknown schema" in err.getvalue()
 
 
 def test_errors_do_not_stop_other_files(tmp_path):
