@@ -516,7 +516,7 @@ def test_jit_equals_no_jit(syn_envs):
     assert int(st1.sim.n_q) == 1 and int(st2.sim.n_q) > MQ_SYN
     fin, fts = play(senv, 0, action=1)
     with jax.disable_jit():
-        eager = [senv.observe(st1), senv.observe(st2)]
+        eager = [senv.recompute_observation(st1), senv.recompute_observation(st2)]
         vis = senv.visible_jobs(st2)
         reward = senv.terminal_reward(fin)
     for e, ts in zip(eager, (ts1, ts2)):
