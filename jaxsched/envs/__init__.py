@@ -1,21 +1,33 @@
 """Reinforcement-learning environments over the scheduling engine (pure JAX, jit/vmap-able).
 
-* :class:`RLSchedulerEnv`: RLScheduler's job-picking SchedGym environment
-  (:mod:`jaxsched.envs.rlscheduler`), with :class:`AutoResetWrapper`.
+Rooms:
+
+* ``core.py``: the environment contract (:class:`Environment` hooks, :class:`TimeStep`,
+  :class:`Observation`, FIRST/MID/LAST);
+* ``wrappers.py``: :class:`AutoResetWrapper`, for any environment of the contract;
+* ``testing.py``: :func:`~jaxsched.envs.testing.check_env_contract`, the checks every
+  environment's tests run;
+* ``starts.py``: sequence-start sampling (``sample_accepted_starts``, the trajectory filter's
+  draw);
+* ``rlscheduler.py``: RLScheduler's job-picking SchedGym environment :class:`RLSchedulerEnv`
+  (decision protocol, reward); ``rlscheduler_features.py``: its observation rows, queue orders
+  and visible-job cut-off;
+* ``gym.py``: a Gymnasium adapter of :class:`RLSchedulerEnv` (optional dependency);
+* ``batching.py``: old import path of :func:`jaxsched.sim.batching.sparse_cond`.
 """
 
+from jaxsched.envs.core import FIRST, LAST, MID, Environment, TimeStep
 from jaxsched.envs.rlscheduler import (
-    FIRST,
-    LAST,
-    MID,
-    AutoResetWrapper,
+    JOB_FEATURES,
+    PAD_ROW,
     EnvState,
     Observation,
     RLSchedulerEnv,
-    TimeStep,
 )
+from jaxsched.envs.wrappers import AutoResetWrapper
 
 __all__ = [
+    "Environment",
     "RLSchedulerEnv",
     "AutoResetWrapper",
     "EnvState",
@@ -24,4 +36,6 @@ __all__ = [
     "FIRST",
     "MID",
     "LAST",
+    "JOB_FEATURES",
+    "PAD_ROW",
 ]

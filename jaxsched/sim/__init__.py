@@ -1,5 +1,19 @@
 """Device-side simulator (pure JAX).
 
+Rooms:
+
+* ``types.py``: the state pytrees and constants (``Sequence``, ``SimParams``, ``SimState``,
+  ``NoBackfillState``, backfill codes);
+* ``primitives.py``: building blocks (index reductions, reservation, running-list
+  insert/drop, queue write, one event, :func:`~jaxsched.sim.primitives.advance_until`, the
+  batched run loop);
+* ``engine.py``: the micro-step and the engine API (``reset``, ``micro_step``,
+  ``run_heuristic``, ``advance_to_decision``, ``schedule``), re-exporting the names above;
+* ``nobf.py``: the no-backfilling fast paths (``run_static_nobf*``, ``schedule_nobf``);
+* ``batching.py``: batching rules (``sparse_cond``, the staged ``schedule_engine``);
+* ``metrics.py``: schedule metrics; ``evaluate.py``: the batched evaluation driver;
+* ``oracle.py``: the plain-Python oracle the tests check the engine against.
+
 Importing this package turns on JAX's 64-bit mode (``jax_enable_x64``): the reference's
 priority keys and times need float64/int64 (spec §4). Networks pick float32 explicitly.
 """

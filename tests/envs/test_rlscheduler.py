@@ -20,7 +20,8 @@ with the oracle's schedule and metric.
 5. vmap over 4 envs (auto-reset inside ``lax.scan``) == a Python loop over single envs;
    jit == no-jit (observation and reward op by op); ``reset`` samples exactly
    [length, U - length - 1); no recompilation between backfill modes, compat and cut-off
-   rules;
+   rules; the contract checks of jaxsched/envs/testing.py (compiled once, vmap == loop,
+   auto-reset scan == step by step, masks, NaN, determinism) with and without backfilling;
 6. the Gymnasium wrapper (a minimal stand-in module when gymnasium is not installed): the
    reference's seeded start stream, the FCFS episode's reward.
 """
@@ -41,6 +42,7 @@ from shared_data import REPO as ROOT
 import jaxsched.sim  # noqa: F401  (x64)
 from jaxsched.envs import FIRST, LAST, MID, AutoResetWrapper, RLSchedulerEnv
 from jaxsched.envs.rlscheduler import jit_reset, jit_reset_at, jit_step
+from jaxsched.envs.testing import check_env_contract
 from jaxsched.errors import ConfigError
 from jaxsched.sim import oracle as O
 from jaxsched.workload import parse_swf, read_swf, reference_starts
@@ -504,6 +506,21 @@ def test_vmap_autoreset_scan_equals_loop(syn_envs, n_env):
     assert ((starts >= lo) & (starts < hi)).all()
 
 
+@pytest.mark.parametrize(
+    "backfill, compat, cutoff",
+    [("none", True, "reference"), ("rlscheduler", True, "reference"), ("easy", False, "fcfs")],
+)
+def test_env_contract(backfill, compat, cutoff):
+    """The contract checks (jaxsched/envs/testing.py) on 8-job sequences of the synthetic
+    trace with 6 observation slots (start 0 overflows them: the cut-off), with and without
+    backfilling."""
+    env = RLSchedulerEnv(
+        SYN, length=8, backfill=backfill, compat=compat, max_queue=MQ_SYN, cutoff=cutoff
+    )
+    info = check_env_contract(env, starts=[0, 5, 40], batch=3, num_steps=12)
+    assert info["episodes_ended"] >= 3
+
+
 def test_jit_equals_no_jit(syn_envs):
     """The env's own computations op by op (``jax.disable_jit``) == compiled: the observation
     (sorts, the interleaved cut-off, float64 features) with and without a cut-off, and the
@@ -516,7 +533,7 @@ def test_jit_equals_no_jit(syn_envs):
     assert int(st1.sim.n_q) == 1 and int(st2.sim.n_q) > MQ_SYN
     fin, fts = play(senv, 0, action=1)
     with jax.disable_jit():
-        eager = [senv.observe(st1), senv.observe(st2)]
+        eager = [senv.recompute_observation(st1), senv.recompute_observation(st2)]
         vis = senv.visible_jobs(st2)
         reward = senv.terminal_reward(fin)
     for e, ts in zip(eager, (ts1, ts2)):

@@ -1,0 +1,137 @@
+"""RLScheduler's observation (spec ``rlscheduler.md`` §2.9): the job features, the queue
+orders of the visible-job cut-off, and the device-side helpers that build the rows.
+
+* host side: :func:`static_features` (features 1–6 of every job), :func:`queue_orders` (each
+  job's rank in the FCFS order and in the cut-off's two orders);
+* device side: :func:`job_rows` (float32 ``[MQ, 8]`` rows and the mask), ``_order_by`` (slots
+  sorted by a key, one packed sort) and ``_interleave`` (the reference's cut-off).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsched.policies import heuristics as H
+
+__all__ = [
+    "JOB_FEATURES",
+    "MAX_WAIT_TIME",
+    "PAD_ROW",
+    "CUTOFFS",
+    "static_features",
+    "queue_orders",
+    "job_rows",
+]
+
+#: Features per job row (spec §2.9).
+JOB_FEATURES = 8
+#: Normaliser of the waiting-time feature: 12 hours.
+MAX_WAIT_TIME = 12 * 60 * 60
+_C = 1.0 - 1e-5
+_EPS = 1e-5
+#: The row of an empty observation slot.
+PAD_ROW = (0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0)
+#: Cut-off rules when more than ``max_queue`` jobs wait.
+CUTOFFS = ("reference", "fcfs")
+
+
+def _ratio_feature(x: np.ndarray, denom: float, minus_one_is_one: bool) -> np.ndarray:
+    x = x.astype(np.float64)
+    if denom > 0:
+        v = np.minimum(x / float(denom), _C)
+    else:  # only 0 / 0 can happen (maxima are >= every value); the
+        v = np.zeros_like(x)  # reference would raise ZeroDivisionError
+    if minus_one_is_one:
+        v = np.where(x == -1, 1.0, v)
+    return v
+
+
+def static_features(jobs) -> np.ndarray:
+    """float64 ``[n_jobs, 6]``: features 1–6 of spec §2.9 (requested time, processors,
+    memory, user, group, executable), which do not depend on the simulator state."""
+    cols = [
+        _ratio_feature(jobs.req_time, jobs.max_exec_time, False),
+        _ratio_feature(jobs.procs, jobs.num_procs, False),
+        _ratio_feature(jobs.req_mem, jobs.max_req_mem, True),
+        _ratio_feature(jobs.user, jobs.max_user, True),
+        _ratio_feature(jobs.group, jobs.max_group, True),
+        _ratio_feature(jobs.executable, jobs.max_executable, True),
+    ]
+    return np.stack(cols, axis=1)
+
+
+def queue_orders(jobs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """int32 ``[n_jobs]`` ×3: the rank of every job of the trace in the FCFS order
+    (submit, index) and in the two orders of the reference's cut-off (spec §2.9): L1 =
+    (q, s, f2, f1, index), L2 = (n, s, q, f2, f1, index). All keys are static job attributes,
+    so restricted to the jobs of one sequence each rank orders them exactly as the keys with
+    the sequence index would. f1 and f2 are the heuristics' exact host keys (libm, as the
+    reference); a NaN key (no square root of a negative time) sorts after every number."""
+    q = np.asarray(jobs.req_time, np.int64)
+    s = np.asarray(jobs.submit, np.int64)
+    n = np.asarray(jobs.procs, np.int64)
+    f1 = H.host_keys("f1", s, q, n)[0]
+    f2 = H.host_keys("f2", s, q, n)[0]
+    return H.rank_by((s,)), H.rank_by((q, s, f2, f1)), H.rank_by((n, s, q, f2, f1))
+
+
+# ----------------------------------------------------------------------------------------------
+
+
+def _order_by(key, Q: int) -> jax.Array:
+    """int32 ``[Q]``: the slots 0..Q−1 sorted by the non-negative int ``key`` (ties by slot),
+    with ONE sort of packed int64 words (XLA's multi-operand sorts are several times slower
+    on CPU)."""
+    bits = max(1, (Q - 1).bit_length())
+    packed = (key.astype(jnp.int64) << bits) | jnp.arange(Q, dtype=jnp.int64)
+    return (jnp.sort(packed) & ((1 << bits) - 1)).astype(jnp.int32)
+
+
+def _interleave(data, start, q_job, MQ: int) -> jax.Array:
+    """The reference's cut-off (spec §2.9) for a queue of more than ``MQ`` jobs: L1 and L2
+    are the first ``MQ`` waiting jobs by the static ranks ``rank_l1``/``rank_l2``; the visible
+    list is L1[0], L2[0], L1[1], L2[1], ... with repeats skipped (the first ``MQ`` of it).
+
+    Two sorts of packed (rank, slot) words give L1 and L2; the merged list's repeats are
+    found with a scatter-min of positions, and the kept entries are compacted with a prefix
+    count (an associative scan: XLA's ``cumsum`` is quadratic on CPU) and a scatter."""
+    Q = q_job.shape[0]
+    i32 = jnp.int32
+    qv = q_job >= 0
+    g = start + jnp.maximum(q_job, 0)
+    bits = max(1, (Q - 1).bit_length())
+    kt = i32 if (data.rank_l1.shape[0] + 1) << bits < 2**31 else jnp.int64
+    big = jnp.asarray(data.rank_l1.shape[0], kt)  # above every rank
+    slots = jnp.arange(Q, dtype=kt)
+    low = (1 << bits) - 1
+
+    def first(rank):
+        key = (jnp.where(qv, rank[g].astype(kt), big) << bits) | slots
+        return (jnp.sort(key)[:MQ] & low).astype(i32)
+
+    merged = jnp.stack([first(data.rank_l1), first(data.rank_l2)], axis=1).reshape(-1)
+    pos = jnp.arange(2 * MQ, dtype=i32)
+    keep = jnp.full(Q, 2 * MQ, i32).at[merged].min(pos)[merged] == pos
+    dest = jnp.where(keep, jax.lax.associative_scan(jnp.add, keep.astype(i32)) - 1, MQ)
+    return jnp.zeros(MQ, i32).at[dest].set(merged, mode="drop")
+
+
+def job_rows(data, start, sim, vis) -> tuple[jax.Array, jax.Array]:
+    """The observation rows (spec §2.9): float32 ``[MQ, 8]`` rows of the jobs in queue slots
+    ``vis`` (int32 ``[MQ]``, −1 = empty: :data:`PAD_ROW`) and the mask (bool ``[MQ]``).
+
+    Args:
+      data: the env's trace data (``submit`` int64 ``[M]``, ``nodes`` int32 ``[M]``, ``feat``
+        float32 ``[M, 6]``); start: int32 trace index of the sequence's first job; sim: the
+        engine state (clock ``t``, ``free`` nodes, ``q_job``)."""
+    valid = vis >= 0
+    g = start + jnp.where(valid, sim.q_job[jnp.maximum(vis, 0)], 0)  # trace index
+    wait = (sim.t - data.submit[g]).astype(jnp.float64) / float(MAX_WAIT_TIME)
+    wait = jnp.minimum(wait, _C).astype(jnp.float32)
+    canrun = jnp.where(data.nodes[g] <= sim.free, np.float32(_C), np.float32(_EPS))
+    rows = jnp.concatenate([wait[:, None], data.feat[g], canrun[:, None]], axis=1)
+    pad = jnp.asarray(np.asarray(PAD_ROW, np.float32))
+    obs = jnp.where(valid[:, None], rows, pad[None, :]).astype(jnp.float32)
+    return obs, valid
