@@ -37,25 +37,27 @@ import pytest
 from flax import struct
 
 from jaxsched.errors import CheckpointError, ConfigError, JaxschedError
-from jaxsched.train import (
+from jaxsched.systems.rlscheduler.filtering import (
     REFERENCE_BOUNDS,
+    TrajectoryFilter,
+    in_range,
+    paper_bounds,
+    sample_accepted_starts,
+    start_acceptance,
+)
+from jaxsched.train import (
     NetInput,
     PPOConfig,
     TrainState,
-    TrajectoryFilter,
     episode_summaries,
     fit,
     gae_advantages,
-    in_range,
     kl_early_stop_loop,
     latest_checkpoint,
     list_checkpoints,
     load_checkpoint,
     make_train,
-    paper_bounds,
-    sample_accepted_starts,
     save_checkpoint,
-    start_acceptance,
     valid_step_mask,
 )
 from jaxsched.train import checkpoint as ckpt_mod
