@@ -6,10 +6,15 @@
     jaxsched evaluate TRACE [--compat rlscheduler] [--policy P,..] [--backfill B,..]
                       [--metric M,..] [--jobs N] [--starts I,.. | --sequences K --seed S] [--json]
     jaxsched demo [--sequences K] [--train-minutes M]
+    jaxsched train SYSTEM TRACE ...        (one subcommand per registered system; today:)
     jaxsched train rlscheduler TRACE --epochs E --out DIR [--metric M] [--backfill B]
                    [--compat rlscheduler] [--seed S] [--resume] [--trajectories N] ...
     jaxsched evaluate ... --model DIR [--sample]
     jaxsched plot DIR [--out FILE]
+
+``train``'s subcommands, ``evaluate --model`` and ``plot`` come from the systems registry
+(:mod:`jaxsched.systems`): ``train <system>`` has the flags and the driver of that system, and
+a run directory is loaded / plotted by the system its ``run.json`` names.
 
 Errors a user can cause (:class:`~jaxsched.errors.JaxschedError`, missing files and other
 ``OSError``, bad arguments) are printed as one line, ``jaxsched: error: <message>``, on stderr,
@@ -317,6 +322,8 @@ def _cmd_evaluate(args) -> int:
 
 @command("evaluate")
 def _add_evaluate(sub) -> None:
+    # a flat list of add_argument calls, one per flag (over 100 lines; splitting it would
+    # only scatter the flags)
     from jaxsched.policies.heuristics import PAPER_POLICIES, POLICIES
 
     p = sub.add_parser(

@@ -453,140 +453,12 @@ def _update_metrics(cfg, ts, tr, completed, w, pi, v) -> dict:
     }
 
 
-def _check_args(config, trajectory_filter, filter_value_fn, slot_buckets, chunk_size):
-    if not isinstance(config, PPOConfig):
-        raise ConfigError(f"make_train: config must be a PPOConfig, got {type(config).__name__}")
-    if (trajectory_filter is None) != (filter_value_fn is None):
-        raise ConfigError("make_train: trajectory_filter and filter_value_fn go together")
-    if slot_buckets is not None:
-        check_buckets(slot_buckets, chunk_size)
-
-
-def make_train(
-    config: PPOConfig,
-    env,
-    policy_net,
-    value_net,
-    *,
-    obs_fn: Callable = default_obs_fn,
-    done_fn: Callable = default_done_fn,
-    policy_inputs: Callable = _default_policy_inputs,
-    value_inputs: Callable = _default_value_inputs,
-    trajectory_filter=None,
-    filter_value_fn: Callable | None = None,
-    episode_info_fn: Callable | None = None,
-    slot_buckets: Sequence[int] | None = None,
-    chunk_size: int = 512,
-    value_pad_row: Sequence[float] | None = None,
-) -> PPOTrainer:
-    """Build the PPO functions for ``env`` and two Flax modules.
-
-    Args:
-        config: :class:`PPOConfig`.
-        env: object with ``reset(key)`` and ``step(state, action)`` for one environment (:mod:`jaxsched.train.rollout`).
-        policy_net: module; ``policy_net.apply(params, *policy_inputs(x))`` gives logits ``[N]``
-            for one observation (a net that handles extra leading axes works as well).  The
-            trainer masks the logits again with ``x.mask`` (``MASKED_LOGIT``), so raw or
-            already-masked logits are both fine.
-        value_net: module; ``value_net.apply(params, *value_inputs(x))`` gives one number.
-        obs_fn: ``observation -> x``, the per-step network input that is stored for the
-            updates (default :class:`NetInput` of ``obs`` and ``mask``; include e.g. a critic
-            observation here if the value net needs it).  Float leaves are cast to float32.
-            ``x`` must have a ``mask`` field (bool ``[N]``).
-        done_fn: ``timestep -> bool``, end of episode (default :func:`default_done_fn`).
-        policy_inputs, value_inputs: ``x -> tuple`` of positional arguments for the nets'
-            ``init``/``apply`` (defaults ``(obs, mask)`` and ``(obs,)``).
-        trajectory_filter: optional object with ``accept(values float32 [E], update) -> bool
-            [E]`` (e.g. :class:`jaxsched.systems.rlscheduler.filtering.TrajectoryFilter`); with
-            ``filter_value_fn`` it drops the episodes it rejects from the update (they carry no
-            weight and are not counted).  Rejection at reset time in the environment (spec §7,
-            ``jaxsched.systems.rlscheduler.filtering.sample_accepted_starts``) is the
-            alternative that keeps the number of episodes fixed.
-        filter_value_fn: ``timestep -> float``, the filter value of the episode the timestep
-            belongs to (e.g. the episode's SJF average bsld, provided by the environment); it
-            must be constant within an episode.  It is read on the timestep an action is
-            chosen on.
-        episode_info_fn: ``timestep -> dict`` of per-episode values to report (e.g. the
-            sequence's start index from the environment's extras); read on the timestep of the
-            episode's first decision and returned in the metrics as ``episode_info_<key>``
-            (see :func:`jaxsched.train.rollout.episode_summaries`).
-        slot_buckets: computation only (the update's numbers change by float rounding at
-            most; not part of :meth:`PPOTrainer.run_config`). For a *per-slot* policy — the
-            logits of slot ``i`` depend only on slot ``i`` of the inputs, as in the kernel
-            network — whose valid slots always form a prefix (``x.mask`` True on slots
-            ``0 .. n−1``, as :class:`jaxsched.envs.RLSchedulerEnv` fills them): the policy
-            steps of the update sort the samples by their number of valid slots, cut them into
-            chunks of ``chunk_size`` and evaluate each chunk on its first ``K`` slots only,
-            ``K`` the smallest bucket that holds the chunk's largest ``n`` (the full slot count
-            is always a bucket). The kernel policy on Lublin-1 mostly sees short queues, so
-            this skips most of the padding rows (several times faster). The policy inputs
-            must be ``x.obs`` ``[N, F]`` and ``x.mask`` ``[N]`` (slot axis first). None: off.
-        chunk_size: samples per chunk with ``slot_buckets``.
-        value_pad_row: with ``slot_buckets``, run the value steps on slot prefixes as well:
-            every slot past an observation's valid prefix holds exactly this row (the
-            environment's padding row, :data:`jaxsched.envs.PAD_ROW`) and the value net
-            accepts ``apply(params, obs_prefix, n_slots=N, pad_row=row)``, giving the value of
-            ``obs_prefix`` followed by ``N − K`` copies of ``row``
-            (:class:`jaxsched.nets.KernelValue` does: its per-slot kernel sees the padding row
-            once). None: value steps on the full width.
-
-    Returns:
-        :class:`PPOTrainer`.
-    """
-    _check_args(config, trajectory_filter, filter_value_fn, slot_buckets, chunk_size)
-    cfg = config
+def _make_update(cfg: PPOConfig, collect, loss_fns, pi_tx, v_tx):
+    """``update(train_state) -> (train_state, metrics)``, one epoch (module docstring), from the
+    rollout ``collect(policy_params, value_params, key, step)``, the loss builder of
+    :func:`_loss_builder` and the two optimisers."""
     T, E = cfg.rollout_steps, cfg.num_envs
-    pi_tx = _make_adam(cfg.pi_lr, cfg, cfg.train_pi_iters)
-    v_tx = _make_adam(cfg.vf_lr, cfg, cfg.train_v_iters)
     kl_limit = None if cfg.target_kl is None else cfg.kl_stop_factor * cfg.target_kl
-    nets = _Nets(policy_net, value_net, policy_inputs, value_inputs)
-    loss_fns = _loss_builder(cfg, nets, slot_buckets, chunk_size, value_pad_row)
-
-    def init(key) -> TrainState:
-        key = jax.random.wrap_key_data(_key_data(key))
-        k_env, k_pi, k_v, k_state = jax.random.split(key, 4)
-        _, ts = env.reset(k_env)
-        x = to_f32(obs_fn(ts.observation))
-        pparams = to_f32(policy_net.init(k_pi, *policy_inputs(x)))
-        vparams = to_f32(value_net.init(k_v, *value_inputs(x)))
-        return TrainState(
-            policy_params=pparams,
-            value_params=vparams,
-            policy_opt_state=pi_tx.init(pparams),
-            value_opt_state=v_tx.init(vparams),
-            rng=jax.random.key_data(k_state),
-            step=jnp.zeros((), jnp.int32),
-        )
-
-    accept_fn = None
-    if filter_value_fn is not None:
-
-        def accept_fn(ts, step):
-            fval = jnp.asarray(jax.vmap(filter_value_fn)(ts), _F32)
-            return trajectory_filter.accept(fval, step)
-
-    collect_ = make_collect(
-        env,
-        nets.act,
-        num_envs=E,
-        episodes_per_env=cfg.episodes_per_env,
-        rollout_steps=T,
-        obs_fn=obs_fn,
-        done_fn=done_fn,
-        accept_fn=accept_fn,
-        episode_info_fn=episode_info_fn,
-    )
-
-    def collect(pparams, vparams, key, step):
-        return collect_((pparams, vparams), key, step)
-
-    def policy_loss_and_grad(params, x, action, logp_old, adv, w):
-        f = loss_fns(x, action, logp_old, adv, jnp.zeros_like(adv), w)
-        return f[0](params, *f[4])
-
-    def value_loss_and_grad(params, x, target, w):
-        f = loss_fns(x, jnp.zeros(target.shape, jnp.int32), target, target, target, w)
-        return f[2](params, *f[5])
 
     def update(ts: TrainState):
         # kept as one function: it is the epoch, read top to bottom (rollout, advantages,
@@ -651,6 +523,147 @@ def make_train(
             step=ts.step + 1,
         )
         return new_ts, metrics
+
+    return update
+
+
+def _check_args(config, trajectory_filter, filter_value_fn, slot_buckets, chunk_size):
+    if not isinstance(config, PPOConfig):
+        raise ConfigError(f"make_train: config must be a PPOConfig, got {type(config).__name__}")
+    if (trajectory_filter is None) != (filter_value_fn is None):
+        raise ConfigError("make_train: trajectory_filter and filter_value_fn go together")
+    if slot_buckets is not None:
+        check_buckets(slot_buckets, chunk_size)
+
+
+def make_train(
+    config: PPOConfig,
+    env,
+    policy_net,
+    value_net,
+    *,
+    obs_fn: Callable = default_obs_fn,
+    done_fn: Callable = default_done_fn,
+    policy_inputs: Callable = _default_policy_inputs,
+    value_inputs: Callable = _default_value_inputs,
+    trajectory_filter=None,
+    filter_value_fn: Callable | None = None,
+    episode_info_fn: Callable | None = None,
+    slot_buckets: Sequence[int] | None = None,
+    chunk_size: int = 512,
+    value_pad_row: Sequence[float] | None = None,
+) -> PPOTrainer:
+    """Build the PPO functions for ``env`` and two Flax modules.
+
+    (Most of this function's length is the argument documentation below; the epoch itself is
+    :func:`_make_update`.)
+
+    Args:
+        config: :class:`PPOConfig`.
+        env: object with ``reset(key)`` and ``step(state, action)`` for one environment (:mod:`jaxsched.train.rollout`).
+        policy_net: module; ``policy_net.apply(params, *policy_inputs(x))`` gives logits ``[N]``
+            for one observation (a net that handles extra leading axes works as well).  The
+            trainer masks the logits again with ``x.mask`` (``MASKED_LOGIT``), so raw or
+            already-masked logits are both fine.
+        value_net: module; ``value_net.apply(params, *value_inputs(x))`` gives one number.
+        obs_fn: ``observation -> x``, the per-step network input that is stored for the
+            updates (default :class:`NetInput` of ``obs`` and ``mask``; include e.g. a critic
+            observation here if the value net needs it).  Float leaves are cast to float32.
+            ``x`` must have a ``mask`` field (bool ``[N]``).
+        done_fn: ``timestep -> bool``, end of episode (default :func:`default_done_fn`).
+        policy_inputs, value_inputs: ``x -> tuple`` of positional arguments for the nets'
+            ``init``/``apply`` (defaults ``(obs, mask)`` and ``(obs,)``).
+        trajectory_filter: optional object with ``accept(values float32 [E], update) -> bool
+            [E]`` (e.g. :class:`jaxsched.systems.rlscheduler.filtering.TrajectoryFilter`); with
+            ``filter_value_fn`` it drops the episodes it rejects from the update (they carry no
+            weight and are not counted).  Rejection at reset time in the environment (spec §7,
+            ``jaxsched.systems.rlscheduler.filtering.sample_accepted_starts``) is the
+            alternative that keeps the number of episodes fixed.
+        filter_value_fn: ``timestep -> float``, the filter value of the episode the timestep
+            belongs to (e.g. the episode's SJF average bsld, provided by the environment); it
+            must be constant within an episode.  It is read on the timestep an action is
+            chosen on.
+        episode_info_fn: ``timestep -> dict`` of per-episode values to report (e.g. the
+            sequence's start index from the environment's extras); read on the timestep of the
+            episode's first decision and returned in the metrics as ``episode_info_<key>``
+            (see :func:`jaxsched.train.rollout.episode_summaries`).
+        slot_buckets: computation only (the update's numbers change by float rounding at
+            most; not part of :meth:`PPOTrainer.run_config`). For a *per-slot* policy — the
+            logits of slot ``i`` depend only on slot ``i`` of the inputs, as in the kernel
+            network — whose valid slots always form a prefix (``x.mask`` True on slots
+            ``0 .. n−1``, as :class:`jaxsched.envs.RLSchedulerEnv` fills them): the policy
+            steps of the update sort the samples by their number of valid slots, cut them into
+            chunks of ``chunk_size`` and evaluate each chunk on its first ``K`` slots only,
+            ``K`` the smallest bucket that holds the chunk's largest ``n`` (the full slot count
+            is always a bucket). The kernel policy on Lublin-1 mostly sees short queues, so
+            this skips most of the padding rows (several times faster). The policy inputs
+            must be ``x.obs`` ``[N, F]`` and ``x.mask`` ``[N]`` (slot axis first). None: off.
+        chunk_size: samples per chunk with ``slot_buckets``.
+        value_pad_row: with ``slot_buckets``, run the value steps on slot prefixes as well:
+            every slot past an observation's valid prefix holds exactly this row (the
+            environment's padding row, :data:`jaxsched.envs.PAD_ROW`) and the value net
+            accepts ``apply(params, obs_prefix, n_slots=N, pad_row=row)``, giving the value of
+            ``obs_prefix`` followed by ``N − K`` copies of ``row``
+            (:class:`jaxsched.nets.KernelValue` does: its per-slot kernel sees the padding row
+            once). None: value steps on the full width.
+
+    Returns:
+        :class:`PPOTrainer`.
+    """
+    _check_args(config, trajectory_filter, filter_value_fn, slot_buckets, chunk_size)
+    cfg = config
+    pi_tx = _make_adam(cfg.pi_lr, cfg, cfg.train_pi_iters)
+    v_tx = _make_adam(cfg.vf_lr, cfg, cfg.train_v_iters)
+    nets = _Nets(policy_net, value_net, policy_inputs, value_inputs)
+    loss_fns = _loss_builder(cfg, nets, slot_buckets, chunk_size, value_pad_row)
+
+    def init(key) -> TrainState:
+        key = jax.random.wrap_key_data(_key_data(key))
+        k_env, k_pi, k_v, k_state = jax.random.split(key, 4)
+        _, ts = env.reset(k_env)
+        x = to_f32(obs_fn(ts.observation))
+        pparams = to_f32(policy_net.init(k_pi, *policy_inputs(x)))
+        vparams = to_f32(value_net.init(k_v, *value_inputs(x)))
+        return TrainState(
+            policy_params=pparams,
+            value_params=vparams,
+            policy_opt_state=pi_tx.init(pparams),
+            value_opt_state=v_tx.init(vparams),
+            rng=jax.random.key_data(k_state),
+            step=jnp.zeros((), jnp.int32),
+        )
+
+    accept_fn = None
+    if filter_value_fn is not None:
+
+        def accept_fn(ts, step):
+            fval = jnp.asarray(jax.vmap(filter_value_fn)(ts), _F32)
+            return trajectory_filter.accept(fval, step)
+
+    collect_ = make_collect(
+        env,
+        nets.act,
+        num_envs=cfg.num_envs,
+        episodes_per_env=cfg.episodes_per_env,
+        rollout_steps=cfg.rollout_steps,
+        obs_fn=obs_fn,
+        done_fn=done_fn,
+        accept_fn=accept_fn,
+        episode_info_fn=episode_info_fn,
+    )
+
+    def collect(pparams, vparams, key, step):
+        return collect_((pparams, vparams), key, step)
+
+    def policy_loss_and_grad(params, x, action, logp_old, adv, w):
+        f = loss_fns(x, action, logp_old, adv, jnp.zeros_like(adv), w)
+        return f[0](params, *f[4])
+
+    def value_loss_and_grad(params, x, target, w):
+        f = loss_fns(x, jnp.zeros(target.shape, jnp.int32), target, target, target, w)
+        return f[2](params, *f[5])
+
+    update = _make_update(cfg, collect, loss_fns, pi_tx, v_tx)
 
     def train(ts: TrainState, num_updates: int):
         return jax.lax.scan(lambda s, _: update(s), ts, None, length=num_updates)

@@ -305,6 +305,7 @@ def train(
     ``keep_checkpoints``: how many of the newest epoch checkpoints stay in ``out`` (default 1;
     0 keeps every epoch's, e.g. to score them all afterwards with ``evaluate --model``).
     """
+    # (long because of its keyword arguments and their documentation; the steps are below)
     out = Path(out)
     rc = _run_config(
         trace,
