@@ -38,8 +38,14 @@ import numpy as np  # noqa: E402
 
 from jaxsched.errors import JaxschedError  # noqa: E402
 from jaxsched.sim.metrics import HIGHER_IS_BETTER  # noqa: E402
-from jaxsched.train import rlscheduler as TR  # noqa: E402
+from jaxsched.systems.rlscheduler.config import make_env  # noqa: E402
+from jaxsched.systems.rlscheduler.evaluate import (  # noqa: E402
+    episodes_fn,
+    load_policy,
+    policy_metric,
+)
 from jaxsched.train.checkpoint import list_checkpoints  # noqa: E402
+from jaxsched.train.loop import training_seconds  # noqa: E402
 from jaxsched.workload import read_swf, reference_starts  # noqa: E402
 
 #: the paper's test sequences (RLScheduler Tables V/VI): seed 1, 10 x 1024 jobs, U = 10,000
@@ -76,18 +82,18 @@ def score_run(
     ckpts = list_checkpoints(run_dir)
     if not ckpts:
         raise JaxschedError(f"{run_dir}: no checkpoint_*.ckpt files")
-    first = TR.load_policy(ckpts[0])
+    first = load_policy(ckpts[0])
     rc = first.run
     jobs = read_swf(_trace_path(rc)).jobs(rc.rules)
     starts = reference_starts(val_seed, n_val, jobs_per_seq, jobs.n_jobs)
-    env = TR.make_env(jobs, rc, jobs_per_seq)
-    fn = TR._episodes_fn(env, first.net, False)
+    env = make_env(jobs, rc, jobs_per_seq)
+    fn = episodes_fn(env, first.net, False)
     keys = jax.random.split(jax.random.PRNGKey(0), n_val)
     s = jnp.asarray(starts, jnp.int32)
-    secs = TR.training_seconds(run_dir)
+    secs = training_seconds(run_dir)
     rows = []
     for c in ckpts:
-        pol = TR.load_policy(c)
+        pol = load_policy(c)
         if epochs is not None and not epochs[0] <= pol.epoch <= epochs[1]:
             continue
         t = secs.get(int(pol.epoch))
@@ -117,10 +123,10 @@ def best_row(rows, metric: str):
 
 
 def test_value(path: str) -> float:
-    pol = TR.load_policy(path)
+    pol = load_policy(path)
     jobs = read_swf(_trace_path(pol.run)).jobs(pol.run.rules)
     starts = reference_starts(TEST_SEED, TEST_SEQUENCES, TEST_JOBS, jobs.n_jobs, TEST_SLICE)
-    vals, _ = TR.policy_metric(pol, jobs, starts, TEST_JOBS)
+    vals, _ = policy_metric(pol, jobs, starts, TEST_JOBS)
     return float(vals.mean())
 
 

@@ -41,8 +41,10 @@ import jax  # noqa: E402
 
 from jaxsched import nets  # noqa: E402
 from jaxsched.envs import AutoResetWrapper, RLSchedulerEnv  # noqa: E402
+from jaxsched.systems.rlscheduler.config import RunConfig, make_env, prefix_options  # noqa: E402
+from jaxsched.systems.rlscheduler.evaluate import load_policy, policy_metric  # noqa: E402
 from jaxsched.train import PPOConfig, make_train  # noqa: E402
-from jaxsched.train import rlscheduler as TR  # noqa: E402
+from jaxsched.train.loop import training_seconds  # noqa: E402
 from jaxsched.workload import read_swf, reference_starts  # noqa: E402
 
 DEFAULT_TRACE = REPO / "traces" / "lublin-1.swf"
@@ -89,15 +91,15 @@ def epoch_rows(
     ppo: dict,
     out,
 ) -> list:
-    rc = TR.RunConfig(
+    rc = RunConfig(
         trace=str(trace),
         backfill=backfill,
         length=length,
         ppo=PPOConfig(num_envs=trajectories, max_episode_steps=length, **ppo).to_dict(),
     )
-    env = AutoResetWrapper(TR.make_env(jobs, rc))
+    env = AutoResetWrapper(make_env(jobs, rc))
     rows = []
-    variants = [("slot prefixes", TR.prefix_options(rc))]
+    variants = [("slot prefixes", prefix_options(rc))]
     if full_width:
         variants.append(("all slots", {}))
     for name, opts in variants:
@@ -186,13 +188,13 @@ def run_rows(runs, out) -> list:
     rows = []
     for d in runs:
         d = Path(d)
-        pol = TR.load_policy(d)
-        secs = max((t for e, t in TR.training_seconds(d).items() if e <= pol.epoch), default=0.0)
+        pol = load_policy(d)
+        secs = max((t for e, t in training_seconds(d).items() if e <= pol.epoch), default=0.0)
         jobs = read_swf(
             pol.run.trace if Path(pol.run.trace).is_absolute() else REPO / pol.run.trace
         ).jobs(pol.run.rules)
         starts = reference_starts(1, 10, 1024, jobs.n_jobs, 10000)
-        vals, _ = TR.policy_metric(pol, jobs, starts, 1024)
+        vals, _ = policy_metric(pol, jobs, starts, 1024)
         value = float(vals.mean())
         paper = PAPER_RL.get(pol.run.backfill)
         reached = paper is not None and value <= paper

@@ -6,10 +6,15 @@
     jaxsched evaluate TRACE [--compat rlscheduler] [--policy P,..] [--backfill B,..]
                       [--metric M,..] [--jobs N] [--starts I,.. | --sequences K --seed S] [--json]
     jaxsched demo [--sequences K] [--train-minutes M]
+    jaxsched train SYSTEM TRACE ...        (one subcommand per registered system; today:)
     jaxsched train rlscheduler TRACE --epochs E --out DIR [--metric M] [--backfill B]
                    [--compat rlscheduler] [--seed S] [--resume] [--trajectories N] ...
     jaxsched evaluate ... --model DIR [--sample]
     jaxsched plot DIR [--out FILE]
+
+``train``'s subcommands, ``evaluate --model`` and ``plot`` come from the systems registry
+(:mod:`jaxsched.systems`): ``train <system>`` has the flags and the driver of that system, and
+a run directory is loaded / plotted by the system its ``run.json`` names.
 
 Errors a user can cause (:class:`~jaxsched.errors.JaxschedError`, missing files and other
 ``OSError``, bad arguments) are printed as one line, ``jaxsched: error: <message>``, on stderr,
@@ -32,7 +37,15 @@ from pathlib import Path
 
 from jaxsched.errors import ConfigError, JaxschedError, SWFWarning
 
-__all__ = ["main", "build_parser", "command", "COMMANDS"]
+__all__ = [
+    "main",
+    "build_parser",
+    "command",
+    "COMMANDS",
+    "positive_int",
+    "nonneg_int",
+    "int_arg",
+]
 
 PROG = "jaxsched"
 
@@ -63,7 +76,8 @@ class _ArgumentParser(argparse.ArgumentParser):
         raise UsageError(self.prog, message, " ".join(self.format_usage().split()))
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
     try:
         v = int(text)
     except ValueError:
@@ -73,14 +87,16 @@ def _positive_int(text: str) -> int:
     return v
 
 
-def _nonneg_int(text: str) -> int:
-    v = _int(text)
+def nonneg_int(text: str) -> int:
+    """argparse type: an integer >= 0."""
+    v = int_arg(text)
     if v < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
     return v
 
 
-def _int(text: str) -> int:
+def int_arg(text: str) -> int:
+    """argparse type: an integer (one-line error otherwise)."""
     try:
         return int(text)
     except ValueError:
@@ -154,7 +170,7 @@ def _add_trace(sub) -> None:
         "rule set.",
     )
     info.add_argument("file", metavar="FILE", help="SWF file (.swf, .swf.gz, ...)")
-    info.add_argument("--first", type=_positive_int, metavar="N", help="only the first N job lines")
+    info.add_argument("--first", type=positive_int, metavar="N", help="only the first N job lines")
     info.add_argument(
         "--rules",
         choices=("rlscheduler", "default"),
@@ -186,7 +202,7 @@ def _add_trace(sub) -> None:
         help="the exact RLScheduler configuration (mode and seed fixed)",
     )
     lub.add_argument(
-        "--nodes", type=_positive_int, metavar="P", help="machine size for the default parameters"
+        "--nodes", type=positive_int, metavar="P", help="machine size for the default parameters"
     )
     mode = lub.add_mutually_exclusive_group()
     mode.add_argument(
@@ -199,21 +215,21 @@ def _add_trace(sub) -> None:
     mode.add_argument("--typeless", dest="typed", action="store_false", help="one job type")
     lub.add_argument(
         "--jobs",
-        type=_positive_int,
+        type=positive_int,
         default=10000,
         metavar="N",
         help="number of jobs (default 10000)",
     )
     lub.add_argument(
         "--seed",
-        type=_int,
+        type=int_arg,
         default=None,
         metavar="S",
         help="random seed (default: the preset's, or the current time)",
     )
     lub.add_argument(
         "--start-hour",
-        type=_int,
+        type=int_arg,
         default=0,
         metavar="H",
         help="hour of day of the first arrival, 0-23 (default 0)",
@@ -258,18 +274,18 @@ def _cmd_evaluate(args) -> int:
         )
     pols, names = [], []
     if args.model:
-        from jaxsched.train.rlscheduler import load_policy, model_rows
+        from jaxsched import systems
 
-        pols = [load_policy(d) for d in args.model]
-        names = _model_names(pols)
+        pols = [systems.load_model(d) for d in args.model]  # (system, model) pairs
+        names = _model_names([m for _, m in pols])
     if args.versus is not None:
         check_versus(args.versus, list(args.policy) + names)
     res = evaluate(
         jobs, starts, args.jobs, args.policy, backfills, compat=compat, metrics=args.metric
     )
     if pols:
-        for pol, name in zip(pols, names):
-            res.rows += model_rows(
+        for (system, pol), name in zip(pols, names):
+            res.rows += system.model_rows(
                 pol,
                 jobs,
                 res.starts,
@@ -306,6 +322,8 @@ def _cmd_evaluate(args) -> int:
 
 @command("evaluate")
 def _add_evaluate(sub) -> None:
+    # a flat list of add_argument calls, one per flag (over 100 lines; splitting it would
+    # only scatter the flags)
     from jaxsched.policies.heuristics import PAPER_POLICIES, POLICIES
 
     p = sub.add_parser(
@@ -347,7 +365,7 @@ def _add_evaluate(sub) -> None:
     )
     p.add_argument(
         "--jobs",
-        type=_positive_int,
+        type=positive_int,
         default=1024,
         metavar="N",
         help="jobs per sequence (default 1024)",
@@ -362,21 +380,21 @@ def _add_evaluate(sub) -> None:
     )
     p.add_argument(
         "--sequences",
-        type=_positive_int,
+        type=positive_int,
         default=10,
         metavar="K",
         help="number of sequences to draw (default 10)",
     )
     g.add_argument(
         "--seed",
-        type=_int,
+        type=int_arg,
         default=1,
         metavar="S",
         help="draw starts as the reference does (default 1: the paper's Table V sequences)",
     )
     p.add_argument(
         "--slice",
-        type=_int,
+        type=int_arg,
         default=0,
         metavar="U",
         help="draw starts from the first U jobs only (the reference's "
@@ -526,14 +544,14 @@ def _add_demo(sub) -> None:
     )
     p.add_argument(
         "--sequences",
-        type=_positive_int,
+        type=positive_int,
         default=10,
         metavar="K",
         help="number of test sequences (default 10, the paper's)",
     )
     p.add_argument(
         "--train-epochs",
-        type=_int,
+        type=int_arg,
         default=6,
         metavar="E",
         help="epochs of RLScheduler training (default 6, a few minutes on a "
@@ -541,14 +559,14 @@ def _add_demo(sub) -> None:
     )
     p.add_argument(
         "--trajectories",
-        type=_positive_int,
+        type=positive_int,
         default=20,
         metavar="N",
         help="sampled sequences per epoch (default 20)",
     )
     p.add_argument(
         "--iters",
-        type=_positive_int,
+        type=positive_int,
         default=40,
         metavar="K",
         help="policy and value steps per epoch (default 40)",
@@ -578,216 +596,34 @@ def _model_names(pols) -> list:
     return [f"{n}#{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]
 
 
-def _cmd_train_rlscheduler(args) -> int:
+def _cmd_train(args) -> int:
     import jaxsched.sim  # noqa: F401  (enables x64)
-    from jaxsched.train.rlscheduler import train
 
-    ppo = {}
-    for flag, field in (
-        ("trajectories", "num_envs"),
-        ("pi_iters", "train_pi_iters"),
-        ("v_iters", "train_v_iters"),
-        ("pi_lr", "pi_lr"),
-        ("vf_lr", "vf_lr"),
-        ("lr_anneal_epochs", "lr_anneal_epochs"),
-        ("lr_end_fraction", "lr_end_fraction"),
-    ):
-        v = getattr(args, flag)
-        if v is not None:
-            ppo[field] = v
-    ppo["max_episode_steps"] = args.length
-    compat = args.compat == "rlscheduler"
-    res = train(
-        args.trace,
-        args.out,
-        args.epochs,
-        metric=args.metric,
-        backfill=args.backfill,
-        compat=compat,
-        seed=args.seed,
-        resume=args.resume,
-        ppo=ppo,
-        length=args.length,
-        policy=args.policy_net,
-        value=args.value_net,
-        compare=not args.no_compare,
-        progress=not args.no_progress,
-        validate=args.validate,
-        val_sequences=args.val_sequences,
-        val_jobs=args.val_jobs,
-        val_seed=args.val_seed,
-        filter=args.filter,
-        filter_epochs=args.filter_epochs,
-        init_from=args.init_from,
-        keep_checkpoints=args.keep_checkpoints,
-    )
-    print(f"trained {res['epochs']} epochs; checkpoint and log in {args.out}")
-    return 0
+    return args.system.train(args)
 
 
 @command("train")
 def _add_train(sub) -> None:
-    from jaxsched.sim.metrics import METRICS
+    from jaxsched import systems
 
     p = sub.add_parser(
         "train",
         help="train a learned scheduler",
         description="Train a learned scheduler on an SWF trace.",
     )
-    algs = p.add_subparsers(dest="algorithm", metavar="{rlscheduler}", required=True)
-    r = algs.add_parser(
-        "rlscheduler",
-        help="RLScheduler: kernel policy network trained with PPO",
-        description="Train RLScheduler's kernel policy network with PPO on sequences sampled "
-        "from TRACE; a checkpoint and a log line every epoch in --out DIR.",
-    )
-    r.add_argument("trace", metavar="TRACE", help="SWF file (.swf or .swf.gz)")
-    r.add_argument(
-        "--metric", choices=METRICS, default="bsld", help="what to optimise (default bsld)"
-    )
-    r.add_argument("--backfill", choices=("none", "rlscheduler", "easy"), default="none")
-    r.add_argument(
-        "--compat",
-        choices=("rlscheduler",),
-        default=None,
-        help="train in the reference simulator's semantics (the paper's); default: "
-        "the correct mode",
-    )
-    r.add_argument(
-        "--epochs",
-        type=_positive_int,
-        required=True,
-        metavar="E",
-        help="total epochs (with --resume: including the ones already done)",
-    )
-    r.add_argument("--out", required=True, metavar="DIR", help="run directory")
-    r.add_argument("--seed", type=_int, default=0, metavar="S")
-    r.add_argument(
-        "--resume", action="store_true", help="continue the run in DIR from its newest checkpoint"
-    )
-    r.add_argument(
-        "--trajectories",
-        type=_positive_int,
-        default=None,
-        metavar="N",
-        help="sequences per epoch (default 100)",
-    )
-    r.add_argument(
-        "--length",
-        type=_positive_int,
-        default=256,
-        metavar="L",
-        help="jobs per training sequence (default 256)",
-    )
-    r.add_argument(
-        "--pi-iters",
-        type=_positive_int,
-        default=None,
-        metavar="K",
-        help="policy steps per epoch (default 80, KL early stop)",
-    )
-    r.add_argument(
-        "--v-iters",
-        type=_positive_int,
-        default=None,
-        metavar="K",
-        help="value steps per epoch (default 80)",
-    )
-    r.add_argument("--pi-lr", type=float, default=None, metavar="LR")
-    r.add_argument("--vf-lr", type=float, default=None, metavar="LR")
-    r.add_argument(
-        "--lr-anneal-epochs",
-        type=int,
-        default=None,
-        metavar="K",
-        help="decay both learning rates linearly over the first K epochs (default "
-        "0: constant, as the reference)",
-    )
-    r.add_argument(
-        "--lr-end-fraction",
-        type=float,
-        default=None,
-        metavar="F",
-        help="with --lr-anneal-epochs: end value as a fraction of the learning rate (default 0)",
-    )
-    r.add_argument(
-        "--policy-net", default="kernel", help="kernel (default), mlp_v1, mlp_v2, mlp_v3, lenet"
-    )
-    r.add_argument("--value-net", default="kernel", help="kernel (default) or mlp")
-    r.add_argument(
-        "--no-compare", action="store_true", help="do not evaluate SJF/F1 on each epoch's sequences"
-    )
-    r.add_argument("--no-progress", action="store_true", help="log lines instead of a bar")
-    r.add_argument(
-        "--validate",
-        type=_nonneg_int,
-        default=0,
-        metavar="K",
-        help="every K epochs run the greedy policy on validation sequences and "
-        "keep the best checkpoint as DIR/best.ckpt (default 0: off)",
-    )
-    r.add_argument(
-        "--val-sequences",
-        type=_positive_int,
-        default=10,
-        metavar="N",
-        help="validation sequences (default 10)",
-    )
-    r.add_argument(
-        "--val-jobs",
-        type=_positive_int,
-        default=1024,
-        metavar="J",
-        help="jobs per validation sequence (default 1024)",
-    )
-    r.add_argument(
-        "--val-seed",
-        type=_int,
-        default=2,
-        metavar="S",
-        help="seed of the validation starts, drawn as the reference does "
-        "(default 2; the paper's test sequences are seed 1)",
-    )
-    r.add_argument(
-        "--filter",
-        choices=("off", "paper", "reference"),
-        default="off",
-        help="trajectory filtering (RLScheduler paper, section on training "
-        "sequences): train only on sequences whose SJF result lies in "
-        "(median, 2*mean) of all sequences (paper) or in (10, 150) with the "
-        "reference code's off-by-one (reference); default off",
-    )
-    r.add_argument(
-        "--filter-epochs",
-        type=_nonneg_int,
-        default=0,
-        metavar="K",
-        help="with --filter: phase 1 = the first K epochs, then all sequences "
-        "(phase 2); default 0 = filtered for the whole run",
-    )
-    r.add_argument(
-        "--init-from",
-        default=None,
-        metavar="CKPT",
-        help="start from the networks and optimiser states of this checkpoint (a "
-        "file, or a run directory's newest) instead of a fresh initialisation, "
-        "e.g. to continue a run with other settings (the reference's "
-        "--pre_trained)",
-    )
-    r.add_argument(
-        "--keep-checkpoints",
-        type=_nonneg_int,
-        default=1,
-        metavar="K",
-        help="keep the newest K epoch checkpoints in DIR (default 1; 0 keeps every epoch's)",
-    )
-    r.set_defaults(handler=_cmd_train_rlscheduler)
+    names = systems.names()
+    algs = p.add_subparsers(dest="algorithm", metavar="{" + ",".join(names) + "}", required=True)
+    for name in names:
+        system = systems.get(name)
+        r = algs.add_parser(name, help=system.help, description=system.description)
+        system.add_train_arguments(r)
+        r.set_defaults(handler=_cmd_train, system=system)
 
 
 def _cmd_plot(args) -> int:
-    from jaxsched.train.rlscheduler import plot
+    from jaxsched import systems
 
-    print(plot(args.dir, args.out))
+    print(systems.system_of_run(args.dir).plot(args.dir, args.out))
     return 0
 
 

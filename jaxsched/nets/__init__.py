@@ -1,14 +1,24 @@
 """Neural networks of the learned schedulers (Flax linen, float32).
 
-:mod:`jaxsched.nets.rlscheduler` holds RLScheduler's kernel policy and value networks, the
-Table IV comparison policies, a name registry (:func:`make_policy`, :func:`make_value`) and
-NaN-free masked-categorical helpers for PPO.
+* :mod:`jaxsched.nets.categorical` — the masked categorical distribution over queue slots (the
+  masked-logit constant, masking, log-probabilities, entropy, the Gumbel-max sampler, greedy
+  picks), shared by the networks and the trainers.
+* :mod:`jaxsched.nets.rlscheduler` — RLScheduler's kernel policy and value networks, the
+  Table IV comparison policies and a name registry (:func:`make_policy`, :func:`make_value`).
 """
 
-from jaxsched.nets.rlscheduler import (  # noqa: F401
-    JOB_FEATURES,
+from jaxsched.nets.categorical import (  # noqa: F401
     LOGIT_BOUND,
     MASKED_LOGIT,
+    action_log_prob,
+    entropy,
+    greedy_action,
+    mask_logits,
+    masked_log_probs,
+    masked_probs,
+    sample_action,
+)
+from jaxsched.nets.rlscheduler import (  # noqa: F401
     MAX_QUEUE_SIZE,
     POLICY_NAMES,
     VALUE_NAMES,
@@ -18,16 +28,19 @@ from jaxsched.nets.rlscheduler import (  # noqa: F401
     MLPPolicy,
     MLPValue,
     __all__,  # noqa: F401
-    action_log_prob,
-    entropy,
-    greedy_action,
     init_params,
     lenet_grid,
     make_policy,
     make_value,
-    mask_logits,
-    masked_log_probs,
-    masked_probs,
     param_count,
-    sample_action,
 )
+
+
+def __getattr__(name: str):
+    # JOB_FEATURES is the observation's (jaxsched.envs.rlscheduler), looked up on first use:
+    # importing the environment turns on JAX's 64-bit mode
+    if name == "JOB_FEATURES":
+        from jaxsched.envs.rlscheduler import JOB_FEATURES
+
+        return JOB_FEATURES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,19 +14,10 @@ Conventions shared by every network here:
   Glorot-uniform kernels, zero biases.  Hidden layers use ReLU, output layers are linear (the
   LeNet variant has no activations at all, as in the reference).
 
-The helpers (:func:`masked_log_probs`, :func:`sample_action`, ...) work on the last axis (any
-leading batch dimensions), cast their inputs to float32 / bool and run jit-compiled code; they
-can be used inside ``jit``, ``vmap`` and ``grad`` as well.
-
-Masking (:func:`mask_logits`).  The reference adds ``(mask - 1) * 1e6`` to the logits.  That is
-not robust in float32 (a raw logit above ~1e6 defeats it, and ``inf`` logits give NaN), so here
-valid logits are first clipped to ``[-LOGIT_BOUND, LOGIT_BOUND]`` and invalid ones are *replaced*
-by ``MASKED_LOGIT``.  Because ``MASKED_LOGIT + LOGIT_BOUND`` is far below float32's ``exp``
-underflow threshold, masked slots get probability exactly 0 and a finite log-probability, so
-``p * log p`` is 0 (never NaN) and gradients stay finite.  Masking is idempotent, so the helpers
-below may be given either raw or already-masked logits.  If no slot of a row is valid, the
-distribution is uniform over all N slots (well defined, NaN free); such rows should be ignored
-by the caller.
+Masking and the masked-categorical helpers (:func:`mask_logits`, :func:`masked_log_probs`,
+:func:`sample_action`, ...) live in :mod:`jaxsched.nets.categorical` and are re-exported here.
+``JOB_FEATURES`` is the observation's (:data:`jaxsched.envs.rlscheduler.JOB_FEATURES`), read
+from there on first use so that importing the networks does not turn on 64-bit mode.
 """
 
 from __future__ import annotations
@@ -40,10 +31,22 @@ import jax
 import jax.numpy as jnp
 
 from jaxsched.errors import ConfigError
+from jaxsched.nets.categorical import (
+    LOGIT_BOUND,
+    MASKED_LOGIT,
+    action_log_prob,
+    apply_mask,
+    entropy,
+    greedy_action,
+    mask_logits,
+    masked_log_probs,
+    masked_probs,
+    sample_action,
+)
 
 __all__ = [
     "MAX_QUEUE_SIZE",
-    "JOB_FEATURES",
+    "JOB_FEATURES",  # noqa: F822  (module __getattr__)
     "LOGIT_BOUND",
     "MASKED_LOGIT",
     "KernelPolicy",
@@ -69,14 +72,17 @@ __all__ = [
 
 MAX_QUEUE_SIZE = 128
 """Number of observation slots of the reference (spec §2.9)."""
-JOB_FEATURES = 8
-"""Features per slot (spec §2.9)."""
 
-LOGIT_BOUND = 1e9
-"""Valid logits are clipped to ``[-LOGIT_BOUND, LOGIT_BOUND]`` before masking."""
-MASKED_LOGIT = -1e30
-"""Logit given to invalid slots; finite in float32, and ``exp(MASKED_LOGIT + LOGIT_BOUND)`` is
-exactly 0, so masked slots have probability exactly 0."""
+
+def __getattr__(name: str):
+    # JOB_FEATURES belongs to the observation (jaxsched.envs.rlscheduler); importing envs turns
+    # on JAX's 64-bit mode, so it is looked up on first use, not at import time
+    if name == "JOB_FEATURES":
+        from jaxsched.envs.rlscheduler import JOB_FEATURES
+
+        return JOB_FEATURES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _F32 = jnp.float32
 
@@ -120,131 +126,6 @@ def _row_mlp(x: jax.Array, hidden: Sequence[int], out: int, prefix: str) -> jax.
 
 
 # ----------------------------------------------------------------------------------------------
-# Masked categorical helpers (pure jnp, float32, NaN free)
-# ----------------------------------------------------------------------------------------------
-def _mask_bool(mask) -> jax.Array:
-    m = jnp.asarray(mask)
-    return m if m.dtype == jnp.bool_ else m != 0
-
-
-def _cast(logits, mask) -> tuple[jax.Array, jax.Array]:
-    # cast before entering the jitted cores, so float64 / numeric-mask callers share their
-    # compilations with float32 / bool ones
-    return jnp.asarray(logits, _F32), _mask_bool(mask)
-
-
-def _mask(z, m):
-    return jnp.where(m, jnp.clip(z, -LOGIT_BOUND, LOGIT_BOUND), jnp.asarray(MASKED_LOGIT, _F32))
-
-
-@jax.jit
-def _mask_jit(z, m):
-    return _mask(z, m)
-
-
-@jax.jit
-def _log_probs_jit(z, m):
-    return jax.nn.log_softmax(_mask(z, m), axis=-1)
-
-
-@jax.jit
-def _probs_jit(z, m):
-    return jax.nn.softmax(_mask(z, m), axis=-1)
-
-
-@jax.jit
-def _action_log_prob_jit(z, m, a):
-    lp = jax.nn.log_softmax(_mask(z, m), axis=-1)
-    return jnp.take_along_axis(lp, a[..., None], axis=-1)[..., 0]
-
-
-@jax.jit
-def _entropy_jit(z, m):
-    lp = jax.nn.log_softmax(_mask(z, m), axis=-1)
-    return -jnp.sum(jnp.exp(lp) * lp, axis=-1)
-
-
-@jax.jit
-def _sample_jit(key, z, m):
-    g = jax.random.gumbel(key, z.shape, dtype=_F32)
-    return jnp.argmax(_mask(z, m) + g, axis=-1).astype(jnp.int32)
-
-
-@jax.jit
-def _greedy_jit(z, m):
-    return jnp.argmax(_mask(z, m), axis=-1).astype(jnp.int32)
-
-
-def mask_logits(logits, mask) -> jax.Array:
-    """Masked logits, float32 ``[..., N]``.
-
-    Args:
-      logits: float ``[..., N]``.
-      mask: bool ``[..., N]`` (True = valid slot; numeric masks: non-zero = valid).
-
-    Valid entries are clipped to ``[-LOGIT_BOUND, LOGIT_BOUND]`` (``±inf`` included), invalid
-    ones become ``MASKED_LOGIT``.  Idempotent.  NaN logits of *valid* slots stay NaN (they
-    signal a bug upstream); NaN at invalid slots is removed.
-    """
-    return _mask_jit(*_cast(logits, mask))
-
-
-def masked_log_probs(logits, mask) -> jax.Array:
-    """Log-probabilities of the masked softmax, float32 ``[..., N]``.
-
-    Invalid slots get a large finite negative value (probability exactly 0 after ``exp``);
-    valid slots are normalised so that ``exp`` sums to 1 over the valid slots.
-    Args: logits float ``[..., N]``; mask bool ``[..., N]``.
-    """
-    return _log_probs_jit(*_cast(logits, mask))
-
-
-def masked_probs(logits, mask) -> jax.Array:
-    """Probabilities of the masked softmax, float32 ``[..., N]``; exactly 0 on invalid slots.
-
-    Args: logits float ``[..., N]``; mask bool ``[..., N]``.
-    """
-    return _probs_jit(*_cast(logits, mask))
-
-
-def action_log_prob(logits, mask, action) -> jax.Array:
-    """Log-probability of ``action`` under the masked softmax, float32 ``[...]``.
-
-    Args: logits float ``[..., N]``; mask bool ``[..., N]``; action int ``[...]`` (slot index).
-    """
-    z, m = _cast(logits, mask)
-    a = jnp.asarray(action, jnp.int32)
-    chex.assert_shape(a, z.shape[:-1])
-    return _action_log_prob_jit(z, m, a)
-
-
-def entropy(logits, mask) -> jax.Array:
-    """Entropy (nats) of the masked softmax, float32 ``[...]``; 0 when one slot is valid.
-
-    Args: logits float ``[..., N]``; mask bool ``[..., N]``.
-    """
-    return _entropy_jit(*_cast(logits, mask))
-
-
-def sample_action(key: chex.PRNGKey, logits, mask) -> jax.Array:
-    """Sample a slot from the masked softmax (Gumbel-max), int32 ``[...]``.
-
-    One ``key`` serves the whole batch (independent noise per row).  A masked slot is never
-    returned while its row has a valid slot.
-    Args: key PRNG key; logits float ``[..., N]``; mask bool ``[..., N]``.
-    """
-    return _sample_jit(key, *_cast(logits, mask))
-
-
-def greedy_action(logits, mask) -> jax.Array:
-    """Most probable valid slot (lowest index on ties), int32 ``[...]``.
-
-    Args: logits float ``[..., N]``; mask bool ``[..., N]``.
-    """
-    return _greedy_jit(*_cast(logits, mask))
-
-
-# ----------------------------------------------------------------------------------------------
 # Policy networks
 # ----------------------------------------------------------------------------------------------
 class KernelPolicy(nn.Module):
@@ -264,7 +145,7 @@ class KernelPolicy(nn.Module):
     def __call__(self, obs, mask=None) -> jax.Array:
         x, m = _check_obs(obs, mask)
         logits = _row_mlp(x, self.hidden, 1, "kernel")[..., 0]
-        return logits if m is None else _mask(logits, m)
+        return logits if m is None else apply_mask(logits, m)
 
 
 class MLPPolicy(nn.Module):
@@ -286,7 +167,7 @@ class MLPPolicy(nn.Module):
         n = x.shape[-2]
         flat = x.reshape(x.shape[:-2] + (n * x.shape[-1],))
         logits = _row_mlp(flat, self.hidden, n, "mlp")
-        return logits if m is None else _mask(logits, m)
+        return logits if m is None else apply_mask(logits, m)
 
 
 def lenet_grid(n_slots: int) -> tuple[int, int]:
@@ -341,7 +222,7 @@ class LeNetPolicy(nn.Module):
         y = y.reshape((y.shape[0], -1))
         y = _dense(64, "dense_0")(y)
         logits = _dense(n, "dense_out")(y).reshape(batch + (n,))
-        return logits if m is None else _mask(logits, m)
+        return logits if m is None else apply_mask(logits, m)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -448,10 +329,12 @@ def init_params(
     module: nn.Module,
     key: chex.PRNGKey,
     n_slots: int = MAX_QUEUE_SIZE,
-    n_features: int = JOB_FEATURES,
+    n_features: int | None = None,
 ):
-    """Initialise ``module`` for observations of shape ``[n_slots, n_features]``; returns the
-    variables dict (``{"params": ...}``), all float32."""
+    """Initialise ``module`` for observations of shape ``[n_slots, n_features]`` (default
+    ``JOB_FEATURES``); returns the variables dict (``{"params": ...}``), all float32."""
+    if n_features is None:
+        from jaxsched.envs.rlscheduler import JOB_FEATURES as n_features
     obs = jnp.zeros((n_slots, n_features), _F32)
     mask = jnp.ones((n_slots,), jnp.bool_)
     return jax.jit(module.init)(key, obs, mask)

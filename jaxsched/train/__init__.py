@@ -1,13 +1,28 @@
-"""Training of learned schedulers: a compiled PPO trainer, trajectory filtering, checkpoints.
+"""Algorithm-generic training machinery (nothing here imports :mod:`jaxsched.envs`,
+:mod:`jaxsched.sim` or :mod:`jaxsched.systems`; the systems compose it).
 
-* :mod:`jaxsched.train.ppo` — :class:`PPOConfig` (RLScheduler's hyper-parameters),
-  :func:`make_train` (``init`` / ``update`` as pure jit-compiled functions, vmappable over seeds),
-  :func:`gae_advantages`, the host loop :func:`fit`.
-* :mod:`jaxsched.train.filtering` — the trajectory filter of spec §7 (paper and reference rules,
-  two phases).
+* :mod:`jaxsched.train.rollout` — rollouts over an auto-resetting env with the valid-step mask,
+  :class:`Transition`, episode summaries, the environment interface.
+* :mod:`jaxsched.train.returns` — GAE, discounted reward-to-go, n-step TD and Q-learning targets.
+* :mod:`jaxsched.train.losses` — PPO clipped loss, value loss, REINFORCE, actor-critic, Q
+  regression, masked means.
+* :mod:`jaxsched.train.optim` — Adam with an exact linear decay, RMSProp.
+* :mod:`jaxsched.train.kl_stop` — the KL early-stopped policy loop.
+* :mod:`jaxsched.train.prefix` — slot-prefix bucketing of per-slot networks.
+* :mod:`jaxsched.train.ppo` — :class:`PPOConfig`, :func:`make_train` (``init`` / ``update`` as
+  pure jit-compiled functions, vmappable over seeds).
+* :mod:`jaxsched.train.loop` — the host loop of every system (epochs, ``log.jsonl``,
+  validation, best/last checkpoints, resume, progress) and :func:`fit`.
 * :mod:`jaxsched.train.checkpoint` — atomic, verified checkpoints (msgpack + JSON header).
+* :mod:`jaxsched.train.filtering` — compatibility alias of
+  :mod:`jaxsched.systems.rlscheduler.filtering` for :mod:`jaxsched.envs` (until
+  ``sample_accepted_starts`` moves there); resolved lazily.
+
+The masked categorical distribution the trainers sample from is
+:mod:`jaxsched.nets.categorical`.
 """
 
+from jaxsched.nets.categorical import MASKED_LOGIT  # noqa: F401
 from jaxsched.train.checkpoint import (  # noqa: F401
     Checkpoint,
     checkpoint_path,
@@ -16,31 +31,17 @@ from jaxsched.train.checkpoint import (  # noqa: F401
     load_checkpoint,
     save_checkpoint,
 )
-from jaxsched.train.filtering import (  # noqa: F401
-    REFERENCE_BOUNDS,
-    TrajectoryFilter,
-    in_range,
-    make_filter,
-    paper_bounds,
-    sample_accepted_starts,
-    sjf_by_start,
-    start_acceptance,
-)
-from jaxsched.train.ppo import (  # noqa: F401
-    MASKED_LOGIT,
+from jaxsched.train.kl_stop import kl_early_stop_loop  # noqa: F401
+from jaxsched.train.loop import fit  # noqa: F401
+from jaxsched.train.losses import masked_mean  # noqa: F401
+from jaxsched.train.ppo import PPOConfig, PPOTrainer, TrainState, make_train  # noqa: F401
+from jaxsched.train.returns import gae_advantages  # noqa: F401
+from jaxsched.train.rollout import (  # noqa: F401
     NetInput,
-    PPOConfig,
-    PPOTrainer,
-    TrainState,
     Transition,
     default_done_fn,
     default_obs_fn,
     episode_summaries,
-    fit,
-    gae_advantages,
-    kl_early_stop_loop,
-    make_train,
-    masked_mean,
     valid_step_mask,
 )
 
@@ -51,12 +52,6 @@ __all__ = [
     "list_checkpoints",
     "load_checkpoint",
     "save_checkpoint",
-    "REFERENCE_BOUNDS",
-    "TrajectoryFilter",
-    "in_range",
-    "paper_bounds",
-    "sample_accepted_starts",
-    "start_acceptance",
     "MASKED_LOGIT",
     "NetInput",
     "PPOConfig",

@@ -431,7 +431,7 @@ def test_score_checkpoints_minutes_window(capsys):
 
 
 def test_training_seconds_counts_each_epoch_once(tmp_path):
-    from jaxsched.train import rlscheduler as TR
+    from jaxsched.train import loop as TR
 
     (tmp_path / "log.jsonl").write_text(
         '{"epoch": 1, "seconds": 30.5}\n{"epoch": 2, "seconds": 10}\n\n'

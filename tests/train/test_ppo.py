@@ -1,4 +1,4 @@
-"""Tests of the PPO trainer (jaxsched/train/ppo.py), trajectory filtering (filtering.py) and
+"""Tests of the PPO trainer (jaxsched/train/ppo.py), the trajectory filter inside it and
 checkpoints (checkpoint.py), on a toy environment defined here.
 
 Toy environment ``PickSmallestEnv``: jumanji-like, auto-resetting, ``N = 6`` slots of 8
@@ -10,15 +10,15 @@ from an integer hash (threefry on small 2-D shapes compiles slowly on XLA:CPU) a
 episode length in ``timestep.extras["length"]`` (used as the "SJF value" of the filter tests).
 
 1. configuration defaults = spec §6, validation;
-2. GAE, reward-to-go and the valid-step mask against hand-computed numbers;
+2. (GAE, reward-to-go and the valid-step mask: test_returns.py and test_rollout.py);
 3. one shared training run (module fixture): compiled once, learns (clearly beats random),
    collects exactly num_envs x episodes_per_env complete episodes;
-4. KL early stop: the loop's exact stopping rule on a fake optimiser, and the rule in the run;
+4. KL early stop: the rule in the run (the loop itself: test_kl_stop.py);
 5. ``jax.vmap(update)`` over 2 seeds == the seeds run one at a time;
 6. float32 params/observations/metrics with 64-bit mode on;
 7. trajectory filter inside the trainer (phase 1 drops exactly the rejected episodes, phase 2
    none);
-8. filtering rules on hand-made numbers;
+8. (filtering rules: tests/systems/rlscheduler/test_filtering.py);
 9. checkpoints: round trip, bit-for-bit resume, keep-last, atomic replace, corrupt / truncated /
    foreign / mismatched files raise CheckpointError with a one-line message naming the file.
 """
@@ -37,25 +37,20 @@ import pytest
 from flax import struct
 
 from jaxsched.errors import CheckpointError, ConfigError, JaxschedError
+from jaxsched.systems.rlscheduler.filtering import (
+    TrajectoryFilter,
+)
 from jaxsched.train import (
-    REFERENCE_BOUNDS,
     NetInput,
     PPOConfig,
     TrainState,
-    TrajectoryFilter,
     episode_summaries,
     fit,
-    gae_advantages,
-    in_range,
-    kl_early_stop_loop,
     latest_checkpoint,
     list_checkpoints,
     load_checkpoint,
     make_train,
-    paper_bounds,
-    sample_accepted_starts,
     save_checkpoint,
-    start_acceptance,
     valid_step_mask,
 )
 from jaxsched.train import checkpoint as ckpt_mod
@@ -356,66 +351,6 @@ def test_lr_anneal_reaches_zero_and_resumes(tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------
-# 2. GAE and episode bookkeeping
-# ----------------------------------------------------------------------------------------------
-
-
-def test_gae_hand_computed():
-    # two episodes in one column: steps 0-2 (terminal reward 5), steps 3-4 (rewards 1, 3)
-    r = np.array([0.0, 0.0, 5.0, 1.0, 3.0])
-    v = np.array([1.0, 2.0, 3.0, 1.0, 0.5])
-    d = np.array([False, False, True, False, True])
-    gamma, lam = 0.9, 0.5
-    # δ_t = r_t + γ(1-d_t)V_{t+1} - V_t
-    d0 = 0 + 0.9 * 2.0 - 1.0  # 0.8
-    d1 = 0 + 0.9 * 3.0 - 2.0  # 0.7
-    d2 = 5.0 - 3.0  # 2.0 (terminal: nothing from step 3)
-    d3 = 1.0 + 0.9 * 0.5 - 1.0  # 0.45
-    d4 = 3.0 - 0.5  # 2.5
-    gl = gamma * lam  # 0.45
-    a4 = d4
-    a3 = d3 + gl * a4  # 1.575
-    a2 = d2
-    a1 = d1 + gl * a2  # 1.6
-    a0 = d0 + gl * a1  # 1.52
-    g = [0.9 * 0.9 * 5.0, 0.9 * 5.0, 5.0, 1.0 + 0.9 * 3.0, 3.0]
-    adv, ret = gae_advantages(r, v, d, gamma, lam)
-    np.testing.assert_allclose(adv, [a0, a1, a2, a3, a4], rtol=1e-6)
-    np.testing.assert_allclose(ret, g, rtol=1e-6)
-    assert adv.dtype == jnp.float32 and ret.dtype == jnp.float32
-
-
-def test_gae_reference_case_gamma_one():
-    # RLScheduler: rewards 0 except the terminal -metric R; γ = 1
-    # => δ_t = V_{t+1} - V_t, δ_{T-1} = R - V_{T-1}; target = R at every step.
-    R, lam = -7.0, 0.97
-    v = np.array([-2.0, -3.0, -5.0, -6.0])
-    r = np.array([0.0, 0.0, 0.0, R])
-    d = np.array([False, False, False, True])
-    delta = np.append(v[1:] - v[:-1], R - v[-1])
-    expect = [sum(lam**k * delta[t + k] for k in range(4 - t)) for t in range(4)]
-    adv, ret = gae_advantages(r, v, d, 1.0, lam)
-    np.testing.assert_allclose(adv, expect, rtol=1e-6)
-    np.testing.assert_allclose(ret, [R] * 4)
-    # batched columns are independent
-    adv2, _ = gae_advantages(
-        np.stack([r, r * 2], 1), np.stack([v, v], 1), np.stack([d, d], 1), 1.0, lam
-    )
-    np.testing.assert_allclose(adv2[:, 0], expect, rtol=1e-6)
-
-
-def test_valid_step_mask_hand_computed():
-    # env 0: episodes end at t=1, 3, 4; env 1: one episode ends at t=2, the next is cut off
-    dones = np.zeros((6, 2), bool)
-    dones[[1, 3, 4], 0] = True
-    dones[2, 1] = True
-    valid, completed = valid_step_mask(dones, 2)
-    np.testing.assert_array_equal(valid[:, 0], [1, 1, 1, 1, 0, 0])
-    np.testing.assert_array_equal(valid[:, 1], [1, 1, 1, 0, 0, 0])
-    np.testing.assert_array_equal(completed, [2, 1])
-
-
-# ----------------------------------------------------------------------------------------------
 # 3. the shared training run
 # ----------------------------------------------------------------------------------------------
 
@@ -459,22 +394,6 @@ def test_rollout_collects_complete_episodes(run):
 # ----------------------------------------------------------------------------------------------
 # 4. KL early stop
 # ----------------------------------------------------------------------------------------------
-
-
-def test_kl_early_stop_loop_semantics():
-    # a fake optimiser whose KL reading (taken before the step) is the step count so far
-    step = lambda c: (c + 1.0, c)
-    carry, iters, stopped, kl = jax.jit(lambda c: kl_early_stop_loop(step, c, 80, 2.5))(
-        jnp.float32(0.0)
-    )
-    # readings 0, 1, 2, 3 -> 3 > 2.5 at the 4th step, which is still applied
-    assert (int(iters), bool(stopped), float(kl), float(carry)) == (4, True, 3.0, 4.0)
-    carry, iters, stopped, kl = kl_early_stop_loop(step, jnp.float32(0.0), 80, None)
-    assert (int(iters), bool(stopped), float(carry)) == (80, False, 80.0)
-    carry, iters, stopped, _ = kl_early_stop_loop(step, jnp.float32(0.0), 3, 100.0)
-    assert (int(iters), bool(stopped), float(carry)) == (3, False, 3.0)
-    _, iters, _, _ = kl_early_stop_loop(step, jnp.float32(0.0), 0, 1.0)
-    assert int(iters) == 0
 
 
 def test_train_scan_matches_updates(run, trainer):
@@ -646,69 +565,6 @@ def test_trajectory_filter_in_trainer():
     np.testing.assert_array_equal(summ["episode_info_length"][v], first_lengths[v])
     with pytest.raises(ConfigError):
         make_train(BASE, PickSmallestEnv(), RowPolicy(), MeanValue(), trajectory_filter=flt)
-
-
-# ----------------------------------------------------------------------------------------------
-# 8. filtering rules
-# ----------------------------------------------------------------------------------------------
-
-
-def test_paper_bounds_hand_made():
-    # the paper's PIK-IPLEX example: median 1, mean 730 -> R = (1, 1460)
-    vals = [1.0, 1.0, 1.0, 1000.0, 2647.0]
-    assert paper_bounds(vals) == (1.0, 1460.0)
-    assert paper_bounds([3.0, np.nan, 1.0, 2.0]) == (2.0, 4.0)  # NaN ignored
-    with pytest.raises(ConfigError):
-        paper_bounds([np.nan])
-    f = TrajectoryFilter.paper(vals)
-    assert (f.lower, f.upper, f.mode, f.reference_offset) == (1.0, 1460.0, "paper", False)
-    # open interval: the median itself (the "easy" sequences with bsld 1) is rejected
-    np.testing.assert_array_equal(
-        f.accept(jnp.array([1.0, 1.0001, 1459.9, 1460.0, 5000.0])),
-        [False, True, True, False, False],
-    )
-
-
-def test_reference_rule_and_off_by_one():
-    assert REFERENCE_BOUNDS == (10.0, 150.0)
-    np.testing.assert_array_equal(
-        in_range(jnp.array([10.0, 10.5, 149.0, 150.0]), 10, 150), [False, True, True, False]
-    )
-    sjf = jnp.array([5.0, 20.0, 200.0, 100.0, jnp.nan, 50.0])
-    np.testing.assert_array_equal(start_acceptance(sjf, 10, 150), [0, 1, 0, 1, 0, 1])
-    # reference: start s is judged by the value of start s + 1
-    np.testing.assert_array_equal(
-        start_acceptance(sjf, 10, 150, reference_offset=True), [1, 0, 1, 0, 1, 0]
-    )
-    f = TrajectoryFilter.reference(phase1_updates=3)
-    assert (f.lower, f.upper, f.reference_offset, f.mode) == (10.0, 150.0, True, "reference")
-    np.testing.assert_array_equal(f.start_table(sjf, update=0), [1, 0, 1, 0, 1, 0])
-    np.testing.assert_array_equal(f.start_table(sjf, update=3), [1] * 6)  # phase 2
-
-
-def test_filter_phases():
-    f = TrajectoryFilter(10.0, 150.0, phase1_updates=2)
-    v = jnp.array([5.0, 50.0, 500.0])
-    np.testing.assert_array_equal(f.accept(v, 0), [False, True, False])
-    np.testing.assert_array_equal(f.accept(v, 1), [False, True, False])
-    np.testing.assert_array_equal(f.accept(v, 2), [True, True, True])
-    np.testing.assert_array_equal(f.active(jnp.array([0, 1, 2, 9])), [1, 1, 0, 0])
-    forever = TrajectoryFilter(10.0, 150.0)
-    np.testing.assert_array_equal(forever.accept(v, 10**6), [False, True, False])
-    # jit / vmap friendly
-    np.testing.assert_array_equal(jax.jit(f.accept)(v, jnp.int32(5)), [True] * 3)
-    with pytest.raises(ConfigError):
-        TrajectoryFilter(5.0, 5.0)
-    with pytest.raises(ConfigError):
-        TrajectoryFilter(0.0, 5.0, phase1_updates=-1)
-
-
-def test_sample_accepted_starts():
-    accepted = jnp.zeros(50, bool).at[jnp.array([3, 17, 41])].set(True)
-    starts = np.asarray(sample_accepted_starts(jax.random.PRNGKey(0), accepted, (3000,)))
-    assert set(np.unique(starts)) == {3, 17, 41}
-    counts = np.bincount(starts, minlength=50)[[3, 17, 41]]
-    assert counts.min() > 850  # ≈ uniform (1000 each)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -12,9 +12,10 @@ from jaxsched.cli import main
 from jaxsched.envs import RLSchedulerEnv
 from jaxsched.errors import ConfigError
 from jaxsched.sim import oracle
+from jaxsched.systems.rlscheduler.filtering import sjf_by_start
+from jaxsched.systems.rlscheduler.run import train
 from jaxsched.train.checkpoint import load_checkpoint
-from jaxsched.train.filtering import sjf_by_start
-from jaxsched.train.rlscheduler import read_log, train
+from jaxsched.train.loop import read_log
 from jaxsched.workload import read_swf
 
 

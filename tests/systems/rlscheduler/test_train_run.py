@@ -13,8 +13,10 @@ from shared_data import REPO
 import jaxsched.sim  # noqa: F401
 from jaxsched.cli import main
 from jaxsched.sim.evaluate import evaluate
+from jaxsched.systems.rlscheduler.evaluate import load_policy, policy_metric
+from jaxsched.systems.rlscheduler.run import train
 from jaxsched.train.checkpoint import latest_checkpoint, list_checkpoints, load_checkpoint
-from jaxsched.train.rlscheduler import load_policy, policy_metric, read_log, train
+from jaxsched.train.loop import read_log
 from jaxsched.workload import read_swf
 
 #: epoch of each checkpoint committed under models/

@@ -1,0 +1,128 @@
+"""The learned scheduling systems, by name: each one bundles its run configuration, its
+``jaxsched train <system>`` flags, its training driver (on :mod:`jaxsched.train.loop`), its
+evaluation adapter for ``jaxsched evaluate --model`` and its training-curve plot.
+
+* :mod:`jaxsched.systems.rlscheduler` — RLScheduler (kernel policy network, PPO):
+  ``config.py`` (RunConfig, environment, slot-prefix options), ``run.py`` (training driver),
+  ``evaluate.py`` (load a trained policy, run it, rows for ``evaluate --model``),
+  ``filtering.py`` (trajectory filter), ``cli.py`` (flags), ``plot.py`` (training curve).
+
+Registry API.  A system is a package ``jaxsched.systems.<name>`` whose ``__init__`` defines
+``SYSTEM``, a :class:`System`; it is registered by one line in :data:`SYSTEM_MODULES` below
+(nothing else changes: the CLI's ``train`` subcommands, ``evaluate --model`` and ``plot`` are
+generated from the registry).  :func:`get` / :func:`names` look systems up; a run directory's
+``run.json`` names its system in ``"system"`` (:func:`system_of_run`; a ``run.json`` without
+the key is RLScheduler's, as written before the registry existed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from jaxsched.errors import ConfigError
+
+__all__ = [
+    "System",
+    "SYSTEM_MODULES",
+    "DEFAULT_SYSTEM",
+    "names",
+    "get",
+    "system_of_run",
+    "load_model",
+]
+
+#: one line per system: the module whose ``SYSTEM`` attribute is its :class:`System`
+SYSTEM_MODULES: tuple[str, ...] = ("jaxsched.systems.rlscheduler",)
+
+#: the system of a ``run.json`` without a ``"system"`` key (run directories from before the
+#: registry, and the shipped ``models/``)
+DEFAULT_SYSTEM = "rlscheduler"
+
+RUN_FILE = "run.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class System:
+    """One learned scheduling system.
+
+    Attributes:
+        name: registry name (``jaxsched train <name>``; the ``"system"`` of its ``run.json``).
+        help, description: of its ``train`` subcommand.
+        add_train_arguments: ``(parser) -> None``, adds its ``train`` flags.
+        train: ``(args: argparse.Namespace) -> int``, runs training from the parsed flags
+            (exit status).
+        load_model: ``(path) -> model``, a trained model from a run directory (newest
+            checkpoint) or a checkpoint file; the model has ``.path`` (the checkpoint file) and
+            ``.epoch``.
+        model_rows: ``(model, jobs, starts, length, backfills, metrics, compat, *, sample, name)
+            -> list of dict``, the model's rows in
+            :class:`jaxsched.sim.evaluate.EvalResult`'s schema on those sequences.
+        plot: ``(run_dir, path=None) -> Path``, its training curve as a PNG.
+    """
+
+    name: str
+    help: str
+    description: str
+    add_train_arguments: Callable[[argparse.ArgumentParser], None]
+    train: Callable[[argparse.Namespace], int]
+    load_model: Callable
+    model_rows: Callable
+    plot: Callable
+
+
+_REGISTRY: dict[str, System] = {}
+
+
+def _registry() -> dict[str, System]:
+    if not _REGISTRY:
+        for mod in SYSTEM_MODULES:
+            system = importlib.import_module(mod).SYSTEM
+            if system.name in _REGISTRY:
+                raise RuntimeError(f"two systems named {system.name!r}")
+            _REGISTRY[system.name] = system
+    return _REGISTRY
+
+
+def names() -> tuple[str, ...]:
+    """The registered system names, in :data:`SYSTEM_MODULES` order."""
+    return tuple(_registry())
+
+
+def get(name: str) -> System:
+    """The system called ``name``; ConfigError (one line) for an unknown name."""
+    reg = _registry()
+    if name not in reg:
+        raise ConfigError(f"unknown system {name!r}; choose one of {', '.join(reg)}")
+    return reg[name]
+
+
+def system_of_run(path) -> System:
+    """The system of a run directory, or of the run directory holding a checkpoint file: the
+    ``"system"`` of its ``run.json`` (default :data:`DEFAULT_SYSTEM`, also when ``run.json`` is
+    missing or unreadable — that system's loader then reports the problem)."""
+    p = Path(path)
+    run_file = (p if p.is_dir() else p.parent) / RUN_FILE
+    name = DEFAULT_SYSTEM
+    try:
+        d = json.loads(run_file.read_text())
+    except (OSError, ValueError):
+        d = None
+    if isinstance(d, dict) and "system" in d:
+        name = d["system"]
+        if not isinstance(name, str) or name not in _registry():
+            raise ConfigError(
+                f"{run_file}: unknown system {name!r}; this jaxsched knows {', '.join(_registry())}"
+            )
+    return get(name)
+
+
+def load_model(path):
+    """A trained model of any system from a run directory or checkpoint file (dispatch on
+    :func:`system_of_run`); returns ``(system, model)``."""
+    system = system_of_run(path)
+    return system, system.load_model(path)

@@ -1,0 +1,52 @@
+"""RLScheduler (Zhang et al., SC'20): the kernel policy network trained with PPO on the
+pick-a-job environment.
+
+* ``config.py`` — :class:`RunConfig` (``run.json``), the run's environment, slot-prefix options.
+* ``run.py`` — the training driver :func:`~jaxsched.systems.rlscheduler.run.train` on the
+  generic host loop.
+* ``evaluate.py`` — :func:`load_policy`, :func:`policy_metric`, :func:`model_rows`.
+* ``filtering.py`` — the trajectory filter of spec §7 (it still holds
+  ``sample_accepted_starts``, which the environment uses; it is to move to
+  :mod:`jaxsched.envs`).
+* ``cli.py`` — the ``jaxsched train rlscheduler`` flags.
+* ``plot.py`` — the training curve.
+
+``SYSTEM`` is this package's entry in :mod:`jaxsched.systems`; the heavy modules are imported
+when a command needs them.
+"""
+
+from __future__ import annotations
+
+from jaxsched.systems import System
+from jaxsched.systems.rlscheduler import cli as _cli
+from jaxsched.systems.rlscheduler.config import SYSTEM_NAME
+
+
+def _load_model(path):
+    from jaxsched.systems.rlscheduler.evaluate import load_policy
+
+    return load_policy(path)
+
+
+def _model_rows(*args, **kwargs):
+    from jaxsched.systems.rlscheduler.evaluate import model_rows
+
+    return model_rows(*args, **kwargs)
+
+
+def _plot(out, path=None):
+    from jaxsched.systems.rlscheduler.plot import plot
+
+    return plot(out, path)
+
+
+SYSTEM = System(
+    name=SYSTEM_NAME,
+    help=_cli.HELP,
+    description=_cli.DESCRIPTION,
+    add_train_arguments=_cli.add_train_arguments,
+    train=_cli.train_from_args,
+    load_model=_load_model,
+    model_rows=_model_rows,
+    plot=_plot,
+)

@@ -1,0 +1,120 @@
+"""RLScheduler's run configuration (``run.json``), its environment and its slot-prefix options.
+
+:class:`RunConfig` is everything that shapes a training run; it is saved as ``DIR/run.json``
+(with ``"system": "rlscheduler"``; a ``run.json`` without the key is RLScheduler's too, as in
+run directories written before the systems registry).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from jaxsched.envs import RLSchedulerEnv
+from jaxsched.envs.rlscheduler import PAD_ROW
+from jaxsched.errors import ConfigError
+from jaxsched.train.ppo import PPOConfig
+
+__all__ = ["SYSTEM_NAME", "VAL_INFO", "RunConfig", "SLOT_BUCKETS", "prefix_options", "make_env"]
+
+#: the registry name of this system (``jaxsched train rlscheduler``)
+SYSTEM_NAME = "rlscheduler"
+#: the validation sequences and the heuristics' results on them (``--validate``)
+VAL_INFO = "validation.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    """Everything that shapes a training run (saved as ``run.json`` and in checkpoints).
+
+    Attributes:
+      trace: SWF path; rules: parse rules of :meth:`jaxsched.workload.Trace.jobs`.
+      metric: reward metric (:data:`jaxsched.sim.metrics.METRICS`); backfill: ``none``,
+        ``rlscheduler`` or ``easy``; compat: reference semantics (True) or the correct mode.
+      length: jobs per training sequence (256); max_queue: observation slots (128);
+      cutoff: ``reference`` or ``fcfs``; job_slice: sample starts from the first N jobs
+        (0 = all).
+      policy, value: network names (:func:`jaxsched.nets.make_policy` / ``make_value``).
+      seed: PRNG seed; ppo: :class:`PPOConfig` as a dict.
+      filter: trajectory filter of spec §7 (:data:`jaxsched.systems.rlscheduler.filtering.FILTERS`):
+        ``off``, ``paper`` ((median, 2·mean) of SJF over all sampling starts) or ``reference``
+        ((10, 150) with the code's off-by-one); training sequences are drawn only among the
+        accepted starts. filter_epochs: length of phase 1 in epochs; after it training goes on
+        with all sequences (phase 2). 0: the filter stays on for the whole run.
+      init_from: checkpoint (file or run directory) whose networks and optimiser states start
+        this run (the reference's ``--pre_trained``; e.g. phase 2 of a filtered run, or a
+        continuation with other PPO settings); empty: a fresh initialisation from ``seed``.
+    """
+
+    trace: str
+    rules: str = "rlscheduler"
+    metric: str = "bsld"
+    backfill: str = "none"
+    compat: bool = True
+    length: int = 256
+    max_queue: int = 128
+    cutoff: str = "reference"
+    job_slice: int = 0
+    policy: str = "kernel"
+    value: str = "kernel"
+    seed: int = 0
+    ppo: dict = dataclasses.field(default_factory=lambda: PPOConfig().to_dict())
+    filter: str = "off"
+    filter_epochs: int = 0
+    init_from: str = ""
+
+    def ppo_config(self) -> PPOConfig:
+        return PPOConfig.from_dict(self.ppo)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def to_run_json(self) -> dict:
+        """The content of ``run.json``: ``{"system": "rlscheduler", **to_dict()}``."""
+        return {"system": SYSTEM_NAME, **self.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> RunConfig:
+        """From :meth:`to_dict` or a ``run.json`` (whose ``"system"`` key, if any, must name
+        this system; run directories written before the key existed have none)."""
+        d = dict(d)
+        system = d.pop("system", SYSTEM_NAME)
+        if system != SYSTEM_NAME:
+            raise ConfigError(f"run settings of system {system!r}, not {SYSTEM_NAME!r}")
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ConfigError(f"unknown run setting(s): {', '.join(sorted(unknown))}")
+        return cls(**d)
+
+
+#: slot-prefix buckets of the update (:func:`jaxsched.train.make_train`'s ``slot_buckets``)
+SLOT_BUCKETS = (8, 16, 32, 64)
+
+
+def prefix_options(rc: RunConfig) -> dict:
+    """``make_train`` options that evaluate the per-slot networks of a run on slot prefixes
+    (computation only: the same update up to float rounding). The kernel policy is per-slot;
+    the kernel value net sees the padding rows through :class:`~jaxsched.nets.KernelValue`'s
+    ``pad_row``."""
+    if rc.policy != "kernel":
+        return {}
+    opts = {"slot_buckets": SLOT_BUCKETS}
+    if rc.value == "kernel":
+        opts["value_pad_row"] = PAD_ROW
+    return opts
+
+
+def make_env(jobs, rc: RunConfig, length: int | None = None, start_table=None) -> RLSchedulerEnv:
+    """The environment of a run (``length`` overrides the training length, e.g. 1024 for the
+    paper's test sequences; ``start_table`` restricts the sampled starts, spec §7)."""
+    return RLSchedulerEnv(
+        jobs,
+        length=length or rc.length,
+        backfill=rc.backfill,
+        compat=rc.compat,
+        metric=rc.metric,
+        max_queue=rc.max_queue,
+        cutoff=rc.cutoff,
+        job_slice=rc.job_slice,
+        start_table=start_table,
+    )

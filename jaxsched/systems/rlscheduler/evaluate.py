@@ -1,0 +1,186 @@
+"""A trained RLScheduler policy: loading it from a run directory or checkpoint, running it on
+job sequences (greedy or sampled picks), and its rows for ``jaxsched evaluate --model``.
+
+Example::
+
+    from jaxsched.systems.rlscheduler.evaluate import load_policy, policy_metric
+    pol = load_policy("runs/l1")                       # newest checkpoint (or DIR/best.ckpt)
+    policy_metric(pol, jobs, starts=[1981, 2756], length=1024)     # greedy (argmax) picks
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence as Seq
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsched import nets
+from jaxsched.envs import RLSchedulerEnv
+from jaxsched.errors import CheckpointError, ConfigError
+from jaxsched.systems.rlscheduler.config import RunConfig, make_env
+from jaxsched.train.checkpoint import load_checkpoint
+from jaxsched.train.loop import RUN_FILE
+
+__all__ = [
+    "LoadedPolicy",
+    "load_policy",
+    "policy_metric",
+    "model_rows",
+    "episodes_fn",
+    "run_file_of",
+]
+
+
+def run_file_of(path) -> Path:
+    """``run.json`` of a run directory, or of the directory holding a checkpoint file."""
+    p = Path(path)
+    return (p if p.is_dir() else p.parent) / RUN_FILE
+
+
+def _episode_fn(env: RLSchedulerEnv, policy_net, sample: bool):
+    """``(params, start, key) -> (metric, start_times)`` for one sequence, compiled once."""
+
+    def run(params, start, key):
+        state, ts = env.reset_at(start)
+
+        def cond(c):
+            return ~c[1].last()
+
+        def body(c):
+            st, t, k = c
+            k, sub = jax.random.split(k)
+            logits = policy_net.apply(params, t.observation.obs, t.observation.mask)
+            a = (
+                nets.sample_action(sub, logits, t.observation.mask)
+                if sample
+                else nets.greedy_action(logits, t.observation.mask)
+            )
+            st, t = env.step(st, a)
+            return st, t, k
+
+        state, ts, _ = jax.lax.while_loop(cond, body, (state, ts, key))
+        return env.metric_value(state), state.sim.start
+
+    return run
+
+
+@dataclasses.dataclass
+class LoadedPolicy:
+    """A trained policy: its run configuration, network and parameters."""
+
+    run: RunConfig
+    net: object
+    params: object
+    epoch: int
+    path: Path
+
+
+def episodes_fn(env: RLSchedulerEnv, policy_net, sample: bool):
+    """``(params, starts [S], keys [S]) -> (metrics [S], start_times [S, L])``, compiled."""
+    return jax.jit(jax.vmap(_episode_fn(env, policy_net, sample), in_axes=(None, 0, 0)))
+
+
+def load_policy(path) -> LoadedPolicy:
+    """Load the newest checkpoint of a run directory (or a checkpoint file)."""
+    p = Path(path)
+    run_file = run_file_of(p)
+    if not run_file.is_file():
+        raise CheckpointError(f"{run_file}: missing (not a jaxsched training directory)")
+    try:
+        rc = RunConfig.from_dict(json.loads(run_file.read_text()))
+    except (ValueError, TypeError) as e:
+        raise CheckpointError(f"{run_file}: unreadable run settings: {e}") from None
+    ck = load_checkpoint(p)
+    st = ck.state
+    if not isinstance(st, dict) or "policy_params" not in st:
+        raise CheckpointError(f"{ck.path}: no policy parameters in this checkpoint")
+    params = jax.tree_util.tree_map(jnp.asarray, st["policy_params"])
+    return LoadedPolicy(
+        run=rc, net=nets.make_policy(rc.policy), params=params, epoch=ck.epoch, path=ck.path
+    )
+
+
+def policy_metric(
+    policy: LoadedPolicy,
+    jobs,
+    starts: Seq[int],
+    length: int,
+    *,
+    backfill: str | None = None,
+    metric: str | None = None,
+    sample: bool = False,
+    seed: int = 0,
+):
+    """Run a learned policy on the sequences ``start … start+length-1`` (greedy picks, or
+    sampled ones as the reference's test script does with ``sample=True``).
+
+    Returns ``(values, start_times)``: float64 ``[S]`` metric per sequence and int64
+    ``[S, length]`` start times.
+    """
+    rc = policy.run
+    if backfill is not None or metric is not None:
+        rc = dataclasses.replace(rc, backfill=backfill or rc.backfill, metric=metric or rc.metric)
+    env = make_env(jobs, rc, length)
+    fn = episodes_fn(env, policy.net, sample)
+    starts = np.asarray(list(starts), np.int32)
+    n = jobs.n_jobs
+    bad = [int(s) for s in starts if s < 0 or s + length > n]
+    if bad:
+        raise ConfigError(
+            f"sequence start {bad[0]} with {length} jobs runs past the {n} loaded jobs"
+        )
+    keys = jax.random.split(jax.random.PRNGKey(seed), len(starts))
+    vals, st = fn(policy.params, jnp.asarray(starts), keys)
+    return np.asarray(vals, np.float64), np.asarray(st)
+
+
+def model_rows(
+    policy: LoadedPolicy,
+    jobs,
+    starts: Seq[int],
+    length: int,
+    backfills: Seq[str],
+    metrics: Seq[str],
+    compat: bool,
+    *,
+    sample: bool = False,
+    name: str = "rl",
+    seed: int = 0,
+) -> list:
+    """Rows in :class:`jaxsched.sim.evaluate.EvalResult`'s schema for a learned policy on the
+    given sequences (one run per backfill mode), metrics computed from its schedules."""
+    from jaxsched.sim import oracle
+
+    rows = []
+    for bf in backfills:
+        rc = dataclasses.replace(policy.run, backfill=bf, compat=bool(compat))
+        pol = dataclasses.replace(policy, run=rc)
+        _, st = policy_metric(pol, jobs, starts, length, sample=sample, seed=seed)
+        for s, times in zip(starts, st):
+            sl = slice(int(s), int(s) + length)
+            m = oracle.metrics(
+                jobs.submit[sl],
+                jobs.run[sl],
+                jobs.procs[sl],
+                times,
+                num_procs=float(jobs.num_procs),
+                compat=bool(compat),
+                users=jobs.user[sl],
+            )
+            for name_m in metrics:
+                rows.append(
+                    {
+                        "start": int(s),
+                        "jobs": length,
+                        "policy": name,
+                        "backfill": bf,
+                        "metric": name_m,
+                        "value": float(m[name_m]),
+                    }
+                )
+    return rows

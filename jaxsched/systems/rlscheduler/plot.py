@@ -1,0 +1,68 @@
+"""RLScheduler's training curve (``jaxsched plot DIR``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from jaxsched.errors import ConfigError
+from jaxsched.systems.rlscheduler.config import VAL_INFO, RunConfig
+from jaxsched.train.loop import LOG_FILE, RUN_FILE, read_log
+
+__all__ = ["plot"]
+
+
+def plot(out, path=None) -> Path:
+    """Training curve as a PNG: the metric of each epoch's sampled sequences with SJF and F1 on
+    the same sequences, and with ``--validate`` the greedy policy's validation scores with SJF
+    and F1 on the validation sequences (horizontal lines)."""
+    rows = read_log(out)
+    if not rows:
+        raise ConfigError(f"{Path(out) / LOG_FILE}: no epochs logged yet")
+    rc = RunConfig.from_dict(json.loads((Path(out) / RUN_FILE).read_text()))
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ConfigError("plotting needs matplotlib: pip install 'jaxsched[plot]'") from None
+    ep = [r["epoch"] for r in rows]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(ep, [r[rc.metric] for r in rows], label="RL (training sequences)")
+    for p in ("sjf", "f1"):
+        k = f"{p}_{rc.metric}"
+        if any(k in r for r in rows):
+            ax.plot(ep, [r.get(k, np.nan) for r in rows], "--", label=p.upper())
+    vk = f"val_{rc.metric}"
+    val_rows = [r for r in rows if vk in r]
+    if val_rows:
+        ax.plot(
+            [r["epoch"] for r in val_rows],
+            [r[vk] for r in val_rows],
+            "o-",
+            ms=3,
+            label="RL greedy (validation sequences)",
+        )
+        info = Path(out) / VAL_INFO
+        heur = json.loads(info.read_text()) if info.is_file() else {}
+        for p, style in (("sjf", ":"), ("f1", "-.")):
+            if isinstance(heur.get(p), (int, float)):
+                ax.axhline(
+                    heur[p],
+                    linestyle=style,
+                    color="gray",
+                    linewidth=1,
+                    label=f"{p.upper()} (validation sequences)",
+                )
+    ax.set_xlabel("epoch")
+    ax.set_ylabel(rc.metric)
+    ax.set_title(f"{Path(rc.trace).name}, backfill {rc.backfill}")
+    ax.legend()
+    fig.tight_layout()
+    path = Path(path) if path else Path(out) / "training_curve.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

@@ -1,0 +1,422 @@
+"""RLScheduler's training driver (the engine behind ``jaxsched train rlscheduler``) on the
+generic host loop :func:`jaxsched.train.loop.run_epochs`.
+
+The pieces: the pick-a-job environment (:class:`jaxsched.envs.RLSchedulerEnv`, with
+auto-reset), the kernel policy and value networks (:mod:`jaxsched.nets`) and the compiled PPO
+update (:func:`jaxsched.train.make_train`).  This module only builds them, adds RLScheduler's
+columns to the log (the sampled sequences' metric, SJF and F1 on the same sequences), its
+validation (greedy runs on held-out sequences) and its trajectory filter.
+
+Run directory layout (``--out DIR``)::
+
+    DIR/run.json                  what was trained ("system": "rlscheduler", trace, metric,
+                                  backfill, PPO config, seed)
+    DIR/log.jsonl                 one JSON object per epoch (return, metric, SJF/F1 of the same
+                                  sequences, KL, losses, seconds)
+    DIR/checkpoint_00000012.ckpt  the newest checkpoint (parameters, optimiser states, RNG,
+                                  epoch, metrics history)
+    DIR/validation.json           with --validate: the validation sequences and SJF / F1 on them
+    DIR/best.ckpt, best.json      with --validate: the best checkpoint so far and its score
+    DIR/filter.npz                with a trajectory filter: SJF's metric per start index and
+                                  the acceptance interval (computed once, reused on resume)
+
+Example::
+
+    from jaxsched.systems.rlscheduler.run import train
+    train("traces/lublin-1.swf", "runs/l1", epochs=20)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsched import formatting as F
+from jaxsched import nets
+from jaxsched.envs import AutoResetWrapper, RLSchedulerEnv
+from jaxsched.errors import ConfigError
+from jaxsched.sim.evaluate import evaluate
+from jaxsched.systems.rlscheduler.config import VAL_INFO, RunConfig, make_env, prefix_options
+from jaxsched.systems.rlscheduler.evaluate import episodes_fn
+from jaxsched.systems.rlscheduler.filtering import FILTERS, make_filter, sjf_by_start
+from jaxsched.train.checkpoint import load_checkpoint
+from jaxsched.train.loop import (
+    BestCheckpoint,
+    EpochSpec,
+    open_run,
+    run_epochs,
+    start_or_resume,
+)
+from jaxsched.train.ppo import PPOConfig, make_train
+from jaxsched.workload import read_swf
+
+__all__ = ["train", "FILTER_FILE"]
+
+FILTER_FILE = "filter.npz"
+
+
+def _start_table(jobs, rc: RunConfig, out: Path, log) -> np.ndarray:
+    """The trajectory filter's acceptance table of a run (bool ``[n_jobs]``): SJF's metric per
+    start computed once and cached in ``DIR/filter.npz``."""
+    path = out / FILTER_FILE
+    low, high = RLSchedulerEnv(jobs, length=rc.length, job_slice=rc.job_slice).start_range
+    values = None
+    if path.is_file():
+        try:
+            with np.load(path) as z:
+                values = np.asarray(z["sjf"], np.float64)
+            if values.shape != (jobs.n_jobs,):
+                values = None
+        except (OSError, ValueError, KeyError):
+            values = None  # unreadable cache: recompute it
+    if values is None:
+        t0 = time.perf_counter()
+        values = sjf_by_start(
+            jobs, rc.length, low, high, backfill=rc.backfill, compat=rc.compat, metric=rc.metric
+        )
+        log(
+            f"trajectory filter: SJF {rc.metric} of the {high - low} sampling starts "
+            f"computed in {time.perf_counter() - t0:.1f} s"
+        )
+    flt = make_filter(rc.filter, values[low:high])
+    table = np.asarray(flt.start_table(values), bool)
+    n_ok = int(table[low:high].sum())
+    if n_ok == 0:
+        raise ConfigError(
+            f"--filter {rc.filter}: none of the {high - low} sampling starts has "
+            f"an SJF {rc.metric} in ({flt.lower:g}, {flt.upper:g})"
+        )
+    if not path.is_file():
+        tmp = out / (FILTER_FILE + ".tmp.npz")
+        np.savez(tmp, sjf=values, lower=flt.lower, upper=flt.upper, mode=rc.filter)
+        os.replace(tmp, path)
+    log(
+        f"trajectory filter {rc.filter}: SJF {rc.metric} in ({flt.lower:.4g}, "
+        f"{flt.upper:.4g}), {n_ok} of {high - low} starts accepted"
+        + (f" for the first {rc.filter_epochs} epochs" if rc.filter_epochs else "")
+    )
+    return table
+
+
+def _episode_starts(metrics: dict) -> np.ndarray:
+    s = np.asarray(metrics.get("episode_info_start", []))
+    ok = np.asarray(metrics.get("episode_info_valid", np.ones(s.shape, bool)), bool)
+    return s[ok].astype(np.int64)
+
+
+def _heuristic_means(jobs, starts, rc: RunConfig, policies=("sjf", "f1")) -> dict:
+    if len(starts) == 0:
+        return {}
+    res = evaluate(
+        jobs,
+        starts,
+        rc.length,
+        list(policies),
+        [rc.backfill],
+        compat=rc.compat,
+        metrics=(rc.metric,),
+    )
+    return {p: float(v) for (p, _), v in res.table(rc.metric).items()}
+
+
+def _run_config(trace, *, ppo, init_from, **settings) -> RunConfig:
+    return RunConfig(
+        trace=str(trace),
+        ppo=PPOConfig.from_dict({**PPOConfig().to_dict(), **(ppo or {})}).to_dict(),
+        init_from=str(init_from) if init_from else "",
+        **settings,
+    )
+
+
+def _check_keep(keep_checkpoints) -> None:
+    if (
+        isinstance(keep_checkpoints, bool)
+        or not isinstance(keep_checkpoints, (int, np.integer))
+        or keep_checkpoints < 0
+    ):
+        raise ConfigError(
+            f"--keep-checkpoints must be an integer >= 0 (0 keeps all), got {keep_checkpoints!r}"
+        )
+
+
+class _Trainers:
+    """The PPO trainer(s) of a run: phase 1 (filtered, if a filter is on) and phase 2 (all
+    sequences, built when it starts)."""
+
+    def __init__(self, jobs, rc: RunConfig, out: Path, resume: bool, log):
+        self.jobs, self.rc = jobs, rc
+        if rc.filter != "off":
+            if not resume:
+                out.mkdir(parents=True, exist_ok=True)
+            self.phase1 = self._build(_start_table(jobs, rc, out, log))
+        else:
+            self.phase1 = self._build()
+        self.phase2 = None
+
+    def _build(self, start_table=None):
+        rc = self.rc
+        env = AutoResetWrapper(make_env(self.jobs, rc, start_table=start_table))
+        return make_train(
+            rc.ppo_config(),
+            env,
+            nets.make_policy(rc.policy),
+            nets.make_value(rc.value),
+            episode_info_fn=lambda ts: {"start": ts.extras["start"]},
+            **prefix_options(rc),
+        )
+
+    def at(self, epoch: int):
+        rc = self.rc
+        if rc.filter == "off" or not rc.filter_epochs or epoch <= rc.filter_epochs:
+            return self.phase1
+        if self.phase2 is None:
+            self.phase2 = self._build()
+        return self.phase2
+
+
+def _init_from(rc: RunConfig, log):
+    """``fresh(state)`` for :func:`start_or_resume`: networks and optimiser states of
+    ``rc.init_from`` (every leaf must match this run's networks; clear error if not)."""
+
+    def fresh(state):
+        if not rc.init_from:
+            return state
+        src = load_checkpoint(rc.init_from, target=state).state
+        log(f"networks and optimiser states from {rc.init_from}")
+        return state.replace(
+            policy_params=src.policy_params,
+            value_params=src.value_params,
+            policy_opt_state=src.policy_opt_state,
+            value_opt_state=src.value_opt_state,
+        )
+
+    return fresh
+
+
+def _epoch_spec(jobs, rc, trainers, val, validate, compare, keep_checkpoints) -> EpochSpec:
+    def row(epoch, m, trainer):
+        starts = _episode_starts(m)
+        r = {
+            "episodes": int(len(starts)),
+            "return": float(m["episode_return"]),
+            rc.metric: float(abs(m["episode_return"])),
+            "approx_kl": float(m["approx_kl"]),
+            "pi_iters": int(m["pi_iters"]),
+            "pi_loss": float(m["pi_loss"]),
+            "v_loss": float(m["v_loss"]),
+            "entropy": float(m["entropy"]),
+        }
+        if rc.filter != "off":
+            r["filtered"] = trainer is trainers.phase1
+        if compare:
+            r.update({f"{p}_{rc.metric}": v for p, v in _heuristic_means(jobs, starts, rc).items()})
+        return r
+
+    def message(r):
+        return (
+            f"{rc.metric} {F.number(r[rc.metric])}"
+            + "".join(
+                f" {p} {F.number(r.get(f'{p}_{rc.metric}', math.nan))}"
+                for p in ("sjf", "f1")
+                if compare
+            )
+            + (
+                f" val {F.number(r[f'val_{rc.metric}'])} (sjf "
+                f"{F.number(val.heuristics.get('sjf', math.nan))} f1 "
+                f"{F.number(val.heuristics.get('f1', math.nan))})"
+                if f"val_{rc.metric}" in r
+                else ""
+            )
+            + f" {r['seconds']:.1f}s/epoch"
+        )
+
+    def validation(state, epoch, ck):
+        return {f"val_{rc.metric}": val(state.policy_params, epoch, ck)}
+
+    return EpochSpec(
+        trainer_at=trainers.at,
+        row=row,
+        message=message,
+        validate=validation if val is not None else None,
+        validate_every=int(validate or 0),
+        keep=int(keep_checkpoints),
+    )
+
+
+def train(
+    trace,
+    out,
+    epochs: int,
+    *,
+    metric: str = "bsld",
+    backfill: str = "none",
+    compat: bool = True,
+    seed: int = 0,
+    resume: bool = False,
+    rules: str = "rlscheduler",
+    ppo: dict | None = None,
+    length: int = 256,
+    max_queue: int = 128,
+    cutoff: str = "reference",
+    job_slice: int = 0,
+    policy: str = "kernel",
+    value: str = "kernel",
+    compare: bool = True,
+    progress: bool = True,
+    validate: int = 0,
+    val_sequences: int = 10,
+    val_jobs: int = 1024,
+    val_seed: int = 2,
+    filter: str = "off",
+    filter_epochs: int = 0,
+    init_from=None,
+    keep_checkpoints: int = 1,
+    log: Callable[[str], None] = print,
+) -> dict:
+    """Train an RLScheduler policy for ``epochs`` epochs in total (``resume`` continues the
+    run in ``out`` from its newest checkpoint, bit for bit; without it ``out`` must not hold a
+    run yet). Returns ``{"epochs", "history", "run"}``.
+
+    ``ppo``: overrides of :class:`PPOConfig` fields (e.g. ``{"num_envs": 20}``); ``compare``:
+    evaluate SJF and F1 on each epoch's sequences for the log (cheap: one batched call).
+
+    ``validate`` = K > 0: every K epochs (and at the last one) the greedy policy runs on
+    ``val_sequences`` sequences of ``val_jobs`` jobs drawn the reference's way with
+    ``val_seed`` (the paper's test sequences are seed 1, so the default 2 keeps them out of
+    model selection); the log gets ``val_<metric>``, and the best checkpoint so far is kept as
+    ``DIR/best.ckpt`` with ``DIR/best.json`` (epoch, score, starts) — load it with
+    ``load_policy(DIR / "best.ckpt")`` or ``evaluate --model DIR/best.ckpt``.
+
+    ``filter`` / ``filter_epochs``: the trajectory filter (:class:`RunConfig`); with
+    ``filter_epochs`` = K > 0, epochs 1..K train on the accepted sequences (phase 1) and the
+    later ones on all (phase 2), in the same run and checkpoints.
+
+    ``init_from``: start from the networks and optimiser states of another run's checkpoint
+    (:class:`RunConfig`); the epochs of this run count from 1 again.
+
+    ``keep_checkpoints``: how many of the newest epoch checkpoints stay in ``out`` (default 1;
+    0 keeps every epoch's, e.g. to score them all afterwards with ``evaluate --model``).
+    """
+    # (long because of its keyword arguments and their documentation; the steps are below)
+    out = Path(out)
+    rc = _run_config(
+        trace,
+        ppo=ppo,
+        init_from=init_from,
+        rules=rules,
+        metric=metric,
+        backfill=backfill,
+        compat=compat,
+        length=length,
+        max_queue=max_queue,
+        cutoff=cutoff,
+        job_slice=job_slice,
+        policy=policy,
+        value=value,
+        seed=seed,
+        filter=filter,
+        filter_epochs=filter_epochs,
+    )
+    _check_keep(keep_checkpoints)
+    saved = open_run(out, resume)
+    if saved is not None:
+        rc = RunConfig.from_dict(saved)
+    if epochs < 1:
+        raise ConfigError(f"--epochs must be >= 1 (got {epochs})")
+    if rc.filter not in FILTERS:
+        raise ConfigError(
+            f"unknown trajectory filter {rc.filter!r}; choose from {', '.join(FILTERS)}"
+        )
+    if int(rc.filter_epochs) < 0:
+        raise ConfigError(f"--filter-epochs must be >= 0 (got {rc.filter_epochs})")
+    jobs = read_swf(rc.trace).jobs(rc.rules)
+    val = None
+    if validate:  # before anything is written: a bad setting fails cleanly
+        if int(validate) < 0:
+            raise ConfigError(f"--validate must be >= 0 (got {validate})")
+        val = _Validator(jobs, rc, out, val_sequences, val_jobs, val_seed)
+    trainers = _Trainers(jobs, rc, out, resume, log)
+    t0 = time.perf_counter()
+    state = trainers.phase1.init(jax.random.PRNGKey(rc.seed))
+    state, history, done_epochs = start_or_resume(
+        out,
+        state,
+        trainers.phase1,
+        resume=resume,
+        run_json=rc.to_run_json(),
+        fresh=_init_from(rc, log),
+        log=log,
+    )
+    if done_epochs >= epochs:
+        log(f"{out}: already trained for {done_epochs} epochs (asked for {epochs})")
+        return {"epochs": done_epochs, "history": history, "run": rc}
+    spec = _epoch_spec(jobs, rc, trainers, val, validate, compare, keep_checkpoints)
+    state, history = run_epochs(
+        out,
+        state,
+        history,
+        spec,
+        done_epochs=done_epochs,
+        epochs=epochs,
+        t0=t0,
+        progress=progress,
+        log=log,
+    )
+    return {"epochs": epochs, "history": history, "run": rc}
+
+
+class _Validator:
+    """Greedy validation runs of a training run (compiled once) and the best checkpoint."""
+
+    def __init__(self, jobs, rc: RunConfig, out: Path, n: int, length: int, seed: int):
+        from jaxsched.sim.metrics import HIGHER_IS_BETTER
+        from jaxsched.workload import reference_starts
+
+        self.starts = reference_starts(seed, n, length, jobs.n_jobs)
+        self.length = int(length)
+        env = make_env(jobs, rc, length)
+        self.fn = episodes_fn(env, nets.make_policy(rc.policy), False)
+        self.keys = jax.random.split(jax.random.PRNGKey(0), n)
+        res = evaluate(
+            jobs,
+            self.starts,
+            self.length,
+            ["sjf", "f1"],
+            [rc.backfill],
+            compat=rc.compat,
+            metrics=(rc.metric,),
+        )
+        self.heuristics = {p: v for (p, _), v in res.table(rc.metric).items()}
+        out.mkdir(parents=True, exist_ok=True)
+        (out / VAL_INFO).write_text(
+            json.dumps(
+                {
+                    "starts": [int(x) for x in self.starts],
+                    "jobs": self.length,
+                    "seed": int(seed),
+                    "metric": rc.metric,
+                    "backfill": rc.backfill,
+                    **self.heuristics,
+                }
+            )
+            + "\n"
+        )
+        self.best = BestCheckpoint(
+            out,
+            higher_is_better=rc.metric in HIGHER_IS_BETTER,
+            extra={"starts": [int(x) for x in self.starts], "jobs": self.length},
+        )
+
+    def __call__(self, params, epoch: int, checkpoint: Path) -> float:
+        vals, _ = self.fn(params, jnp.asarray(self.starts, jnp.int32), self.keys)
+        value = float(np.mean(np.asarray(vals)))
+        self.best.offer(value, epoch, checkpoint)
+        return value

@@ -1,0 +1,312 @@
+"""The host loop every system's trainer runs: epochs, ``log.jsonl``, validation, best and last
+checkpoints, resume, progress bar.
+
+A run directory (``--out DIR``) holds::
+
+    DIR/run.json                  what was trained (the system's run configuration; written by
+                                  the system, with a "system" key naming it)
+    DIR/log.jsonl                 one JSON object per epoch
+    DIR/checkpoint_00000012.ckpt  the newest checkpoint(s) (:mod:`jaxsched.train.checkpoint`)
+    DIR/best.ckpt, best.json      with validation: the best checkpoint so far and its score
+
+The loop is algorithm- and environment-agnostic: a *trainer* is any object with
+``update(state) -> (state, metrics)`` (jit-compiled, one epoch) and ``run_config() -> dict``
+(recorded in checkpoint headers, checked on resume); the system supplies the columns of each
+log row, the progress message and the validation.  :func:`fit` is the minimal loop for library
+use (a list of metrics, optional checkpoints).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import jax
+
+from jaxsched.errors import ConfigError
+from jaxsched.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+
+__all__ = [
+    "RUN_FILE",
+    "LOG_FILE",
+    "BEST_FILE",
+    "BEST_INFO",
+    "fit",
+    "EpochSpec",
+    "run_epochs",
+    "open_run",
+    "start_or_resume",
+    "BestCheckpoint",
+    "read_log",
+    "training_seconds",
+]
+
+RUN_FILE = "run.json"
+LOG_FILE = "log.jsonl"
+#: the checkpoint with the best validation score so far, and its description
+BEST_FILE = "best.ckpt"
+BEST_INFO = "best.json"
+
+
+# ----------------------------------------------------------------------------------------------
+# library loop
+# ----------------------------------------------------------------------------------------------
+def fit(
+    trainer,
+    train_state,
+    num_updates: int,
+    *,
+    history: list | None = None,
+    checkpoint_dir=None,
+    checkpoint_every: int = 0,
+    keep: int = 1,
+    callback: Callable | None = None,
+):
+    """Run ``num_updates`` updates from Python, collecting metrics and checkpointing.
+
+    Args:
+        trainer, train_state: e.g. from :func:`jaxsched.train.make_train` (a batch of vmapped
+            states is not supported here; use ``jax.vmap(trainer.update)`` directly for that).
+        num_updates: updates to run now.
+        history: metrics of earlier updates (e.g. from a loaded checkpoint); appended to.
+        checkpoint_dir: if given, a checkpoint is written every ``checkpoint_every`` updates
+            (0: only at the end) and at the end, keeping the last ``keep``.
+        callback: ``callback(epoch, metrics)`` after each update (host values).
+
+    Returns:
+        ``(train_state, history)``; ``history[i]`` is the metrics dict (numpy scalars) of epoch
+        ``i + 1``.  The epoch number of a checkpoint is ``len(history)``.
+    """
+    history = list(history or [])
+    saved_at = None
+    for _ in range(num_updates):
+        train_state, metrics = trainer.update(train_state)
+        metrics = jax.device_get(metrics)
+        history.append(metrics)
+        epoch = len(history)
+        if callback is not None:
+            callback(epoch, metrics)
+        if checkpoint_dir is not None and checkpoint_every and epoch % checkpoint_every == 0:
+            _save(trainer, checkpoint_dir, train_state, epoch, history, keep)
+            saved_at = epoch
+    if checkpoint_dir is not None and saved_at != len(history):
+        _save(trainer, checkpoint_dir, train_state, len(history), history, keep)
+    return train_state, history
+
+
+def _save(trainer, directory, state, epoch, history, keep):
+    save_checkpoint(
+        directory,
+        state,
+        epoch=epoch,
+        config=trainer.run_config(),
+        metrics_history=history,
+        keep=keep,
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# run directories
+# ----------------------------------------------------------------------------------------------
+def open_run(out, resume: bool) -> dict | None:
+    """Check a run directory before anything is built: with ``resume``, the saved ``run.json``
+    (a dict; ConfigError if there is none); without, None (ConfigError if ``out`` already holds
+    a run)."""
+    out = Path(out)
+    run_file = out / RUN_FILE
+    if resume:
+        if not run_file.is_file():
+            raise ConfigError(
+                f"{out}: nothing to resume (no {RUN_FILE}); drop --resume to start a new run"
+            )
+        return json.loads(run_file.read_text())
+    if run_file.exists():
+        raise ConfigError(
+            f"{out}: already holds a training run; use --resume to continue it "
+            f"or choose another --out"
+        )
+    return None
+
+
+def start_or_resume(
+    out,
+    state,
+    trainer,
+    *,
+    resume: bool,
+    run_json: dict,
+    fresh: Callable | None = None,
+    log: Callable[[str], None] = print,
+):
+    """The state a run continues from: the newest checkpoint of ``out`` when resuming (checked
+    against ``trainer.run_config()`` and the structure of ``state``), else ``fresh(state)``
+    (e.g. networks from another run; default: ``state`` itself), in which case ``out`` is
+    created with ``run.json`` = ``run_json`` and an empty log.
+
+    Returns ``(state, history list, done_epochs int)``."""
+    out = Path(out)
+    if resume and latest_checkpoint(out) is not None:
+        ck = load_checkpoint(out, target=state, config=trainer.run_config())
+        log(f"resuming {out} at epoch {ck.epoch}")
+        return ck.state, list(ck.metrics_history), ck.epoch
+    if fresh is not None:
+        state = fresh(state)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / RUN_FILE).write_text(json.dumps(run_json, indent=1) + "\n")
+    (out / LOG_FILE).write_text("")
+    return state, [], 0
+
+
+class BestCheckpoint:
+    """``DIR/best.ckpt`` and ``DIR/best.json``: a copy of the checkpoint with the best score so
+    far (lower is better, or higher with ``higher_is_better``), picked up again on resume."""
+
+    def __init__(self, out, *, higher_is_better: bool = False, extra: dict | None = None):
+        self.out = Path(out)
+        self.sign = -1.0 if higher_is_better else 1.0
+        self.extra = dict(extra or {})
+        self.best = None
+        info = self.out / BEST_INFO
+        if info.is_file() and (self.out / BEST_FILE).is_file():
+            try:
+                self.best = float(json.loads(info.read_text())["value"])
+            except (ValueError, KeyError, TypeError):
+                self.best = None
+
+    def offer(self, value: float, epoch: int, checkpoint: Path) -> bool:
+        """Keep ``checkpoint`` (of ``epoch``, scored ``value``) if it is the best so far;
+        returns whether it was."""
+        if self.best is not None and not self.sign * value < self.sign * self.best:
+            return False
+        self.best = value
+        tmp = self.out / (BEST_FILE + ".tmp")
+        shutil.copyfile(checkpoint, tmp)
+        os.replace(tmp, self.out / BEST_FILE)
+        (self.out / BEST_INFO).write_text(
+            json.dumps({"epoch": epoch, "value": value, **self.extra}) + "\n"
+        )
+        return True
+
+
+def read_log(out) -> list:
+    """The per-epoch rows of ``DIR/log.jsonl``."""
+    p = Path(out) / LOG_FILE
+    if not p.is_file():
+        raise ConfigError(f"{p}: missing (not a jaxsched training directory)")
+    rows = []
+    for i, line in enumerate(p.read_text().splitlines(), 1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                raise ConfigError(f"{p}:{i}: not a JSON object") from None
+    return rows
+
+
+def training_seconds(out) -> dict:
+    """Cumulative training time at the end of each logged epoch of the run in ``out``:
+    ``{epoch: seconds}``, the sum of the log's per-epoch ``seconds`` (the first epoch's includes
+    compilation; validation and checkpoint writing are not counted). An epoch logged more than
+    once counts once (its last line)."""
+    per = {}
+    for r in read_log(out):
+        per[int(r["epoch"])] = float(r.get("seconds", 0.0))
+    total, cum = 0.0, {}
+    for e in sorted(per):
+        total += per[e]
+        cum[e] = total
+    return cum
+
+
+# ----------------------------------------------------------------------------------------------
+# the epoch loop
+# ----------------------------------------------------------------------------------------------
+@dataclasses.dataclass
+class EpochSpec:
+    """What a system plugs into :func:`run_epochs`.
+
+    Attributes:
+        trainer_at: ``epoch -> trainer`` (1-based epoch; e.g. another trainer in a second
+            training phase).
+        row: ``(epoch, metrics, trainer) -> dict``, the system's columns of the epoch's log
+            line (host metrics of the update, ``episode_info_*`` included); they follow
+            ``epoch`` and ``seconds``.
+        message: ``row -> str`` for the progress bar / log line.
+        validate: optional ``(state, epoch, checkpoint path) -> dict`` of further columns (e.g.
+            a validation score; keep the best with :class:`BestCheckpoint`), called every
+            ``validate_every`` epochs and at the last one.
+        validate_every: K > 0 with ``validate``.
+        keep: epoch checkpoints kept (0 or None: all).
+    """
+
+    trainer_at: Callable
+    row: Callable
+    message: Callable
+    validate: Callable | None = None
+    validate_every: int = 0
+    keep: int | None = 1
+
+
+def run_epochs(
+    out,
+    state,
+    history: list,
+    spec: EpochSpec,
+    *,
+    done_epochs: int,
+    epochs: int,
+    t0: float,
+    progress: bool = True,
+    log: Callable[[str], None] = print,
+):
+    """Run epochs ``done_epochs + 1 .. epochs``: update, log row, checkpoint (keeping
+    ``spec.keep``), validation, progress.  ``t0`` (``time.perf_counter()`` before the trainer
+    was built) gives the first epoch's ``first_epoch_s_incl_compile``; ``history`` (metrics of
+    the epochs done, without ``episode_info_*``) is appended to and saved in each checkpoint.
+
+    Returns ``(state, history)``."""
+    out = Path(out)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=epochs, initial=done_epochs, unit="epoch", dynamic_ncols=True)
+    try:
+        for epoch in range(done_epochs + 1, epochs + 1):
+            e0 = time.perf_counter()
+            trainer = spec.trainer_at(epoch)
+            state, m = trainer.update(state)
+            m = jax.device_get(m)
+            e1 = time.perf_counter()
+            row = {"epoch": epoch, "seconds": round(e1 - e0, 3), **spec.row(epoch, m, trainer)}
+            if epoch == done_epochs + 1:
+                row["first_epoch_s_incl_compile"] = round(e1 - t0, 3)
+            history.append({k: v for k, v in m.items() if not k.startswith("episode_info")})
+            ck = save_checkpoint(
+                out,
+                state,
+                epoch=epoch,
+                config=trainer.run_config(),
+                metrics_history=history,
+                keep=int(spec.keep or 0) or None,
+            )
+            every = int(spec.validate_every or 0)
+            if spec.validate is not None and every and (epoch % every == 0 or epoch == epochs):
+                row.update(spec.validate(state, epoch, ck))
+            with open(out / LOG_FILE, "a") as f:
+                f.write(json.dumps(row) + "\n")
+            msg = spec.message(row)
+            if bar is not None:
+                bar.set_postfix_str(msg)
+                bar.update(1)
+            else:
+                log(f"epoch {epoch}/{epochs}: {msg}")
+    finally:
+        if bar is not None:
+            bar.close()
+    return state, history

@@ -1,0 +1,236 @@
+"""Rollouts over an auto-resetting environment, in lockstep with the valid-step mask.
+
+Environment interface (jumanji-like; nothing here imports :mod:`jaxsched.envs`):
+
+* ``env.reset(key) -> (env_state, timestep)`` and ``env.step(env_state, action) -> (env_state,
+  timestep)`` for ONE environment (the rollout ``vmap``-s them); ``action`` is an int32 scalar.
+* ``timestep.observation`` carries ``obs`` (float ``[N, F]``) and ``mask`` (bool ``[N]``, True =
+  valid action; ``action_mask`` is accepted too).  Other fields (a critic observation, ...) are
+  ignored unless ``obs_fn`` picks them.
+* ``timestep.reward`` is the reward of the transition that produced the timestep;
+  ``timestep.last()`` (or a ``done`` field, or else ``discount == 0``) marks the end of an
+  episode.  ``done_fn`` overrides this.
+* The environment resets itself when an episode ends (auto-reset): the timestep returned by the
+  final step carries the final reward and ``last() == True`` while its observation may already
+  belong to the next episode.  Episodes must terminate; a truncated episode is not bootstrapped.
+
+Episode collection (how a fixed-size scan yields exactly ``num_envs * episodes_per_env``
+complete episodes of variable length): :func:`make_collect` resets ``num_envs`` environments
+with fresh keys and scans ``T = episodes_per_env * max_episode_steps`` steps of all of them in
+lockstep.  Step ``t`` of environment ``e`` is *valid* when fewer than ``episodes_per_env``
+episodes of that environment had ended before it (:func:`valid_step_mask`).  Steps after that
+(the auto-reset has already started another episode) are computed but carry zero weight in
+every loss, normalisation and statistic.  If an environment does not finish its episodes inside
+the scan (``max_episode_steps`` set too small), the unfinished episode is dropped (its steps
+become invalid) and counted as incomplete — the batch never contains a cut episode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import flax.struct
+import jax
+import jax.numpy as jnp
+
+__all__ = [
+    "NetInput",
+    "Transition",
+    "make_collect",
+    "valid_step_mask",
+    "episode_summaries",
+    "default_obs_fn",
+    "default_done_fn",
+    "to_f32",
+]
+
+_F32 = jnp.float32
+
+
+class NetInput(NamedTuple):
+    """What the default ``obs_fn`` keeps of an observation: float32 ``obs`` [N, F] and bool
+    ``mask`` [N]."""
+
+    obs: jax.Array
+    mask: jax.Array
+
+
+@flax.struct.dataclass
+class Transition:
+    """Rollout data, time-major ``[T, num_envs, ...]``.
+
+    ``x``: the stored network input (``obs_fn`` of the observation the action was chosen on);
+    ``mask`` bool: valid actions at that step; ``action`` int32; ``logp``/``value``/``entropy``
+    float32: of the acting policy and value net at that step (None where the acting function
+    does not give them); ``reward`` float32 / ``done`` bool: of the transition; ``valid`` bool:
+    the step belongs to a collected (complete, accepted) episode; ``info``: dict of
+    ``episode_info_fn`` values read at that step (empty without one)."""
+
+    x: Any
+    mask: jax.Array
+    action: jax.Array
+    logp: jax.Array
+    value: jax.Array
+    entropy: jax.Array
+    reward: jax.Array
+    done: jax.Array
+    valid: jax.Array
+    info: Any = flax.struct.field(default_factory=dict)
+
+
+def default_obs_fn(observation) -> NetInput:
+    """``NetInput(obs float32, mask bool)`` from an observation with ``obs`` and ``mask`` (or
+    ``action_mask``) fields."""
+    mask = getattr(observation, "mask", None)
+    if mask is None:
+        mask = observation.action_mask
+    return NetInput(jnp.asarray(observation.obs).astype(_F32), jnp.asarray(mask).astype(bool))
+
+
+def default_done_fn(timestep):
+    """End of episode: ``timestep.last()`` if it exists, else ``timestep.done``, else
+    ``timestep.discount == 0``."""
+    last = getattr(timestep, "last", None)
+    if callable(last):
+        return jnp.asarray(last()).astype(bool)
+    done = getattr(timestep, "done", None)
+    if done is not None:
+        return jnp.asarray(done).astype(bool)
+    return jnp.asarray(timestep.discount) == 0
+
+
+def to_f32(tree):
+    """Cast floating leaves to float32 (64-bit mode must not leak into params/observations)."""
+
+    def cast(a):
+        a = jnp.asarray(a)
+        return a.astype(_F32) if jnp.issubdtype(a.dtype, jnp.floating) else a
+
+    return jax.tree_util.tree_map(cast, tree)
+
+
+def valid_step_mask(dones, episodes_per_env: int):
+    """Which steps of a time-major ``[T, E]`` rollout belong to the first ``episodes_per_env``
+    *complete* episodes of each environment.
+
+    Returns ``(valid bool [T, E], completed int32 [E])``; ``completed`` is the number of
+    collected episodes per environment (``episodes_per_env`` unless the scan was too short)."""
+    d = jnp.asarray(dones).astype(jnp.int32)
+    ended_before = jnp.cumsum(d, axis=0) - d
+    completed = jnp.minimum(jnp.sum(d, axis=0), episodes_per_env).astype(jnp.int32)
+    return ended_before < completed[None], completed
+
+
+def episode_summaries(tr: Transition, episodes_per_env: int) -> dict:
+    """Per-episode values of a rollout, one entry per episode slot.
+
+    Slot ``e * episodes_per_env + j`` is the ``j``-th episode of environment ``e``.  Returns
+    ``episode_info_valid`` (bool: the slot holds a collected episode — complete and accepted by
+    the filter), ``episode_info_return`` (float32, sum of its rewards),
+    ``episode_info_length`` (int32, its steps) and ``episode_info_<key>`` for every key of
+    ``tr.info`` (the value at the episode's first step), each ``[E * episodes_per_env, ...]``.
+    Entries of invalid slots are meaningless."""
+    done = tr.done.astype(jnp.int32)
+    ended_before = jnp.cumsum(done, axis=0) - done  # [T, E]
+    j = jnp.arange(episodes_per_env, dtype=ended_before.dtype)
+    in_ep = ended_before[None] == j[:, None, None]  # [k, T, E]
+    first = jnp.argmax(in_ep, axis=1)  # [k, E]
+    started = jnp.any(in_ep, axis=1)
+    take = lambda a: jnp.take_along_axis(
+        a, first.reshape(first.shape + (1,) * (a.ndim - 2)), axis=0
+    )  # [k, E, ...]
+    valid = started & take(tr.valid)
+    steps = in_ep & tr.valid[None]
+    out = {
+        "episode_info_valid": valid,
+        "episode_info_return": jnp.sum(jnp.where(steps, tr.reward[None], 0.0), axis=1),
+        "episode_info_length": jnp.sum(steps, axis=1).astype(jnp.int32),
+    }
+    for name, a in tr.info.items():
+        out[f"episode_info_{name}"] = take(jnp.asarray(a))
+    # [k, E, ...] -> [E * k, ...], environment-major
+    return {k: jnp.reshape(jnp.swapaxes(v, 0, 1), (-1,) + v.shape[2:]) for k, v in out.items()}
+
+
+def make_collect(
+    env,
+    act: Callable,
+    *,
+    num_envs: int,
+    episodes_per_env: int,
+    rollout_steps: int,
+    obs_fn: Callable = default_obs_fn,
+    done_fn: Callable = default_done_fn,
+    accept_fn: Callable | None = None,
+    episode_info_fn: Callable | None = None,
+) -> Callable:
+    """The rollout of one update, ``collect(params, key, step) -> (Transition, completed)``.
+
+    Args:
+        env: one auto-resetting environment (module docstring); reset and stepped under
+            ``vmap`` over ``num_envs`` copies.
+        act: ``act(params, x, key) -> (action int32 [E], fields)`` for the batched network
+            input ``x`` (``obs_fn`` of the observations, float leaves float32, leading axis E);
+            ``fields`` is a dict with any of ``logp``, ``value``, ``entropy`` (float32 ``[E]``),
+            stored in the :class:`Transition` (None where absent).
+        num_envs, episodes_per_env, rollout_steps: ``E``, episodes kept per environment and the
+            scan length ``T`` (``episodes_per_env * max_episode_steps``).
+        obs_fn, done_fn: observation -> stored input; timestep -> bool end of episode.
+        accept_fn: optional ``(timesteps, step) -> bool [E]``, whether the episode each
+            environment is in is trained on (a trajectory filter); read on the timestep an
+            action is chosen on; rejected episodes carry no weight.
+        episode_info_fn: optional ``timestep -> dict`` of per-episode values (see
+            :func:`episode_summaries`), read on the timestep an action is chosen on.
+
+    ``collect`` returns the time-major :class:`Transition` ``[T, E, ...]`` and ``completed``
+    (int32 ``[E]``, episodes collected per environment).  ``step`` (int32, the update index) is
+    passed to ``accept_fn``.  The keys: one split of ``key`` into ``E + T`` keys (``E`` resets,
+    then one per step; each threefry call site costs compile time).
+    """
+    E, T = num_envs, rollout_steps
+
+    def collect(params, key, step):
+        keys = jax.random.split(key, E + T)
+        env_state, ts = jax.vmap(env.reset)(keys[:E])
+
+        def body(carry, k):
+            env_state, ts = carry
+            x = to_f32(obs_fn(ts.observation))
+            action, fields = act(params, x, k)
+            if accept_fn is not None:
+                accept = accept_fn(ts, step)
+            else:
+                accept = jnp.ones((E,), bool)
+            info = {} if episode_info_fn is None else dict(jax.vmap(episode_info_fn)(ts))
+            env_state, ts_next = jax.vmap(env.step)(env_state, action)
+            out = dict(
+                x=x,
+                action=action,
+                fields=dict(fields),
+                reward=jnp.asarray(ts_next.reward).astype(_F32),
+                done=jax.vmap(done_fn)(ts_next),
+                accept=accept,
+                info=info,
+            )
+            return (env_state, ts_next), out
+
+        _, traj = jax.lax.scan(body, (env_state, ts), keys[E:])
+        valid, completed = valid_step_mask(traj["done"], episodes_per_env)
+        valid = valid & traj["accept"]
+        f = traj["fields"]
+        tr = Transition(
+            x=traj["x"],
+            mask=traj["x"].mask,
+            action=traj["action"],
+            logp=f.get("logp"),
+            value=f.get("value"),
+            entropy=f.get("entropy"),
+            reward=traj["reward"],
+            done=traj["done"],
+            valid=valid,
+            info=traj["info"],
+        )
+        return tr, completed
+
+    return collect
