@@ -642,6 +642,14 @@ def _add_plot(sub) -> None:
     p.set_defaults(handler=_cmd_plot)
 
 
+@command("conformance")
+def _add_conformance(sub) -> None:
+    from jaxsched.conformance import cli as conformance
+
+    p = conformance.add_arguments(sub.add_parser("conformance", help=conformance.HELP))
+    p.set_defaults(handler=conformance.run)
+
+
 # ----------------------------------------------------------------------------------------------
 # main
 # ----------------------------------------------------------------------------------------------
