@@ -118,8 +118,9 @@ class RLSchedulerGymEnv(gymnasium.Env):
             raise RuntimeError("call reset() before step() (the episode is over)")
         self._state, ts = jit_step(self.env, self._state, int(action))
         obs, info = self._convert(ts)
-        self._done = bool(ts.last())
-        return obs, float(ts.reward), self._done, False, info
+        terminated, truncated = bool(ts.terminated), bool(ts.truncated)
+        self._done = terminated or truncated
+        return obs, float(ts.reward), terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
         """The current action mask (the name sb3-contrib's MaskablePPO looks for)."""

@@ -81,8 +81,6 @@ import jaxsched.sim  # noqa: F401  (turns on JAX's 64-bit mode)
 from jaxsched.envs import core
 from jaxsched.envs.core import FIRST, LAST, MID, Environment, TimeStep
 from jaxsched.envs.rlscheduler_features import (
-    _C,
-    _EPS,
     CUTOFFS,
     JOB_FEATURES,
     MAX_WAIT_TIME,
@@ -99,7 +97,6 @@ from jaxsched.errors import ConfigError, as_int
 from jaxsched.sim import engine as E
 from jaxsched.sim import metrics as M
 from jaxsched.sim.batching import schedule_engine, sparse_cond
-from jaxsched.sim.batching import stage_sizes as _stage_sizes
 from jaxsched.sim.nobf import schedule_nobf
 
 __all__ = [
@@ -124,8 +121,9 @@ __all__ = [
     "jit_step",
 ]
 
-# names that moved out of this module and are re-exported here for old imports
-_REEXPORTED = (_C, _EPS, _stage_sizes, AutoResetWrapper, schedule_nobf, schedule_engine)
+# AutoResetWrapper (envs/wrappers.py), TimeStep/FIRST/MID/LAST (envs/core.py), the feature
+# helpers (envs/rlscheduler_features.py), schedule_nobf (sim/nobf.py) and schedule_engine
+# (sim/batching.py) moved out of this module; they stay importable from here (__all__).
 
 
 # ----------------------------------------------------------------------------------------------
@@ -156,8 +154,8 @@ class EnvState:
     Attributes:
       sim: the engine's :class:`~jaxsched.sim.engine.SimState` (at a decision, or done).
       start: int32 trace index of the sequence's first job.
-      vis: int32 ``[max_queue]`` queue slot (into ``sim.q_job``) shown in each observation
-        slot, −1 for empty slots.
+      visible_slots: int32 ``[max_queue]`` queue slot (into ``sim.queue_job``) shown in each
+        observation slot, −1 for empty slots.
       decisions: int32 decisions taken in this episode.
       key: PRNG key for the next sampled sequence (used by :class:`AutoResetWrapper` through
         :meth:`~jaxsched.envs.core.Environment.next_episode`).
@@ -165,7 +163,7 @@ class EnvState:
 
     sim: E.SimState
     start: jax.Array
-    vis: jax.Array
+    visible_slots: jax.Array
     decisions: jax.Array
     key: jax.Array
 
@@ -441,7 +439,9 @@ class RLSchedulerEnv(Environment):
         # the initial state is a scheduling point (queue = [first job] in slot 0, spec §2.2)
         sim = E.reset(seq, prank, c.queue_cap, c.run_cap)
         vis = jnp.full((c.max_queue,), -1, jnp.int32).at[0].set(0)
-        return EnvState(sim=sim, start=start, vis=vis, decisions=jnp.asarray(0, jnp.int32), key=key)
+        return EnvState(
+            sim=sim, start=start, visible_slots=vis, decisions=jnp.asarray(0, jnp.int32), key=key
+        )
 
     def reset_extras(self, state: EnvState) -> dict:
         return self._extras(state, jnp.asarray(False))
@@ -467,8 +467,8 @@ class RLSchedulerEnv(Environment):
         MQ = self._config.max_queue
         a = jnp.asarray(action, jnp.int32)
         ok = (a >= 0) & (a < MQ)
-        slot = state.vis[jnp.clip(a, 0, MQ - 1)]
-        slot = jnp.maximum(jnp.where(ok & (slot >= 0), slot, state.vis[0]), 0)
+        slot = state.visible_slots[jnp.clip(a, 0, MQ - 1)]
+        slot = jnp.maximum(jnp.where(ok & (slot >= 0), slot, state.visible_slots[0]), 0)
         was_done = state.sim.done
         start = state.start
 
@@ -491,7 +491,7 @@ class RLSchedulerEnv(Environment):
         new = EnvState(
             sim=sim,
             start=start,
-            vis=vis,
+            visible_slots=vis,
             decisions=state.decisions + (~was_done).astype(jnp.int32),
             key=state.key,
         )
@@ -545,16 +545,16 @@ class RLSchedulerEnv(Environment):
     # -- observation ----------------------------------------------------------------------------
     def _fcfs_order(self, start, sim: E.SimState, compact: bool) -> jax.Array:
         """int32 ``[max_queue]``: queue slots of the first waiting jobs in (submit, index)
-        order (entries past ``n_q`` are unspecified). ``compact`` (static): the queue is in
-        :func:`schedule_nobf`'s layout (waiting jobs in slots 0 .. n_q−1 by increasing index),
-        so when submit times never decrease the order is the slots themselves."""
+        order (entries past ``n_queued`` are unspecified). ``compact`` (static): the queue is
+        in :func:`schedule_nobf`'s layout (waiting jobs in slots 0 .. n_queued−1 by increasing
+        index), so when submit times never decrease the order is the slots themselves."""
         c = self._config
-        MQ, Q = c.max_queue, sim.q_job.shape[0]
+        MQ, Q = c.max_queue, sim.queue_job.shape[0]
         if compact and c.index_order:
             order = jnp.arange(min(Q, MQ), dtype=jnp.int32)
         else:
-            qv = sim.q_job >= 0
-            j = jnp.maximum(sim.q_job, 0)
+            qv = sim.queue_job >= 0
+            j = jnp.maximum(sim.queue_job, 0)
             key = j if c.index_order else self._data.rank_fcfs[start + j]
             order = _order_by(jnp.where(qv, key, jnp.iinfo(jnp.int32).max), Q)[:MQ]
         if order.shape[0] < MQ:
@@ -565,17 +565,17 @@ class RLSchedulerEnv(Environment):
         """The visible slots (−1 = empty) from the FCFS order; the reference's cut-off, when
         more than ``max_queue`` jobs wait, is computed only for the rows that need it."""
         c = self._config
-        MQ, Q = c.max_queue, sim.q_job.shape[0]
-        n_vis = jnp.minimum(sim.n_q, MQ)
+        MQ, Q = c.max_queue, sim.queue_job.shape[0]
+        n_vis = jnp.minimum(sim.n_queued, MQ)
         vis = jnp.where(jnp.arange(MQ) < n_vis, order, -1)
         if Q > MQ and _concrete(self._data.ref_cutoff) != 0:
             vis = sparse_cond(
-                self._data.ref_cutoff & (sim.n_q > MQ),
+                self._data.ref_cutoff & (sim.n_queued > MQ),
                 _interleave_fn,
                 _keep_vis,
                 self._data,
                 start,
-                sim.q_job,
+                sim.queue_job,
                 vis,
                 chunk=16,
                 loop=True,
@@ -593,8 +593,8 @@ class RLSchedulerEnv(Environment):
 
     def observe(self, state: EnvState) -> Observation:
         """The observation of ``state`` (as returned in its timestep): the rows of the jobs in
-        the visible slots ``state.vis``."""
-        return self._features(state.start, state.sim, state.vis)
+        the visible slots ``state.visible_slots``."""
+        return self._features(state.start, state.sim, state.visible_slots)
 
     def recompute_observation(self, state: EnvState) -> Observation:
         """:meth:`observe` with the visible slots recomputed from the queue (sorts and the
@@ -604,8 +604,8 @@ class RLSchedulerEnv(Environment):
     def visible_jobs(self, state: EnvState) -> jax.Array:
         """int32 ``[max_queue]``: the sequence index (0 .. length−1) of the job shown in each
         observation slot, −1 for empty slots."""
-        vis = state.vis
-        return jnp.where(vis >= 0, state.sim.q_job[jnp.maximum(vis, 0)], -1)
+        vis = state.visible_slots
+        return jnp.where(vis >= 0, state.sim.queue_job[jnp.maximum(vis, 0)], -1)
 
 
 # ----------------------------------------------------------------------------------------------

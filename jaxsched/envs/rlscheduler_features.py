@@ -125,9 +125,9 @@ def job_rows(data, start, sim, vis) -> tuple[jax.Array, jax.Array]:
     Args:
       data: the env's trace data (``submit`` int64 ``[M]``, ``nodes`` int32 ``[M]``, ``feat``
         float32 ``[M, 6]``); start: int32 trace index of the sequence's first job; sim: the
-        engine state (clock ``t``, ``free`` nodes, ``q_job``)."""
+        engine state (clock ``t``, ``free`` nodes, ``queue_job``)."""
     valid = vis >= 0
-    g = start + jnp.where(valid, sim.q_job[jnp.maximum(vis, 0)], 0)  # trace index
+    g = start + jnp.where(valid, sim.queue_job[jnp.maximum(vis, 0)], 0)  # trace index
     wait = (sim.t - data.submit[g]).astype(jnp.float64) / float(MAX_WAIT_TIME)
     wait = jnp.minimum(wait, _C).astype(jnp.float32)
     canrun = jnp.where(data.nodes[g] <= sim.free, np.float32(_C), np.float32(_EPS))

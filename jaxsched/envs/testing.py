@@ -102,6 +102,8 @@ def check_env_contract(env, *, key=None, starts=None, batch: int = 3, num_steps:
     """
     if key is None:
         key = jax.random.PRNGKey(0)
+    k_env, k_act, k_scan = jax.random.split(key, 3)
+    keys = jax.random.split(k_env, batch)
     traces = {"reset": 0, "reset_at": 0, "step": 0}
 
     def reset(e, k):
@@ -117,49 +119,61 @@ def check_env_contract(env, *, key=None, starts=None, batch: int = 3, num_steps:
         return e.step(s, a)
 
     j_reset, j_reset_at, j_step = jax.jit(reset), jax.jit(reset_at), jax.jit(step)
-    k_env, k_act, k_scan = jax.random.split(key, 3)
-    keys = jax.random.split(k_env, batch)
+    outs = _check_resets(env, j_reset, keys)
+    if starts is not None:
+        _check_reset_at(env, j_reset_at, [int(s) for s in list(starts)[:batch]], keys[0])
+    b_states, b_ts = _check_vmapped_steps(env, j_step, keys, outs, k_act, batch)
+    assert traces["step"] == 1, f"step traced {traces['step']} times (state types change?)"
+    assert traces["reset"] == 1, f"reset traced {traces['reset']} times"
+    assert traces["reset_at"] <= 1, f"reset_at traced {traces['reset_at']} times"
+    return _check_auto_reset(env, b_states, b_ts, k_scan, batch, num_steps)
 
-    # 1, 5, 6: reset, deterministic, types
+
+def _check_resets(env, j_reset, keys):
+    """1, 5, 6: jitted resets: deterministic, typed, FIRST, a valid action. Returns them."""
     outs = [j_reset(env, k) for k in keys]
-    again = j_reset(env, keys[0])
-    _assert_trees_equal(outs[0], again, "reset is not deterministic in its key")
+    _assert_trees_equal(outs[0], j_reset(env, keys[0]), "reset is not deterministic in its key")
     for i, (_, ts) in enumerate(outs):
         _check_timestep(env, ts, None, f"reset[{i}]")
         assert int(ts.step_type) == FIRST, f"reset[{i}]: step_type {int(ts.step_type)}"
         assert np.asarray(ts.observation.mask).any(), f"reset[{i}]: no valid action"
-    if starts is not None:
-        starts = [int(s) for s in list(starts)[:batch]]
-        at = [j_reset_at(env, jnp.int32(s), keys[0]) for s in starts]
-        _assert_trees_equal(
-            at[0], j_reset_at(env, jnp.int32(starts[0]), keys[0]), "reset_at not deterministic"
-        )
-        for s, (_, ts) in zip(starts, at):
-            _check_timestep(env, ts, None, f"reset_at({s})")
-            assert np.asarray(ts.observation.mask).any(), f"reset_at({s}): no valid action"
-        b_at = jax.jit(jax.vmap(lambda s: env.reset_at(s, keys[0])))(jnp.asarray(starts, jnp.int32))
-        _assert_trees_equal(b_at, _stack(at), "vmap(reset_at) != a loop of reset_at")
+    return outs
 
-    # 3: vmap == loop, for reset and for two steps; 2: step traced once
-    states = _stack([o[0] for o in outs])
+
+def _check_reset_at(env, j_reset_at, starts, key):
+    """1, 3, 5, 6 for ``reset_at``: deterministic, typed, vmap == loop."""
+    at = [j_reset_at(env, jnp.int32(s), key) for s in starts]
+    again = j_reset_at(env, jnp.int32(starts[0]), key)
+    _assert_trees_equal(at[0], again, "reset_at is not deterministic")
+    for s, (_, ts) in zip(starts, at):
+        _check_timestep(env, ts, None, f"reset_at({s})")
+        assert np.asarray(ts.observation.mask).any(), f"reset_at({s}): no valid action"
+    b_at = jax.jit(jax.vmap(lambda s: env.reset_at(s, key)))(jnp.asarray(starts, jnp.int32))
+    _assert_trees_equal(b_at, _stack(at), "vmap(reset_at) != a loop of reset_at")
+
+
+def _check_vmapped_steps(env, j_step, keys, outs, k_act, batch):
+    """3: vmapped reset (``outs``: the jitted resets of ``keys``) and two vmapped steps == one
+    environment at a time (jitted, the env an argument). Returns the batched reset's
+    ``(states, timesteps)``."""
     b_states, b_ts = jax.jit(jax.vmap(env.reset))(keys)
     _assert_trees_equal((b_states, b_ts), _stack(outs), "vmap(reset) != a loop of reset")
     _check_timestep(env, b_ts, batch, "vmap(reset)")
-    ts = b_ts
+    states, ts = b_states, b_ts
     for t in range(2):
         acts = jax.vmap(random_valid_action)(
             jax.random.split(jax.random.fold_in(k_act, t), batch), ts.observation.mask
         )
         loop = [j_step(env, _row(states, i), acts[i]) for i in range(batch)]
-        b_new, ts = jax.jit(jax.vmap(env.step))(states, acts)
-        _assert_trees_equal((b_new, ts), _stack(loop), f"vmap(step) != a loop of step ({t})")
+        states, ts = jax.jit(jax.vmap(env.step))(states, acts)
+        _assert_trees_equal((states, ts), _stack(loop), f"vmap(step) != a loop of step ({t})")
         _check_timestep(env, ts, batch, f"step {t}")
-        states = b_new
-    assert traces["step"] == 1, f"step traced {traces['step']} times (state types change?)"
-    assert traces["reset"] == 1, f"reset traced {traces['reset']} times"
-    assert traces["reset_at"] <= 1, f"reset_at traced {traces['reset_at']} times"
+    return b_states, b_ts
 
-    # 4, 5: the auto-reset scan, vmapped, == the jitted wrapper step one env at a time
+
+def _check_auto_reset(env, b_states, b_ts, k_scan, batch, num_steps) -> dict:
+    """4, 5: the auto-reset ``lax.scan`` (vmapped) == the jitted wrapper step one environment
+    at a time; every observation acted on has a valid action; no NaN."""
     wrapped = AutoResetWrapper(env)
     step_keys = jax.random.split(k_scan, num_steps * batch).reshape(num_steps, batch, -1)
 

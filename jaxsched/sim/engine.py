@@ -130,29 +130,29 @@ def reset(seq: Sequence, prank: chex.Array, queue_cap: int, run_cap: int) -> Sim
         t=seq.submit[0].astype(i64),
         free=seq.num_nodes.astype(i32),
         next=jnp.asarray(1, i32),
-        q_job=jnp.full((queue_cap,), -1, i32).at[0].set(0),
-        q_k=zq(i32).at[0].set(seq.nodes[0]),
-        q_req=zq(i32).at[0].set(req32(seq.req[0])),
-        q_s=zq(i64).at[0].set(seq.submit[0]),
-        q_rank=zq(i32).at[0].set(prank[0]),
-        q_b=zq(key_dtype(L)).at[0].set(prank[0]),
-        g_arr=jnp.asarray(0, i32),
-        n_q=jnp.asarray(1, i32),
-        r_job=jnp.full((run_cap,), -1, i32),
-        r_f=zr(i64),
-        r_e=zr(i64),
-        r_k=zr(i32),
-        r_flag=zr(bool),
-        r_cnt=zr(i32),
-        r_cum=zr(i32),
-        n_r=jnp.asarray(0, i32),
-        cj=jnp.asarray(-1, i32),
-        cslot=jnp.asarray(-1, i32),
-        shadow=jnp.asarray(0, i64),
-        nac=jnp.asarray(0, i32),
-        cnt=jnp.asarray(0, i32),
+        queue_job=jnp.full((queue_cap,), -1, i32).at[0].set(0),
+        queue_nodes=zq(i32).at[0].set(seq.nodes[0]),
+        queue_req=zq(i32).at[0].set(req32(seq.req[0])),
+        queue_submit=zq(i64).at[0].set(seq.submit[0]),
+        queue_rank=zq(i32).at[0].set(prank[0]),
+        queue_bf_key=zq(key_dtype(L)).at[0].set(prank[0]),
+        arrival_group=jnp.asarray(0, i32),
+        n_queued=jnp.asarray(1, i32),
+        run_job=jnp.full((run_cap,), -1, i32),
+        run_finish=zr(i64),
+        run_est_finish=zr(i64),
+        run_nodes=zr(i32),
+        run_sort_flag=zr(bool),
+        run_order=zr(i32),
+        run_cum_nodes=zr(i32),
+        n_running=jnp.asarray(0, i32),
+        committed_job=jnp.asarray(-1, i32),
+        committed_slot=jnp.asarray(-1, i32),
+        shadow_time=jnp.asarray(0, i64),
+        next_at_commit=jnp.asarray(0, i32),
+        n_started=jnp.asarray(0, i32),
         start=jnp.full((L,), -1, i64),
-        prank=prank,
+        policy_rank=prank,
         done=jnp.asarray(False),
         overflow=jnp.asarray(0, i32),
         stuck=jnp.asarray(False),
@@ -170,21 +170,21 @@ def heuristic_choice(
     pass False when no run of the batch needs them (it saves two transcendental functions per
     queue slot and micro-step).
     """
-    qv = st.q_job >= 0
-    L, Q = seq.submit.shape[0], st.q_job.shape[0]
+    qv = st.queue_job >= 0
+    L, Q = seq.submit.shape[0], st.queue_job.shape[0]
     if L * Q + Q < 2**31:
-        slot = argmin_unique(st.q_rank, qv, L)  # ranks are a permutation of 0..L-1
+        slot = argmin_unique(st.queue_rank, qv, L)  # ranks are a permutation of 0..L-1
     else:
-        slot = argmin(jnp.where(qv, st.q_rank, jnp.iinfo(jnp.int32).max))
+        slot = argmin(jnp.where(qv, st.queue_rank, jnp.iinfo(jnp.int32).max))
     if not dynamic:
         return slot
     dyn = H.is_dynamic(params.policy, params.compat)
-    qj = jnp.where(qv, st.q_job, 0)
+    qj = jnp.where(qv, st.queue_job, 0)
     key = H.dynamic_key(
         params.policy,
         st.t,
-        st.q_s,
-        st.q_req,
+        st.queue_submit,
+        st.queue_req,
         seq.procs[qj],
         None if seq.log2n is None else seq.log2n[qj],
     )
@@ -228,22 +228,22 @@ def _backfill_slot(seq: Sequence, params: SimParams, st: SimState, cur_slot, sha
     in scan order, other than ``cur_slot``'s, that is eligible and fits now.
 
     Compat scan order (spec §2.8.3): jobs that arrived before the commit by (submit, policy
-    rank) -- q_b -- then the later arrivals by index; all earlier arrivals come first since
+    rank) -- queue_bf_key -- then the later arrivals by index; all earlier arrivals come first since
     submit times are non-decreasing in the index. Correct mode: (submit, index) = index."""
     L = seq.submit.shape[0]
-    Q = st.q_job.shape[0]
+    Q = st.queue_job.shape[0]
     i32 = jnp.int32
     qi = jnp.arange(Q, dtype=i32)
     bf = params.backfill
     easy = bf == BACKFILL_EASY
-    KD = st.q_b.dtype
-    late = st.q_job >= st.nac
-    qj = st.q_job.astype(KD)
-    bkey = jnp.where(params.compat, jnp.where(late, L * L + qj, st.q_b), qj)
+    KD = st.queue_bf_key.dtype
+    late = st.queue_job >= st.next_at_commit
+    qj = st.queue_job.astype(KD)
+    bkey = jnp.where(params.compat, jnp.where(late, L * L + qj, st.queue_bf_key), qj)
     # t + q < shadow (greedy) or t + q <= shadow (EASY), compared in int32 as q <= bound
     bound = jnp.clip(shadow - st.t - jnp.where(easy, 0, 1), I32MIN, I32MAX).astype(i32)
-    elig = (st.q_req <= bound) | (easy & (st.q_k <= extra))
-    elig = elig & (st.q_job >= 0) & (qi != cur_slot) & (st.q_k <= st.free)
+    elig = (st.queue_req <= bound) | (easy & (st.queue_nodes <= extra))
+    elig = elig & (st.queue_job >= 0) & (qi != cur_slot) & (st.queue_nodes <= st.free)
     elig = elig & (bf != BACKFILL_NONE)
     # keys are distinct: one reduction over key * Q + slot
     bdt = jnp.int32 if (L * L + L + 1) * Q < 2**31 else jnp.int64
@@ -258,22 +258,24 @@ def _select(seq: Sequence, params: SimParams, st: SimState, choice) -> _Plan:
     this step does."""
     i32 = jnp.int32
     active = ~st.done
-    committed = st.cj >= 0
-    rv = jnp.arange(st.r_job.shape[0], dtype=i32) < st.n_r
+    committed = st.committed_job >= 0
+    rv = jnp.arange(st.run_job.shape[0], dtype=i32) < st.n_running
 
-    cur_slot = jnp.where(committed, st.cslot, choice).astype(i32)
-    cur_k = st.q_k[cur_slot]
+    cur_slot = jnp.where(committed, st.committed_slot, choice).astype(i32)
+    cur_k = st.queue_nodes[cur_slot]
     fits = cur_k <= st.free
 
     easy = params.backfill == BACKFILL_EASY
-    e_eff = jnp.where(easy, jnp.maximum(st.r_e, st.t), st.r_e)
-    shadow_now, nodes_at = reservation(e_eff, st.r_k, st.r_cum, rv, st.free, cur_k, st.t)
-    shadow = jnp.where(easy, shadow_now, st.shadow)
+    e_eff = jnp.where(easy, jnp.maximum(st.run_est_finish, st.t), st.run_est_finish)
+    shadow_now, nodes_at = reservation(
+        e_eff, st.run_nodes, st.run_cum_nodes, rv, st.free, cur_k, st.t
+    )
+    shadow = jnp.where(easy, shadow_now, st.shadow_time)
     bslot, has_bf = _backfill_slot(seq, params, st, cur_slot, shadow, nodes_at - cur_k)
 
     ev = next_event(seq, params, st)
 
-    decide = active & ~committed & (st.n_q > 0)
+    decide = active & ~committed & (st.n_queued > 0)
     do_adv = active & ~decide & ~(committed & (fits | has_bf))
     return _Plan(
         decide=decide,
@@ -281,8 +283,8 @@ def _select(seq: Sequence, params: SimParams, st: SimState, choice) -> _Plan:
         do_commit=decide & ~fits,
         committed_fits=committed & fits,
         do_arr=do_adv & ev.arrive,
-        do_rel=do_adv & ~ev.arrive & (st.n_r > 0),
-        stuck=do_adv & ~ev.arrive & (st.n_r == 0),
+        do_rel=do_adv & ~ev.arrive & (st.n_running > 0),
+        stuck=do_adv & ~ev.arrive & (st.n_running == 0),
         cur_slot=cur_slot,
         start_slot=jnp.where(committed & ~fits, bslot, cur_slot),
         shadow_now=shadow_now,
@@ -295,47 +297,47 @@ def _start(seq: Sequence, st: SimState, plan: _Plan, write_start: bool):
     :func:`_advance`) and enters the running list, sorted by estimated finish. Returns the
     state, the job (int32) and whether the running list overflowed."""
     i32 = jnp.int32
-    R = st.r_job.shape[0]
+    R = st.run_job.shape[0]
     do_start = plan.do_start
-    rv = jnp.arange(R, dtype=i32) < st.n_r
-    sj = jnp.maximum(st.q_job[plan.start_slot], 0)
-    sk = st.q_k[plan.start_slot]
+    rv = jnp.arange(R, dtype=i32) < st.n_running
+    sj = jnp.maximum(st.queue_job[plan.start_slot], 0)
+    sk = st.queue_nodes[plan.start_slot]
     new_e = st.t + seq.req[sj]
-    pos = jnp.sum(rv & (st.r_e <= new_e))
-    r_over = do_start & (st.n_r >= R)
+    pos = jnp.sum(rv & (st.run_est_finish <= new_e))
+    r_over = do_start & (st.n_running >= R)
     if write_start:
         start = st.start.at[sj].set(jnp.where(do_start, st.t, st.start[sj]))
     else:
         start = st.start
     st = st.replace(
         free=st.free - jnp.where(do_start, sk, 0),
-        r_job=running_insert(st.r_job, pos, sj, do_start),
-        r_f=running_insert(st.r_f, pos, st.t + seq.run[sj], do_start),
-        r_e=running_insert(st.r_e, pos, new_e, do_start),
-        r_k=running_insert(st.r_k, pos, sk, do_start),
-        r_flag=running_insert(st.r_flag, pos, False, do_start),
-        r_cnt=running_insert(st.r_cnt, pos, st.cnt, do_start),
-        r_cum=running_cum_insert(st.r_cum, pos, sk, do_start),
-        n_r=st.n_r + do_start.astype(i32),
+        run_job=running_insert(st.run_job, pos, sj, do_start),
+        run_finish=running_insert(st.run_finish, pos, st.t + seq.run[sj], do_start),
+        run_est_finish=running_insert(st.run_est_finish, pos, new_e, do_start),
+        run_nodes=running_insert(st.run_nodes, pos, sk, do_start),
+        run_sort_flag=running_insert(st.run_sort_flag, pos, False, do_start),
+        run_order=running_insert(st.run_order, pos, st.n_started, do_start),
+        run_cum_nodes=running_cum_insert(st.run_cum_nodes, pos, sk, do_start),
+        n_running=st.n_running + do_start.astype(i32),
         start=start,
-        cnt=st.cnt + do_start.astype(i32),
-        cj=jnp.where(do_start & plan.committed_fits, -1, st.cj),
+        n_started=st.n_started + do_start.astype(i32),
+        committed_job=jnp.where(do_start & plan.committed_fits, -1, st.committed_job),
     )
     return st, sj, r_over
 
 
 def _commit(params: SimParams, st: SimState, plan: _Plan, sj, n_r_before) -> SimState:
     """Phase 3: the decided job that does not fit becomes committed and takes its reservation
-    (the reference re-sorts its running list here: the running jobs get ``r_flag``)."""
+    (the reference re-sorts its running list here: the running jobs get ``run_sort_flag``)."""
     do_commit = plan.do_commit
-    rv = jnp.arange(st.r_job.shape[0], dtype=jnp.int32) < n_r_before
+    rv = jnp.arange(st.run_job.shape[0], dtype=jnp.int32) < n_r_before
     flag = do_commit & params.compat & (params.backfill != BACKFILL_NONE)
     return st.replace(
-        cj=jnp.where(do_commit, sj, st.cj),
-        cslot=jnp.where(do_commit, plan.cur_slot, st.cslot),
-        shadow=jnp.where(do_commit, plan.shadow_now, st.shadow),
-        nac=jnp.where(do_commit, st.next, st.nac),
-        r_flag=jnp.where(flag, st.r_flag | rv, st.r_flag),
+        committed_job=jnp.where(do_commit, sj, st.committed_job),
+        committed_slot=jnp.where(do_commit, plan.cur_slot, st.committed_slot),
+        shadow_time=jnp.where(do_commit, plan.shadow_now, st.shadow_time),
+        next_at_commit=jnp.where(do_commit, st.next, st.next_at_commit),
+        run_sort_flag=jnp.where(flag, st.run_sort_flag | rv, st.run_sort_flag),
     )
 
 
@@ -346,13 +348,13 @@ def _advance(seq: Sequence, st: SimState, plan: _Plan, q_free_slot) -> tuple[Sim
     i32 = jnp.int32
     do_start, do_arr, ev = plan.do_start, plan.do_arr, plan.ev
     fslot = jnp.where(do_start, plan.start_slot, q_free_slot).astype(i32)
-    q_over = do_arr & (st.n_q >= st.q_job.shape[0])
+    q_over = do_arr & (st.n_queued >= st.queue_job.shape[0])
     new_job = jnp.where(do_arr, st.next, -1)
     q = queue_write(seq, st, do_arr | do_start, fslot, new_job, ev.nj, ev.g_new)
     st = st.replace(
         **q,
         **apply_event(st, ev, do_arr, plan.do_rel),
-        n_q=st.n_q + do_arr.astype(i32) - do_start.astype(i32),
+        n_queued=st.n_queued + do_arr.astype(i32) - do_start.astype(i32),
     )
     return st, q_over
 
@@ -365,14 +367,14 @@ def _micro(seq: Sequence, params: SimParams, st: SimState, choice: chex.Array, w
     i32 = jnp.int32
     active = ~st.done
     plan = _select(seq, params, st, choice)
-    q_free_slot = argmax_bool(st.q_job < 0)
+    q_free_slot = argmax_bool(st.queue_job < 0)
     new, sj, r_over = _start(seq, st, plan, write_start)
-    new = _commit(params, new, plan, sj, st.n_r)
+    new = _commit(params, new, plan, sj, st.n_running)
     new, q_over = _advance(seq, new, plan, q_free_slot)
 
     # episode end: after a start, nothing waits, nothing left to arrive
     # (an overflow ends the run early: its result is discarded and re-run with more room)
-    ended = plan.do_start & (new.n_q == 0) & (new.next >= seq.n_jobs) & (new.cj < 0)
+    ended = plan.do_start & (new.n_queued == 0) & (new.next >= seq.n_jobs) & (new.committed_job < 0)
     new = new.replace(
         done=st.done | plan.stuck | r_over | q_over | ended,
         overflow=st.overflow | q_over.astype(i32) | (2 * r_over.astype(i32)),
@@ -385,7 +387,7 @@ def _micro(seq: Sequence, params: SimParams, st: SimState, choice: chex.Array, w
 
 def at_decision(st: SimState) -> chex.Array:
     """True when the state is a scheduling point: a job must be chosen from the queue."""
-    return ~st.done & (st.cj < 0) & (st.n_q > 0)
+    return ~st.done & (st.committed_job < 0) & (st.n_queued > 0)
 
 
 def run_heuristic(seq: Sequence, params: SimParams, st: SimState, dynamic: bool = True) -> SimState:

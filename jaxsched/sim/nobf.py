@@ -34,13 +34,13 @@ def _nobf_init(seq: Sequence, prank: chex.Array, run_cap: int) -> NoBackfillStat
         t=seq.submit[0].astype(i64),
         free=seq.num_nodes.astype(i32),
         next=jnp.asarray(1, i32),
-        n_q=jnp.asarray(1, i32),
-        cj=jnp.asarray(-1, i32),
-        wait=jnp.zeros(W, u64).at[w0].set(b0),
-        r_f=jnp.zeros(run_cap, i64),
-        r_k=jnp.zeros(run_cap, i32),
-        r_cnt=jnp.zeros(run_cap, i32),
-        cnt=jnp.asarray(0, i32),
+        n_queued=jnp.asarray(1, i32),
+        committed_job=jnp.asarray(-1, i32),
+        waiting_bits=jnp.zeros(W, u64).at[w0].set(b0),
+        run_finish=jnp.zeros(run_cap, i64),
+        run_nodes=jnp.zeros(run_cap, i32),
+        run_order=jnp.zeros(run_cap, i32),
+        n_started=jnp.asarray(0, i32),
         start=jnp.full((L,), -1, i64),
         done=jnp.asarray(False),
         stuck=jnp.asarray(False),
@@ -62,27 +62,27 @@ def _nobf_step(
     L = seq.submit.shape[0]
     i32 = jnp.int32
     one = jnp.uint64(1)
-    W = s.wait.shape[0]
+    W = s.waiting_bits.shape[0]
     wi_ = jnp.arange(W, dtype=i32)
-    ri = jnp.arange(s.r_k.shape[0], dtype=i32)
+    ri = jnp.arange(s.run_nodes.shape[0], dtype=i32)
     active = ~s.done
-    committed = s.cj >= 0
+    committed = s.committed_job >= 0
     # lowest waiting rank: first non-zero word, then count trailing zeros
-    wi = argmax_bool(s.wait != 0)
-    word = jnp.sum(jnp.where(wi_ == wi, s.wait, jnp.uint64(0))).astype(jnp.uint64)
+    wi = argmax_bool(s.waiting_bits != 0)
+    word = jnp.sum(jnp.where(wi_ == wi, s.waiting_bits, jnp.uint64(0))).astype(jnp.uint64)
     low = word & (~word + one)
     tz = jax.lax.population_count(low - one).astype(i32)
     choice = inv[jnp.minimum(wi * 64 + tz, L - 1)]
-    j = jnp.where(committed, s.cj, choice)
+    j = jnp.where(committed, s.committed_job, choice)
     kj = seq.nodes[j]
     fits = kj <= s.free
-    decide = active & ~committed & (s.n_q > 0)
+    decide = active & ~committed & (s.n_queued > 0)
     do_start = (decide | (active & committed)) & fits
     do_commit = decide & ~fits
     do_adv = active & ~(decide | committed) | (active & committed & ~fits)
-    rv = s.r_k > 0
-    fmin = jnp.min(jnp.where(rv, s.r_f, BIG))
-    rslot = argmin(jnp.where(rv & (s.r_f == fmin), s.r_cnt, jnp.iinfo(i32).max))
+    rv = s.run_nodes > 0
+    fmin = jnp.min(jnp.where(rv, s.run_finish, BIG))
+    rslot = argmin(jnp.where(rv & (s.run_finish == fmin), s.run_order, jnp.iinfo(i32).max))
     nj = jnp.minimum(s.next, L - 1)
     s_next = seq.submit[nj]
     arrive = (s.next < seq.n_jobs) & (s_next <= fmin)
@@ -92,38 +92,38 @@ def _nobf_step(
     # start j: clear its bit, take a free running slot; an arrival sets its bit
     wj, bj = _bit(prank[j])
     wa, ba = _bit(prank[nj])
-    wait = jnp.where(do_start & (wi_ == wj), s.wait & ~bj, s.wait)
+    wait = jnp.where(do_start & (wi_ == wj), s.waiting_bits & ~bj, s.waiting_bits)
     wait = jnp.where(do_arr & (wi_ == wa), wait | ba, wait)
     fs = argmax_bool(~rv)
     r_over = do_start & rv.all()
     put = do_start & (ri == fs)
-    r_f = jnp.where(put, s.t + seq.run[j], s.r_f)
-    r_k = jnp.where(put, kj, s.r_k)
-    r_cnt = jnp.where(put, s.cnt, s.r_cnt)
+    r_f = jnp.where(put, s.t + seq.run[j], s.run_finish)
+    r_k = jnp.where(put, kj, s.run_nodes)
+    r_cnt = jnp.where(put, s.n_started, s.run_order)
     if write_start:
         start = s.start.at[j].set(jnp.where(do_start, s.t, s.start[j]))
     else:
         start = s.start
     free = s.free - jnp.where(do_start, kj, 0)
-    cj = jnp.where(do_start, -1, jnp.where(do_commit, j, s.cj))
+    cj = jnp.where(do_start, -1, jnp.where(do_commit, j, s.committed_job))
     # a release frees its slot
     free = free + jnp.where(do_rel, jnp.sum(jnp.where(ri == rslot, r_k, 0)).astype(i32), 0)
     r_k = jnp.where(do_rel & (ri == rslot), 0, r_k)
     t = jnp.where(do_arr, jnp.maximum(s.t, s_next), jnp.where(do_rel, jnp.maximum(s.t, fmin), s.t))
-    n_q = s.n_q + do_arr.astype(i32) - do_start.astype(i32)
+    n_q = s.n_queued + do_arr.astype(i32) - do_start.astype(i32)
     nxt = s.next + do_arr.astype(i32)
     done = s.done | stuck | r_over | (do_start & (n_q == 0) & (nxt >= seq.n_jobs))
     return NoBackfillState(
         t=t,
         free=free,
         next=nxt,
-        n_q=n_q,
-        cj=cj,
-        wait=wait,
-        r_f=r_f,
-        r_k=r_k,
-        r_cnt=r_cnt,
-        cnt=s.cnt + do_start.astype(i32),
+        n_queued=n_q,
+        committed_job=cj,
+        waiting_bits=wait,
+        run_finish=r_f,
+        run_nodes=r_k,
+        run_order=r_cnt,
+        n_started=s.n_started + do_start.astype(i32),
         start=start,
         done=done,
         stuck=s.stuck | stuck,
@@ -139,8 +139,8 @@ def _inverse(prank: chex.Array) -> chex.Array:
 
 
 def run_static_nobf(seq: Sequence, prank: chex.Array, run_cap: int) -> NoBackfillState:
-    """Run an episode without backfilling under a static-key heuristic (``prank``: int32 ``[L]``
-    rank of each job in (key, index) order). Same semantics as :func:`run_heuristic` with
+    """Run an episode without backfilling under a static-key heuristic (``prank``: int32
+    ``[L]`` rank of each job in (key, index) order). Same semantics as :func:`run_heuristic` with
     ``backfill = none`` (both modes agree there: no reservation sort, releases tie in start
     order), with O(L/64 + R) work per micro-step instead of O(Q + R)."""
     prank = prank.astype(jnp.int32)
@@ -169,11 +169,12 @@ def run_static_nobf_batch(seq: Sequence, prank: chex.Array, run_cap: int) -> NoB
 def schedule_nobf(seq: Sequence, st: SimState, slot, enabled=True) -> SimState:
     """:func:`jaxsched.sim.engine.schedule` with ``backfill = none`` (both modes agree there)
     computed in closed form, for a state in this module's *no-backfill layout*: the waiting
-    jobs fill queue slots ``0 .. n_q−1`` in increasing job index, and the running jobs fill
-    slots ``0 .. n_r−1`` in release order (actual finish ``r_f``, then start order ``r_cnt``),
-    ``r_cum`` their running node sum. :func:`jaxsched.sim.engine.reset` returns such a state
-    and this function keeps the layout, which is a valid engine layout too (the engine's
-    no-backfill semantics do not depend on slot positions).
+    jobs fill queue slots ``0 .. n_queued−1`` in increasing job index, and the running jobs
+    fill slots ``0 .. n_running−1`` in release order (actual finish ``run_finish``, then start
+    order ``run_order``), ``run_cum_nodes`` their running node sum.
+    :func:`jaxsched.sim.engine.reset` returns such a state and this function keeps the layout,
+    which is a valid engine layout too (the engine's no-backfill semantics do not depend on
+    slot positions).
 
     The decision is at a scheduling point, so nothing is committed: the chosen job ``j``
     (queue ``slot``) starts now if it fits. Otherwise it waits; the engine would then
@@ -186,103 +187,58 @@ def schedule_nobf(seq: Sequence, st: SimState, slot, enabled=True) -> SimState:
     and lets that job arrive: a new scheduling point. If the queue is empty and nothing is to
     come, the episode is over. The counters ``steps`` (micro-steps) and ``decisions`` are the
     engine's. The backfilling bookkeeping, which the engine reads only when it backfills
-    (``cslot``, ``shadow``, ``nac``, ``q_b``, ``g_arr``), is left as it was. O(queue + running
-    + length) work, no loop.
+    (``committed_slot``, ``shadow_time``, ``next_at_commit``, ``queue_bf_key``,
+    ``arrival_group``), is left as it was. O(queue + running + length) work, no loop.
     """
     L = seq.submit.shape[0]
-    Q, R = st.q_job.shape[0], st.r_job.shape[0]
+    Q, R = st.queue_job.shape[0], st.run_job.shape[0]
     i32, i64 = jnp.int32, jnp.int64
-    qi = jnp.arange(Q, dtype=i32)
     ri = jnp.arange(R, dtype=i32)
     li = jnp.arange(L, dtype=i32)
     active = ~st.done & enabled
     slot = jnp.clip(jnp.asarray(slot, i32), 0, Q - 1)
-    j = jnp.maximum(st.q_job[slot], 0)
+    j = jnp.maximum(st.queue_job[slot], 0)
     kj = seq.nodes[j]
     fits = kj <= st.free
-    rv = ri < st.n_r
+    rv = ri < st.n_running
 
     # --- j waits: releases in order up to the one that makes it fit, arrivals meanwhile
-    crit = argmax_bool(rv & (st.free + st.r_cum >= kj))
-    T = jnp.where(fits, st.t, st.r_f[crit])
+    crit = argmax_bool(rv & (st.free + st.run_cum_nodes >= kj))
+    T = jnp.where(fits, st.t, st.run_finish[crit])
     c_wait = jnp.where(fits, 0, crit + 1)
     beyond = (li >= st.next) & ((li >= seq.n_jobs) | (seq.submit > T))
     m_wait = jnp.where(fits, 0, jnp.min(jnp.where(beyond, li, L)) - st.next)
     t1 = jnp.maximum(st.t, T)
     nxt1 = st.next + m_wait
-    nq1 = st.n_q - 1 + m_wait
-    r_over = st.n_r - c_wait >= R
+    nq1 = st.n_queued - 1 + m_wait
+    r_over = st.n_running - c_wait >= R
 
     # --- j starts at t1: its place in release order among the jobs running before the wait
     fj = t1 + seq.run[j]
-    pos = jnp.sum(rv & (st.r_f <= fj)).astype(i32)
+    pos = jnp.sum(rv & (st.run_finish <= fj)).astype(i32)
     done = (nq1 == 0) & (nxt1 >= seq.n_jobs)
 
     # --- empty queue: every release before the next submit, then that arrival
     idle = (nq1 == 0) & ~done
     sb = seq.submit[jnp.minimum(nxt1, L - 1)]
-    n_before = (jnp.sum(rv & (st.r_f < sb)) + (fj < sb)).astype(i32)
+    n_before = (jnp.sum(rv & (st.run_finish < sb)) + (fj < sb)).astype(i32)
     c = jnp.where(idle, n_before, c_wait)  # released: the first c of (running + j)
     t = jnp.where(idle, jnp.maximum(t1, sb), t1)
     m = m_wait + idle.astype(i32)
     n_q = nq1 + idle.astype(i32)
     nxt = st.next + m
 
-    # --- running list: j inserted at pos, the first c dropped
-    p = ri + c
-    src = jnp.clip(jnp.where(p < pos, p, p - 1), 0, R - 1)
-    at_j = p == pos
-    n_r = st.n_r + 1 - c
-    rvalid = ri < n_r
-
-    def run_list(a, v, fill):
-        return jnp.where(rvalid, jnp.where(at_j, v, a[src]), fill)
-
-    cum_pos = jnp.where(pos > 0, st.r_cum[jnp.maximum(pos - 1, 0)], 0) + kj
-
-    def merged_cum(q):  # running node sum of (running + j) at index q
-        return jnp.where(
-            q < pos,
-            st.r_cum[jnp.clip(q, 0, R - 1)],
-            jnp.where(q == pos, cum_pos, st.r_cum[jnp.clip(q - 1, 0, R - 1)] + kj),
-        )
-
-    released = jnp.where(c > 0, merged_cum(c - 1), 0)
-    r_cum = jnp.where(
-        rvalid,
-        jnp.where(at_j, cum_pos, jnp.where(p < pos, st.r_cum[src], st.r_cum[src] + kj)) - released,
-        0,
-    )
-
-    # --- queue: slot removed, the m arrivals appended (jobs next .. next+m-1)
-    n_keep = st.n_q - 1
-    kept = jnp.where(qi < slot, st.q_job, jnp.roll(st.q_job, -1))
-    q_job = jnp.where(
-        qi < n_keep, kept, jnp.where(qi < n_keep + m, st.next + qi - n_keep, -1)
-    ).astype(i32)
-    qj = jnp.maximum(q_job, 0)
-    qv = q_job >= 0
-
+    running, released = _running_merge(st, j, kj, fj, t1 + seq.req[j], pos, c)
+    queue = _queue_compact(seq, st, slot, m)
     new = st.replace(
         t=t.astype(i64),
         free=(st.free - kj + released).astype(i32),
         next=nxt.astype(i32),
-        q_job=q_job,
-        q_k=jnp.where(qv, seq.nodes[qj], 0).astype(st.q_k.dtype),
-        q_req=jnp.where(qv, req32(seq.req[qj]), 0).astype(st.q_req.dtype),
-        q_s=jnp.where(qv, seq.submit[qj], 0).astype(st.q_s.dtype),
-        q_rank=jnp.where(qv, st.prank[qj], 0).astype(st.q_rank.dtype),
-        n_q=n_q.astype(i32),
-        r_job=run_list(st.r_job, j, -1),
-        r_f=run_list(st.r_f, fj, 0),
-        r_e=run_list(st.r_e, t1 + seq.req[j], 0),
-        r_k=run_list(st.r_k, kj, 0),
-        r_flag=run_list(st.r_flag, False, False),
-        r_cnt=run_list(st.r_cnt, st.cnt, 0),
-        r_cum=r_cum.astype(i32),
-        n_r=n_r.astype(i32),
-        cj=jnp.asarray(-1, i32),
-        cnt=st.cnt + 1,
+        **queue,
+        n_queued=n_q.astype(i32),
+        **running,
+        committed_job=jnp.asarray(-1, i32),
+        n_started=st.n_started + 1,
         start=st.start.at[j].set(t1),
         done=done | r_over,
         overflow=st.overflow | (2 * r_over.astype(i32)),
@@ -295,3 +251,72 @@ def schedule_nobf(seq: Sequence, st: SimState, slot, enabled=True) -> SimState:
         ).astype(i32),
     )
     return jax.tree_util.tree_map(lambda x, y: jnp.where(active, x, y), new, st)
+
+
+def _running_merge(st: SimState, j, kj, fj, ej, pos, c):
+    """The running list of :func:`schedule_nobf` (release order): job ``j`` (``kj`` nodes,
+    actual / estimated finish ``fj`` / ``ej``) inserted at slot ``pos``, then the first ``c``
+    jobs released. Returns (dict of the ``run_*`` fields and ``n_running``, int32 nodes the
+    ``c`` releases free)."""
+    R = st.run_job.shape[0]
+    i32 = jnp.int32
+    ri = jnp.arange(R, dtype=i32)
+    p = ri + c
+    src = jnp.clip(jnp.where(p < pos, p, p - 1), 0, R - 1)
+    at_j = p == pos
+    n_r = st.n_running + 1 - c
+    rvalid = ri < n_r
+
+    def run_list(a, v, fill):
+        return jnp.where(rvalid, jnp.where(at_j, v, a[src]), fill)
+
+    cum = st.run_cum_nodes
+    cum_pos = jnp.where(pos > 0, cum[jnp.maximum(pos - 1, 0)], 0) + kj
+
+    def merged_cum(q):  # running node sum of (running + j) at index q
+        return jnp.where(
+            q < pos,
+            cum[jnp.clip(q, 0, R - 1)],
+            jnp.where(q == pos, cum_pos, cum[jnp.clip(q - 1, 0, R - 1)] + kj),
+        )
+
+    released = jnp.where(c > 0, merged_cum(c - 1), 0)
+    r_cum = jnp.where(
+        rvalid,
+        jnp.where(at_j, cum_pos, jnp.where(p < pos, cum[src], cum[src] + kj)) - released,
+        0,
+    )
+    fields = dict(
+        run_job=run_list(st.run_job, j, -1),
+        run_finish=run_list(st.run_finish, fj, 0),
+        run_est_finish=run_list(st.run_est_finish, ej, 0),
+        run_nodes=run_list(st.run_nodes, kj, 0),
+        run_sort_flag=run_list(st.run_sort_flag, False, False),
+        run_order=run_list(st.run_order, st.n_started, 0),
+        run_cum_nodes=r_cum.astype(i32),
+        n_running=n_r.astype(i32),
+    )
+    return fields, released
+
+
+def _queue_compact(seq: Sequence, st: SimState, slot, m) -> dict:
+    """The queue of :func:`schedule_nobf`: ``slot`` removed, the ``m`` arrivals (jobs
+    ``next .. next+m-1``) appended, attributes copied. Returns a dict of the ``queue_*``
+    fields (``queue_bf_key`` is left as it was)."""
+    Q = st.queue_job.shape[0]
+    i32 = jnp.int32
+    qi = jnp.arange(Q, dtype=i32)
+    n_keep = st.n_queued - 1
+    kept = jnp.where(qi < slot, st.queue_job, jnp.roll(st.queue_job, -1))
+    q_job = jnp.where(
+        qi < n_keep, kept, jnp.where(qi < n_keep + m, st.next + qi - n_keep, -1)
+    ).astype(i32)
+    qj = jnp.maximum(q_job, 0)
+    qv = q_job >= 0
+    return dict(
+        queue_job=q_job,
+        queue_nodes=jnp.where(qv, seq.nodes[qj], 0).astype(st.queue_nodes.dtype),
+        queue_req=jnp.where(qv, req32(seq.req[qj]), 0).astype(st.queue_req.dtype),
+        queue_submit=jnp.where(qv, seq.submit[qj], 0).astype(st.queue_submit.dtype),
+        queue_rank=jnp.where(qv, st.policy_rank[qj], 0).astype(st.queue_rank.dtype),
+    )

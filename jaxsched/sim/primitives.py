@@ -92,7 +92,7 @@ def reservation(e, k, cum, valid, free, need, t):
 
 
 # ----------------------------------------------------------------------------------------------
-# The sorted running list (a prefix of ``n_r`` valid slots) and the queue
+# The sorted running list (a prefix of ``n_running`` valid slots) and the queue
 # ----------------------------------------------------------------------------------------------
 def running_insert(a: chex.Array, pos, v, enabled) -> chex.Array:
     """``a`` (``[R]``) with ``v`` inserted at slot ``pos`` (later slots shift up by one, the
@@ -127,22 +127,22 @@ def running_cum_drop(cum: chex.Array, slot, k, enabled) -> chex.Array:
 def queue_write(seq: Sequence, st: SimState, put, slot, job, nj, g_new) -> dict:
     """The queue arrays with slot ``slot`` holding job ``job`` (-1 = emptied) where ``put``
     (bool scalar); the copied attributes are job ``nj``'s (the next arrival; ``g_new`` its
-    submit group, the backfill key's high part). Returns a dict of the ``q_*`` fields."""
+    submit group, the backfill key's high part). Returns a dict of the ``queue_*`` fields."""
     L = seq.submit.shape[0]
-    qi = jnp.arange(st.q_job.shape[0], dtype=jnp.int32)
+    qi = jnp.arange(st.queue_job.shape[0], dtype=jnp.int32)
     hit = put & (qi == slot)
 
     def setq(a, v):
         return jnp.where(hit, v, a)
 
-    KD = st.q_b.dtype
+    KD = st.queue_bf_key.dtype
     return dict(
-        q_job=setq(st.q_job, job),
-        q_k=setq(st.q_k, seq.nodes[nj]),
-        q_req=setq(st.q_req, req32(seq.req[nj])),
-        q_s=setq(st.q_s, seq.submit[nj]),
-        q_rank=setq(st.q_rank, st.prank[nj]),
-        q_b=setq(st.q_b, (g_new.astype(KD) * L + st.prank[nj]).astype(KD)),
+        queue_job=setq(st.queue_job, job),
+        queue_nodes=setq(st.queue_nodes, seq.nodes[nj]),
+        queue_req=setq(st.queue_req, req32(seq.req[nj])),
+        queue_submit=setq(st.queue_submit, seq.submit[nj]),
+        queue_rank=setq(st.queue_rank, st.policy_rank[nj]),
+        queue_bf_key=setq(st.queue_bf_key, (g_new.astype(KD) * L + st.policy_rank[nj]).astype(KD)),
     )
 
 
@@ -173,17 +173,20 @@ def next_event(seq: Sequence, params: SimParams, st: SimState) -> Event:
     """The arrival-or-release candidate of ``st`` (spec §2.3; release ties in the reference's
     list order, spec §2.8.4, in compat mode, else in start order)."""
     L = seq.submit.shape[0]
-    rv = jnp.arange(st.r_job.shape[0], dtype=jnp.int32) < st.n_r
-    fmin = jnp.min(jnp.where(rv, st.r_f, BIG))
+    rv = jnp.arange(st.run_job.shape[0], dtype=jnp.int32) < st.n_running
+    fmin = jnp.min(jnp.where(rv, st.run_finish, BIG))
     base = seq.submit[0]
-    tie_compat = jnp.where(st.r_flag, (st.r_e - base + 1) << 20, jnp.int64(1) << 61) | st.r_cnt
-    tie = jnp.where(params.compat, tie_compat, st.r_cnt.astype(jnp.int64))
-    rslot = argmin(jnp.where(rv & (st.r_f == fmin), tie, IMAX))
+    tie_compat = (
+        jnp.where(st.run_sort_flag, (st.run_est_finish - base + 1) << 20, jnp.int64(1) << 61)
+        | st.run_order
+    )
+    tie = jnp.where(params.compat, tie_compat, st.run_order.astype(jnp.int64))
+    rslot = argmin(jnp.where(rv & (st.run_finish == fmin), tie, IMAX))
     more = st.next < seq.n_jobs
     nj = jnp.minimum(st.next, L - 1)
     s_next = seq.submit[nj]
     arrive = more & (s_next <= fmin)
-    g_new = jnp.where(s_next == seq.submit[jnp.maximum(nj - 1, 0)], st.g_arr, nj)
+    g_new = jnp.where(s_next == seq.submit[jnp.maximum(nj - 1, 0)], st.arrival_group, nj)
     return Event(fmin=fmin, rslot=rslot, nj=nj, s_next=s_next, arrive=arrive, g_new=g_new)
 
 
@@ -191,25 +194,25 @@ def apply_event(st: SimState, ev: Event, do_arr, do_rel) -> dict:
     """The clock, arrival counter and running list after the event ``ev`` (``do_arr``: the
     arrival happens, ``do_rel``: the release happens; at most one). The queue side of an
     arrival is :func:`queue_write`'s. Returns a dict of the changed fields (``t``, ``free``,
-    ``next``, ``g_arr``, ``r_*``)."""
+    ``next``, ``arrival_group``, ``run_*``, ``n_running``)."""
     i32 = jnp.int32
     t = jnp.where(
         do_arr, jnp.maximum(st.t, ev.s_next), jnp.where(do_rel, jnp.maximum(st.t, ev.fmin), st.t)
     )
-    k_rel = st.r_k[ev.rslot]
+    k_rel = st.run_nodes[ev.rslot]
     return dict(
         t=t,
         free=st.free + jnp.where(do_rel, k_rel, 0),
         next=st.next + do_arr.astype(i32),
-        g_arr=jnp.where(do_arr, ev.g_new, st.g_arr),
-        r_cum=running_cum_drop(st.r_cum, ev.rslot, k_rel, do_rel),
-        r_job=running_drop(st.r_job, ev.rslot, -1, do_rel),
-        r_f=running_drop(st.r_f, ev.rslot, 0, do_rel),
-        r_e=running_drop(st.r_e, ev.rslot, 0, do_rel),
-        r_k=running_drop(st.r_k, ev.rslot, 0, do_rel),
-        r_flag=running_drop(st.r_flag, ev.rslot, False, do_rel),
-        r_cnt=running_drop(st.r_cnt, ev.rslot, 0, do_rel),
-        n_r=st.n_r - do_rel.astype(i32),
+        arrival_group=jnp.where(do_arr, ev.g_new, st.arrival_group),
+        run_cum_nodes=running_cum_drop(st.run_cum_nodes, ev.rslot, k_rel, do_rel),
+        run_job=running_drop(st.run_job, ev.rslot, -1, do_rel),
+        run_finish=running_drop(st.run_finish, ev.rslot, 0, do_rel),
+        run_est_finish=running_drop(st.run_est_finish, ev.rslot, 0, do_rel),
+        run_nodes=running_drop(st.run_nodes, ev.rslot, 0, do_rel),
+        run_sort_flag=running_drop(st.run_sort_flag, ev.rslot, False, do_rel),
+        run_order=running_drop(st.run_order, ev.rslot, 0, do_rel),
+        n_running=st.n_running - do_rel.astype(i32),
     )
 
 
@@ -229,14 +232,14 @@ def advance_one(seq: Sequence, params: SimParams, st: SimState) -> SimState:
     ev = next_event(seq, params, st)
     active = ~st.done
     do_arr = active & ev.arrive
-    do_rel = active & ~ev.arrive & (st.n_r > 0)
-    q_over = do_arr & (st.n_q >= st.q_job.shape[0])
-    slot = argmax_bool(st.q_job < 0)
+    do_rel = active & ~ev.arrive & (st.n_running > 0)
+    q_over = do_arr & (st.n_queued >= st.queue_job.shape[0])
+    slot = argmax_bool(st.queue_job < 0)
     q = queue_write(seq, st, do_arr, slot, st.next, ev.nj, ev.g_new)
     return st.replace(
         **q,
         **apply_event(st, ev, do_arr, do_rel),
-        n_q=st.n_q + do_arr.astype(i32),
+        n_queued=st.n_queued + do_arr.astype(i32),
         done=st.done | q_over,
         overflow=st.overflow | q_over.astype(i32),
         steps=st.steps + (do_arr | do_rel).astype(i32),

@@ -103,27 +103,32 @@ class SimParams:
 
 @struct.dataclass
 class SimState:
-    """The simulator state of one sequence.
+    """The simulator state of one sequence (``Q`` queue slots, ``R`` running slots, ``L`` jobs).
 
     Attributes:
       t: int64 clock. free: int32 free nodes. next: int32 index of the next job to arrive.
-      q_job: int32 ``[Q]`` job index per queue slot, -1 = empty; q_k (int32 nodes), q_req
-        (int32 requested time, clamped to 2^31-1), q_s (int64 submit), q_rank (int32 policy
-        rank), q_b (the reference's backfill scan key of a job that arrived before the
-        commit: ``g * L + rank`` with g the first index of its submit time; int32 for
-        L <= 46340, else int64): copies of the waiting job's attributes, so a step reads
-        contiguous slots instead of gathering. g_arr: int32 g of the newest arrival.
-        n_q: int32 number of waiting jobs.
-      r_job: int32 ``[R]`` job index per running slot; the ``n_r`` running jobs form a prefix
-        sorted by estimated finish ``r_e`` (so reservations are a cumulative sum);
-        r_f / r_e: int64 actual and estimated finish; r_k: int32 nodes; r_flag: bool, present
-        at a reservation sort (reference list-order emulation, spec §2.8.4); r_cnt: int32 start
-        order; r_cum: int32 running sum of ``r_k`` over the sorted prefix (kept up to date on
-        insert and release, so a reservation needs no prefix sum).
-      cj: int32 committed job (-1 none); cslot: its queue slot; shadow: int64 reservation time;
-        nac: int32 ``next`` when the job was committed (jobs ≥ nac arrived "late", §2.8.2).
-      cnt: int32 jobs started so far. start: int64 ``[L]`` start times (-1 = not started).
-      prank: int32 ``[L]`` the policy's static rank of each job (decision and backfill order).
+      queue_job: int32 ``[Q]`` job index per queue slot, -1 = empty. Copies of the waiting
+        job's attributes, so a step reads contiguous slots instead of gathering:
+        queue_nodes (int32 ``[Q]`` nodes), queue_req (int32 ``[Q]`` requested time, clamped
+        to 2^31-1), queue_submit (int64 ``[Q]`` submit time), queue_rank (int32 ``[Q]``
+        policy rank), queue_bf_key (``[Q]`` the reference's backfill scan key of a job that
+        arrived before the commit: ``g * L + rank`` with g the first index of its submit
+        time; int32 for L <= 46340, else int64).
+      arrival_group: int32 g of the newest arrival. n_queued: int32 number of waiting jobs.
+      run_job: int32 ``[R]`` job index per running slot; the ``n_running`` (int32) running
+        jobs form a prefix sorted by estimated finish ``run_est_finish`` (so reservations are
+        a cumulative sum). run_finish / run_est_finish: int64 ``[R]`` actual and estimated
+        finish; run_nodes: int32 ``[R]`` nodes; run_sort_flag: bool ``[R]``, present at a
+        reservation sort (reference list-order emulation, spec §2.8.4); run_order: int32
+        ``[R]`` start order (``n_started`` when it started); run_cum_nodes: int32 ``[R]``
+        running sum of ``run_nodes`` over the sorted prefix (kept up to date on insert and
+        release, so a reservation needs no prefix sum).
+      committed_job: int32 committed job (-1 none); committed_slot: int32 its queue slot;
+        shadow_time: int64 its reservation time; next_at_commit: int32 ``next`` when it was
+        committed (jobs ≥ next_at_commit arrived "late", §2.8.2).
+      n_started: int32 jobs started so far. start: int64 ``[L]`` start times (-1 = not
+        started). policy_rank: int32 ``[L]`` the policy's static rank of each job (decision
+        and backfill order).
       done, stuck: bool flags; overflow: int32, bit 0 = queue full, bit 1 = running list full.
       decisions, steps: int32 counters.
     """
@@ -131,29 +136,29 @@ class SimState:
     t: chex.Array
     free: chex.Array
     next: chex.Array
-    q_job: chex.Array
-    q_k: chex.Array
-    q_req: chex.Array
-    q_s: chex.Array
-    q_rank: chex.Array
-    q_b: chex.Array
-    g_arr: chex.Array
-    n_q: chex.Array
-    r_job: chex.Array
-    r_f: chex.Array
-    r_e: chex.Array
-    r_k: chex.Array
-    r_flag: chex.Array
-    r_cnt: chex.Array
-    r_cum: chex.Array
-    n_r: chex.Array
-    cj: chex.Array
-    cslot: chex.Array
-    shadow: chex.Array
-    nac: chex.Array
-    cnt: chex.Array
+    queue_job: chex.Array
+    queue_nodes: chex.Array
+    queue_req: chex.Array
+    queue_submit: chex.Array
+    queue_rank: chex.Array
+    queue_bf_key: chex.Array
+    arrival_group: chex.Array
+    n_queued: chex.Array
+    run_job: chex.Array
+    run_finish: chex.Array
+    run_est_finish: chex.Array
+    run_nodes: chex.Array
+    run_sort_flag: chex.Array
+    run_order: chex.Array
+    run_cum_nodes: chex.Array
+    n_running: chex.Array
+    committed_job: chex.Array
+    committed_slot: chex.Array
+    shadow_time: chex.Array
+    next_at_commit: chex.Array
+    n_started: chex.Array
     start: chex.Array
-    prank: chex.Array
+    policy_rank: chex.Array
     done: chex.Array
     overflow: chex.Array
     stuck: chex.Array
@@ -164,27 +169,28 @@ class SimState:
 @struct.dataclass
 class NoBackfillState:
     """State of :func:`jaxsched.sim.nobf.run_static_nobf`: the waiting set is a bitmask in
-    *rank* space (bit r of ``wait`` is set while the job of policy rank r waits), so a decision
-    is "lowest set bit" — O(L/64) work however long the queue is.
+    *rank* space (bit r of ``waiting_bits`` is set while the job of policy rank r waits), so a
+    decision is "lowest set bit" — O(L/64) work however long the queue is.
 
     Attributes:
-      t: int64 clock; free: int32; next: int32; n_q: int32 waiting jobs; cj: int32 committed job.
-      wait: uint64 ``[ceil(L/64)]`` bitmask; r_f: int64 ``[R]`` actual finish of running slot;
-      r_k: int32 ``[R]`` nodes (0 = empty slot); r_cnt: int32 ``[R]`` start order;
-      cnt: int32; start: int64 ``[L]``; done, stuck: bool; overflow: int32 (bit 1 = running
+      t: int64 clock; free: int32 free nodes; next: int32 next job to arrive; n_queued: int32
+      waiting jobs; committed_job: int32 (-1 none). waiting_bits: uint64 ``[ceil(L/64)]``
+      bitmask; run_finish: int64 ``[R]`` actual finish of running slot; run_nodes: int32
+      ``[R]`` nodes (0 = empty slot); run_order: int32 ``[R]`` start order; n_started: int32;
+      start: int64 ``[L]`` start times; done, stuck: bool; overflow: int32 (bit 1 = running
       list full); decisions, steps: int32.
     """
 
     t: chex.Array
     free: chex.Array
     next: chex.Array
-    n_q: chex.Array
-    cj: chex.Array
-    wait: chex.Array
-    r_f: chex.Array
-    r_k: chex.Array
-    r_cnt: chex.Array
-    cnt: chex.Array
+    n_queued: chex.Array
+    committed_job: chex.Array
+    waiting_bits: chex.Array
+    run_finish: chex.Array
+    run_nodes: chex.Array
+    run_order: chex.Array
+    n_started: chex.Array
     start: chex.Array
     done: chex.Array
     stuck: chex.Array

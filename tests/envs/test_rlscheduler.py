@@ -297,7 +297,7 @@ def test_hand_cutoff(syn_envs, cutoff, expected):
     st, ts = STEP(env, st, 0)  # job 0 starts, job 1 arrives
     assert np.asarray(env.visible_jobs(st))[:2].tolist() == [1, -1]
     st, ts = STEP(env, st, 0)  # job 1 waits for job 0; jobs 2..23 arrive
-    assert int(st.sim.t) == 6000 and int(st.sim.n_q) == 22
+    assert int(st.sim.t) == 6000 and int(st.sim.n_queued) == 22
     assert np.asarray(env.visible_jobs(st)).tolist() == expected
     assert np.asarray(ts.observation.mask).all()
     # wait feature of job 2 (submitted at 1002): (6000 - 1002) / 43200
@@ -455,7 +455,7 @@ def test_vmap_autoreset_scan_equals_loop(syn_envs, n_env):
                     ts.extras["metric"],
                     ts.observation.obs,
                     st.start,
-                    st.sim.n_q,
+                    st.sim.n_queued,
                 )
 
             return jax.lax.scan(body, (st, ts), None, length=T_SCAN)[1]
@@ -495,7 +495,7 @@ def test_vmap_autoreset_scan_equals_loop(syn_envs, n_env):
                 assert mets[b, t] == pytest.approx(want, rel=1e-12)
                 # the terminal timestep carries the next episode's first observation
                 st, ts = RESET(env, st.key)
-                assert int(ts.extras["decisions"]) == 0 and int(st.sim.n_q) == 1
+                assert int(ts.extras["decisions"]) == 0 and int(st.sim.n_queued) == 1
             else:
                 assert rews[b, t] == 0.0 and types[b, t] == MID and discs[b, t] == 1.0
             np.testing.assert_array_equal(np.asarray(ts.observation.obs), obs[b, t])
@@ -530,7 +530,7 @@ def test_jit_equals_no_jit(syn_envs):
     st1, ts1 = RESET_AT(senv, 0)
     st1, ts1 = STEP(senv, st1, 0)
     st2, ts2 = STEP(senv, st1, 0)
-    assert int(st1.sim.n_q) == 1 and int(st2.sim.n_q) > MQ_SYN
+    assert int(st1.sim.n_queued) == 1 and int(st2.sim.n_queued) > MQ_SYN
     fin, fts = play(senv, 0, action=1)
     with jax.disable_jit():
         eager = [senv.recompute_observation(st1), senv.recompute_observation(st2)]

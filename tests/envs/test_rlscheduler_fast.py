@@ -29,10 +29,10 @@ from test_rlscheduler import synthetic_swf  # noqa: E402
 
 import jaxsched.sim  # noqa: F401  (x64)
 from jaxsched.envs import AutoResetWrapper, RLSchedulerEnv
-from jaxsched.envs import rlscheduler as RL
-from jaxsched.envs.batching import sparse_cond
-from jaxsched.envs.rlscheduler import jit_reset_at, jit_step, schedule_engine, schedule_nobf
+from jaxsched.envs.rlscheduler import jit_reset_at, jit_step
 from jaxsched.sim import engine as E
+from jaxsched.sim.batching import schedule_engine, sparse_cond, stage_sizes
+from jaxsched.sim.nobf import schedule_nobf
 from jaxsched.workload import parse_swf, read_swf
 
 LUBLIN = read_swf(ROOT / "traces" / "lublin-1.swf").jobs("rlscheduler")
@@ -51,28 +51,28 @@ ENGINE = jax.jit(E.schedule)
 def canonical(st: E.SimState) -> dict:
     """Layout-free view of a state: the waiting and running *sets* and every counter."""
     st = jax.tree_util.tree_map(np.asarray, st)
-    qv = st.q_job >= 0
-    rv = np.arange(st.r_job.shape[0]) < st.n_r
+    qv = st.queue_job >= 0
+    rv = np.arange(st.run_job.shape[0]) < st.n_running
     running = sorted(
         zip(
-            st.r_job[rv].tolist(),
-            st.r_f[rv].tolist(),
-            st.r_e[rv].tolist(),
-            st.r_k[rv].tolist(),
-            st.r_cnt[rv].tolist(),
+            st.run_job[rv].tolist(),
+            st.run_finish[rv].tolist(),
+            st.run_est_finish[rv].tolist(),
+            st.run_nodes[rv].tolist(),
+            st.run_order[rv].tolist(),
         )
     )
     return {
         "t": int(st.t),
         "free": int(st.free),
         "next": int(st.next),
-        "n_q": int(st.n_q),
-        "queue": sorted(st.q_job[qv].tolist()),
-        "n_r": int(st.n_r),
+        "n_q": int(st.n_queued),
+        "queue": sorted(st.queue_job[qv].tolist()),
+        "n_r": int(st.n_running),
         "running": running,
         "start": st.start.tolist(),
-        "cnt": int(st.cnt),
-        "cj": int(st.cj),
+        "cnt": int(st.n_started),
+        "cj": int(st.committed_job),
         "done": bool(st.done),
         "overflow": int(st.overflow),
         "stuck": bool(st.stuck),
@@ -83,18 +83,20 @@ def canonical(st: E.SimState) -> dict:
 
 def check_layout(seq: E.Sequence, st: E.SimState):
     st = jax.tree_util.tree_map(np.asarray, st)
-    nq, nr = int(st.n_q), int(st.n_r)
-    q = st.q_job
+    nq, nr = int(st.n_queued), int(st.n_running)
+    q = st.queue_job
     assert (q[:nq] >= 0).all() and (q[nq:] == -1).all()
     assert (np.diff(q[:nq]) > 0).all(), "queue not in index order"
-    np.testing.assert_array_equal(st.q_k[:nq], np.asarray(seq.nodes)[q[:nq]])
-    np.testing.assert_array_equal(st.q_s[:nq], np.asarray(seq.submit)[q[:nq]])
-    np.testing.assert_array_equal(st.q_req[:nq], np.minimum(np.asarray(seq.req)[q[:nq]], 2**31 - 1))
-    np.testing.assert_array_equal(st.q_rank[:nq], st.prank[q[:nq]])
-    key = list(zip(st.r_f[:nr].tolist(), st.r_cnt[:nr].tolist()))
+    np.testing.assert_array_equal(st.queue_nodes[:nq], np.asarray(seq.nodes)[q[:nq]])
+    np.testing.assert_array_equal(st.queue_submit[:nq], np.asarray(seq.submit)[q[:nq]])
+    np.testing.assert_array_equal(
+        st.queue_req[:nq], np.minimum(np.asarray(seq.req)[q[:nq]], 2**31 - 1)
+    )
+    np.testing.assert_array_equal(st.queue_rank[:nq], st.policy_rank[q[:nq]])
+    key = list(zip(st.run_finish[:nr].tolist(), st.run_order[:nr].tolist()))
     assert key == sorted(key), "running list not in release order"
-    np.testing.assert_array_equal(st.r_cum[:nr], np.cumsum(st.r_k[:nr]))
-    assert (st.r_job[nr:] == -1).all()
+    np.testing.assert_array_equal(st.run_cum_nodes[:nr], np.cumsum(st.run_nodes[:nr]))
+    assert (st.run_job[nr:] == -1).all()
 
 
 def lockstep(seq: E.Sequence, L: int, Q: int, R: int, seed: int) -> int:
@@ -106,10 +108,10 @@ def lockstep(seq: E.Sequence, L: int, Q: int, R: int, seed: int) -> int:
     while not bool(fast.done):
         assert canonical(fast) == canonical(eng)
         check_layout(seq, fast)
-        waiting = sorted(np.asarray(fast.q_job)[np.asarray(fast.q_job) >= 0].tolist())
+        waiting = sorted(np.asarray(fast.queue_job)[np.asarray(fast.queue_job) >= 0].tolist())
         j = waiting[int(rng.integers(len(waiting)))]
-        s_fast = int(np.flatnonzero(np.asarray(fast.q_job) == j)[0])
-        s_eng = int(np.flatnonzero(np.asarray(eng.q_job) == j)[0])
+        s_fast = int(np.flatnonzero(np.asarray(fast.queue_job) == j)[0])
+        s_eng = int(np.flatnonzero(np.asarray(eng.queue_job) == j)[0])
         fast = FAST(seq, fast, s_fast)
         eng = ENGINE(seq, NONE, eng, s_eng)
         n += 1
@@ -164,8 +166,8 @@ def test_closed_form_unsorted_submits():
 def reference_visible(env, st):
     """The visible jobs from the waiting set alone (spec §2.9, plain Python): (submit, index)
     order, or the reference's interleaved cut-off by the static L1/L2 ranks."""
-    nq = int(st.sim.n_q)
-    q = np.asarray(st.sim.q_job)
+    nq = int(st.sim.n_queued)
+    q = np.asarray(st.sim.queue_job)
     jobs = sorted(q[q >= 0].tolist())
     start, MQ = int(st.start), env.max_queue
     d = env._data
@@ -195,8 +197,8 @@ def test_visible_in_closed_form_layout(jobs, L, MQ, start):
     while not bool(ts.last()):
         n = int(np.asarray(ts.observation.mask).sum())
         st, ts = jit_step(env, st, int(rng.integers(n)))
-        cuts += int(st.sim.n_q) > MQ
-        np.testing.assert_array_equal(np.asarray(st.vis), np.asarray(general(env, st)))
+        cuts += int(st.sim.n_queued) > MQ
+        np.testing.assert_array_equal(np.asarray(st.visible_slots), np.asarray(general(env, st)))
         want = reference_visible(env, st)
         assert np.asarray(env.visible_jobs(st)).tolist() == want + [-1] * (MQ - len(want))
     assert cuts >= 5
@@ -228,12 +230,12 @@ def test_compacting_schedule_equals_vmap(backfill, compat, B):
     env = RLSchedulerEnv(LUBLIN, length=96, backfill=backfill, compat=compat)
     st = mid_episode_states(AutoResetWrapper(env), B, 40, seed=B)
     seq = jax.vmap(env._sequence)(st.start)
-    slot = jnp.maximum(st.vis[:, 1], st.vis[:, 0])  # slot 1 where it exists
+    slot = jnp.maximum(st.visible_slots[:, 1], st.visible_slots[:, 0])  # slot 1 where it exists
     params = env._params()
     want = jax.jit(jax.vmap(lambda q, s, a: E.schedule(q, params, s, a)))(seq, st.sim, slot)
     got = jax.jit(jax.vmap(lambda q, s, a: schedule_engine(q, params, s, a)))(seq, st.sim, slot)
-    assert RL._stage_sizes(B) == {8: [8, 4], 40: [40, 10, 4]}[B]
-    assert RL._stage_sizes(3) == [3]
+    assert stage_sizes(B) == {8: [8, 4], 40: [40, 10, 4]}[B]
+    assert stage_sizes(3) == [3]
     if B == 40:  # some rows need many more
         d = np.asarray(want.steps - st.sim.steps)
         assert d.max() > 3 * np.median(d)

@@ -439,7 +439,7 @@ def test_random_traces_equal_oracle(random_batch):
         got = final.start[i]
         if got[: tr.n].tolist() != res.starts or (got[tr.n :] != -1).any():
             bad.append((tr.n, i))
-        elif int(final.decisions[i]) != res.decisions or int(final.cnt[i]) != tr.n:
+        elif int(final.decisions[i]) != res.decisions or int(final.n_started[i]) != tr.n:
             bad.append((tr.n, i))
     if bad:
         _, i = min(bad)
@@ -661,7 +661,7 @@ def test_random_schedules_invariants(random_batch):
                 assert (np.diff(s) >= 0).all(), "FCFS without backfilling ran out of order"
         except AssertionError as e:
             raise AssertionError(f"{e}: policy={p} compat={c} backfill={b} {_describe(tr)}") from e
-    assert (final.cnt == [tr.n for tr, *_ in random_batch["combos"]]).all()
+    assert (final.n_started == [tr.n for tr, *_ in random_batch["combos"]]).all()
 
 
 def test_invariant_checker_can_fail():
@@ -701,7 +701,7 @@ def _sim_scan(
 
     def body(s, _):
         s = E.micro_step(seq, params, s, E.heuristic_choice(seq, params, s))
-        return s, (s.cj, s.shadow)
+        return s, (s.committed_job, s.shadow_time)
 
     st, (cj, shadow) = jax.lax.scan(body, E.reset(seq, prank, QCAP, RCAP), None, length=SCAN_STEPS)
     return st.done, st.start, cj, shadow
@@ -793,7 +793,9 @@ def drive_random_choices(combos, seed):
     rng = np.random.default_rng(seed)
     log = [[] for _ in combos]
     for _ in range(2 * LMAX + 2):
-        q_job, done, at = (np.asarray(x) for x in (st.q_job, st.done, jax.vmap(E.at_decision)(st)))
+        q_job, done, at = (
+            np.asarray(x) for x in (st.queue_job, st.done, jax.vmap(E.at_decision)(st))
+        )
         if done.all():
             break
         slots = np.zeros(len(combos), np.int32)

@@ -63,17 +63,19 @@ def test_advance_until_hand_computed():
     seq = make_seq([0, 10, 20, 30], [100, 50, 5, 5], [2, 2, 1, 1], 4)
     st = E.reset(seq, jnp.arange(4, dtype=jnp.int32), 4, 4)
     st = SCHEDULE(seq, NONE, st, 0)  # job 0 starts at 0; job 1 arrives at 10: a decision
-    assert int(st.t) == 10 and int(st.n_q) == 1 and int(st.n_r) == 1 and int(st.free) == 2
+    assert (
+        int(st.t) == 10 and int(st.n_queued) == 1 and int(st.n_running) == 1 and int(st.free) == 2
+    )
 
     a = ADVANCE_UNTIL(seq, NONE, st, 25)  # job 2 arrives at 20; job 3 (30) is later
-    assert int(a.t) == 25 and int(a.next) == 3 and int(a.n_q) == 2
-    assert sorted(np.asarray(a.q_job)[np.asarray(a.q_job) >= 0].tolist()) == [1, 2]
-    assert int(a.n_r) == 1 and int(a.free) == 2 and int(a.steps) == int(st.steps) + 1
-    assert int(a.decisions) == int(st.decisions) and int(a.cnt) == int(st.cnt)
+    assert int(a.t) == 25 and int(a.next) == 3 and int(a.n_queued) == 2
+    assert sorted(np.asarray(a.queue_job)[np.asarray(a.queue_job) >= 0].tolist()) == [1, 2]
+    assert int(a.n_running) == 1 and int(a.free) == 2 and int(a.steps) == int(st.steps) + 1
+    assert int(a.decisions) == int(st.decisions) and int(a.n_started) == int(st.n_started)
 
     b = ADVANCE_UNTIL(seq, NONE, a, 100)  # job 3 arrives at 30, job 0 ends at 100
-    assert int(b.t) == 100 and int(b.next) == 4 and int(b.n_q) == 3
-    assert int(b.n_r) == 0 and int(b.free) == 4 and int(b.steps) == int(a.steps) + 2
+    assert int(b.t) == 100 and int(b.next) == 4 and int(b.n_queued) == 3
+    assert int(b.n_running) == 0 and int(b.free) == 4 and int(b.steps) == int(a.steps) + 2
     assert np.asarray(b.start).tolist() == [0, -1, -1, -1]  # nothing started meanwhile
     assert not bool(b.done)
 
@@ -109,7 +111,7 @@ def test_advance_until_equals_event_by_event():
             _equal(got, want, f"trial {trial}")
             checked += 1
             # continue the episode from the un-advanced state with a random decision
-            slot = int(rng.choice(np.flatnonzero(np.asarray(st.q_job) >= 0)))
+            slot = int(rng.choice(np.flatnonzero(np.asarray(st.queue_job) >= 0)))
             st = SCHEDULE(seq, params, st, slot)
     assert checked >= 12
 
@@ -122,12 +124,14 @@ def test_advance_one_is_the_micro_step_advance():
         seq = random_seq(rng, L, num_nodes=6)
         st = E.reset(seq, jnp.arange(L, dtype=jnp.int32), L, L)
         while not bool(st.done):
-            waiting = int(st.cj) >= 0 and int(st.q_k[int(st.cslot)]) > int(st.free)
+            waiting = int(st.committed_job) >= 0 and int(
+                st.queue_nodes[int(st.committed_slot)]
+            ) > int(st.free)
             if waiting:
                 _equal(MICRO(seq, NONE, st, 0), ADVANCE_ONE(seq, NONE, st), "advance")
                 compared += 1
             choice = 0
             if E.at_decision(st):
-                choice = int(rng.choice(np.flatnonzero(np.asarray(st.q_job) >= 0)))
+                choice = int(rng.choice(np.flatnonzero(np.asarray(st.queue_job) >= 0)))
             st = MICRO(seq, NONE, st, choice)
     assert compared >= 10
