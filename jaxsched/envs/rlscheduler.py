@@ -85,11 +85,12 @@ from jaxsched.envs.rlscheduler_features import (
     JOB_FEATURES,
     MAX_WAIT_TIME,
     PAD_ROW,
-    _interleave,
-    _order_by,
+    _concrete,
+    fcfs_order,
     job_rows,
     queue_orders,
     static_features,
+    visible_slots,
 )
 from jaxsched.envs.starts import sample_accepted_starts
 from jaxsched.envs.wrappers import AutoResetWrapper
@@ -544,43 +545,11 @@ class RLSchedulerEnv(Environment):
 
     # -- observation ----------------------------------------------------------------------------
     def _fcfs_order(self, start, sim: E.SimState, compact: bool) -> jax.Array:
-        """int32 ``[max_queue]``: queue slots of the first waiting jobs in (submit, index)
-        order (entries past ``n_queued`` are unspecified). ``compact`` (static): the queue is
-        in :func:`schedule_nobf`'s layout (waiting jobs in slots 0 .. n_queued−1 by increasing
-        index), so when submit times never decrease the order is the slots themselves."""
         c = self._config
-        MQ, Q = c.max_queue, sim.queue_job.shape[0]
-        if compact and c.index_order:
-            order = jnp.arange(min(Q, MQ), dtype=jnp.int32)
-        else:
-            qv = sim.queue_job >= 0
-            j = jnp.maximum(sim.queue_job, 0)
-            key = j if c.index_order else self._data.rank_fcfs[start + j]
-            order = _order_by(jnp.where(qv, key, jnp.iinfo(jnp.int32).max), Q)[:MQ]
-        if order.shape[0] < MQ:
-            order = jnp.concatenate([order, jnp.zeros(MQ - order.shape[0], jnp.int32)])
-        return order
+        return fcfs_order(self._data, start, sim, c.max_queue, c.index_order, compact)
 
     def _visible_from(self, start, sim: E.SimState, order) -> jax.Array:
-        """The visible slots (−1 = empty) from the FCFS order; the reference's cut-off, when
-        more than ``max_queue`` jobs wait, is computed only for the rows that need it."""
-        c = self._config
-        MQ, Q = c.max_queue, sim.queue_job.shape[0]
-        n_vis = jnp.minimum(sim.n_queued, MQ)
-        vis = jnp.where(jnp.arange(MQ) < n_vis, order, -1)
-        if Q > MQ and _concrete(self._data.ref_cutoff) != 0:
-            vis = sparse_cond(
-                self._data.ref_cutoff & (sim.n_queued > MQ),
-                _interleave_fn,
-                _keep_vis,
-                self._data,
-                start,
-                sim.queue_job,
-                vis,
-                chunk=16,
-                loop=True,
-            )
-        return vis
+        return visible_slots(self._data, start, sim, order)
 
     def _visible(self, start, sim: E.SimState) -> jax.Array:
         """int32 ``[max_queue]``: the queue slot shown in each observation slot (−1 = empty),
@@ -614,21 +583,6 @@ class RLSchedulerEnv(Environment):
 # ----------------------------------------------------------------------------------------------
 # Module-level helpers (sparse_cond branches take every traced value as an operand)
 # ----------------------------------------------------------------------------------------------
-def _concrete(x):
-    """``int(x)`` when ``x`` is a concrete value (not traced), else None."""
-    if isinstance(x, jax.core.Tracer):
-        return None
-    return int(x)
-
-
-def _interleave_fn(data, start, q_job, vis):
-    return _interleave(data, start, q_job, vis.shape[0])
-
-
-def _keep_vis(data, start, q_job, vis):
-    return vis
-
-
 def _metric_fn(env, start, starts):
     return env._metric_from(start, starts)
 

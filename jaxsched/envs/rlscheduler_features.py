@@ -3,8 +3,9 @@ orders of the visible-job cut-off, and the device-side helpers that build the ro
 
 * host side: :func:`static_features` (features 1–6 of every job), :func:`queue_orders` (each
   job's rank in the FCFS order and in the cut-off's two orders);
-* device side: :func:`job_rows` (float32 ``[MQ, 8]`` rows and the mask), ``_order_by`` (slots
-  sorted by a key, one packed sort) and ``_interleave`` (the reference's cut-off).
+* device side: :func:`fcfs_order` and :func:`visible_slots` (which waiting jobs are shown, in
+  which slot: the FCFS order and the reference's cut-off), :func:`job_rows` (float32
+  ``[MQ, 8]`` rows and the mask).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsched.policies import heuristics as H
+from jaxsched.sim.batching import sparse_cond
 
 __all__ = [
     "JOB_FEATURES",
@@ -22,6 +24,8 @@ __all__ = [
     "CUTOFFS",
     "static_features",
     "queue_orders",
+    "fcfs_order",
+    "visible_slots",
     "job_rows",
 ]
 
@@ -135,3 +139,65 @@ def job_rows(data, start, sim, vis) -> tuple[jax.Array, jax.Array]:
     pad = jnp.asarray(np.asarray(PAD_ROW, np.float32))
     obs = jnp.where(valid[:, None], rows, pad[None, :]).astype(jnp.float32)
     return obs, valid
+
+
+def _concrete(x):
+    """``int(x)`` when ``x`` is a concrete value (not traced), else None."""
+    if isinstance(x, jax.core.Tracer):
+        return None
+    return int(x)
+
+
+def _interleave_fn(data, start, q_job, vis):
+    return _interleave(data, start, q_job, vis.shape[0])
+
+
+def _keep_vis(data, start, q_job, vis):
+    return vis
+
+
+def fcfs_order(data, start, sim, MQ: int, index_order: bool, compact: bool) -> jax.Array:
+    """int32 ``[MQ]``: queue slots of the first waiting jobs in (submit, index) order (entries
+    past ``sim.n_queued`` are unspecified).
+
+    Args:
+      data: the env's trace data (``rank_fcfs`` int32 ``[M]``); start: int32 trace index of
+        the sequence's first job; sim: the engine state (``queue_job`` int32 ``[Q]``).
+      index_order (static): submit times never decrease in the trace, so (submit, index)
+        order is index order.
+      compact (static): the queue is in :func:`~jaxsched.sim.nobf.schedule_nobf`'s layout
+        (waiting jobs in slots 0 .. n_queued−1 by increasing index), so with ``index_order``
+        the order is the slots themselves."""
+    Q = sim.queue_job.shape[0]
+    if compact and index_order:
+        order = jnp.arange(min(Q, MQ), dtype=jnp.int32)
+    else:
+        qv = sim.queue_job >= 0
+        j = jnp.maximum(sim.queue_job, 0)
+        key = j if index_order else data.rank_fcfs[start + j]
+        order = _order_by(jnp.where(qv, key, jnp.iinfo(jnp.int32).max), Q)[:MQ]
+    if order.shape[0] < MQ:
+        order = jnp.concatenate([order, jnp.zeros(MQ - order.shape[0], jnp.int32)])
+    return order
+
+
+def visible_slots(data, start, sim, order) -> jax.Array:
+    """int32 ``[MQ]``: the queue slot shown in each observation slot (−1 = empty), from the
+    FCFS ``order`` (:func:`fcfs_order`); the reference's cut-off (``data.ref_cutoff``), when
+    more than ``MQ`` jobs wait, is computed only for the rows that need it."""
+    MQ, Q = order.shape[0], sim.queue_job.shape[0]
+    n_vis = jnp.minimum(sim.n_queued, MQ)
+    vis = jnp.where(jnp.arange(MQ) < n_vis, order, -1)
+    if Q > MQ and _concrete(data.ref_cutoff) != 0:
+        vis = sparse_cond(
+            data.ref_cutoff & (sim.n_queued > MQ),
+            _interleave_fn,
+            _keep_vis,
+            data,
+            start,
+            sim.queue_job,
+            vis,
+            chunk=16,
+            loop=True,
+        )
+    return vis
