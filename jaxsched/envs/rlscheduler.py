@@ -227,7 +227,7 @@ class RLSchedulerEnv(Environment):
       job_slice: sample starts only from the first ``job_slice`` jobs (0 = all; the
         reference's ``batch_job_slice``).
       start_table: optional bool ``[n_jobs]``, the trajectory filter of spec §7
-        (:meth:`jaxsched.train.filtering.TrajectoryFilter.start_table`): :meth:`reset` then
+        (:meth:`jaxsched.systems.rlscheduler.filtering.TrajectoryFilter.start_table`): :meth:`reset` then
         draws starts uniformly among the accepted ones inside the sampling range (what the
         reference's redraw-until-accepted loop converges to). None: every start of the range.
 

@@ -2,7 +2,7 @@
 
 * :func:`sample_accepted_starts`: a start uniform among those a trajectory filter accepts
   (spec ``rlscheduler.md`` §7; the acceptance tables come from
-  :mod:`jaxsched.train.filtering`).
+  :mod:`jaxsched.systems.rlscheduler.filtering`).
 """
 
 from __future__ import annotations

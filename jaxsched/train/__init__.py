@@ -14,9 +14,6 @@
 * :mod:`jaxsched.train.loop` — the host loop of every system (epochs, ``log.jsonl``,
   validation, best/last checkpoints, resume, progress) and :func:`fit`.
 * :mod:`jaxsched.train.checkpoint` — atomic, verified checkpoints (msgpack + JSON header).
-* :mod:`jaxsched.train.filtering` — compatibility alias of
-  :mod:`jaxsched.systems.rlscheduler.filtering` for :mod:`jaxsched.envs` (until
-  ``sample_accepted_starts`` moves there); resolved lazily.
 
 The masked categorical distribution the trainers sample from is
 :mod:`jaxsched.nets.categorical`.

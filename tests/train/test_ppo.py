@@ -1,13 +1,11 @@
 """Tests of the PPO trainer (jaxsched/train/ppo.py), the trajectory filter inside it and
-checkpoints (checkpoint.py), on a toy environment defined here.
+checkpoints (checkpoint.py), on a toy environment of the contract.
 
-Toy environment ``PickSmallestEnv``: jumanji-like, auto-resetting, ``N = 6`` slots of 8
-features; the first ``m`` slots (``m`` uniform in 2..6) hold jobs, feature 0 is a uniform
-number, padding slots are the reference's padding vector.  Each step the agent picks a slot and
-gets reward 1 if it picked the valid slot with the smallest feature 0, else 0.  Episodes last
-1..5 steps (uniform), so a random policy earns E[1/m] = 0.29 per step.  It draws its randomness
-from an integer hash (threefry on small 2-D shapes compiles slowly on XLA:CPU) and exposes the
-episode length in ``timestep.extras["length"]`` (used as the "SJF value" of the filter tests).
+Toy environment ``PickSmallestEnv``: ``tests/toy_env.py`` (one file against the environment
+contract of ``jaxsched/envs/core.py``) under :class:`jaxsched.envs.AutoResetWrapper`; ``N = 6``
+slots of 8 features, reward 1 for picking the valid slot with the smallest feature 0, episodes
+of 1..5 steps, so a random policy earns E[1/m] = 0.29 per step; ``timestep.extras["length"]``
+is used as the "SJF value" of the filter tests.
 
 1. configuration defaults = spec §6, validation;
 2. (GAE, reward-to-go and the valid-step mask: test_returns.py and test_rollout.py);
@@ -34,8 +32,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from flax import struct
+from toy_env import RANDOM_REWARD_PER_STEP
+from toy_env import PickSmallestEnv as ContractToyEnv
 
+from jaxsched.envs import AutoResetWrapper
 from jaxsched.errors import CheckpointError, ConfigError, JaxschedError
 from jaxsched.systems.rlscheduler.filtering import (
     TrajectoryFilter,
@@ -60,111 +60,10 @@ from jaxsched.train import checkpoint as ckpt_mod
 # ----------------------------------------------------------------------------------------------
 
 
-@struct.dataclass
-class ToyObservation:
-    obs: jax.Array  # [N, 8] float32
-    mask: jax.Array  # [N] bool
-    critic_obs: jax.Array  # [2] float32 (unused by the default obs_fn)
-
-
-@struct.dataclass
-class ToyTimeStep:
-    step_type: jax.Array  # 0 first, 1 mid, 2 last
-    reward: jax.Array
-    discount: jax.Array
-    observation: ToyObservation
-    extras: dict
-
-    def last(self):
-        return self.step_type == 2
-
-
-@struct.dataclass
-class ToyState:
-    seed: jax.Array
-    counter: jax.Array
-    feats: jax.Array
-    mask: jax.Array
-    t: jax.Array
-    length: jax.Array
-
-
-def _hash_uniform(seed, counter, n):
-    """``n`` uniforms in [0, 1) from a murmur3-style mix of (seed, counter, i)."""
-    x = (
-        seed * jnp.uint32(0x9E3779B9)
-        + counter * jnp.uint32(0x85EBCA6B)
-        + jnp.arange(n, dtype=jnp.uint32) * jnp.uint32(0xC2B2AE35)
-    )
-    x = x ^ (x >> 16)
-    x = x * jnp.uint32(0x85EBCA6B)
-    x = x ^ (x >> 13)
-    x = x * jnp.uint32(0xC2B2AE35)
-    x = x ^ (x >> 16)
-    return (x >> 8).astype(jnp.float32) * jnp.float32(2.0**-24)
-
-
-class PickSmallestEnv:
-    """See the module docstring."""
-
-    def __init__(self, n_slots=6, min_len=1, max_len=5):
-        self.n, self.min_len, self.max_len = n_slots, min_len, max_len
-
-    def _draw(self, seed, counter):
-        n = self.n
-        u = _hash_uniform(seed, counter, n + 2)
-        m = 2 + jnp.floor(u[n] * (n - 1)).astype(jnp.int32)
-        length = self.min_len + jnp.floor(u[n + 1] * (self.max_len - self.min_len + 1)).astype(
-            jnp.int32
-        )
-        return u[:n], jnp.arange(n) < m, length
-
-    def _timestep(self, s, step_type, reward):
-        remaining = (s.length - s.t).astype(jnp.float32) / self.max_len
-        row = jnp.stack(
-            [s.feats, jnp.broadcast_to(remaining, (self.n,))]
-            + [jnp.full((self.n,), 0.5, jnp.float32)] * 5
-            + [jnp.ones((self.n,), jnp.float32)],
-            axis=-1,
-        )
-        pad = jnp.array([0, 1, 1, 1, 1, 1, 1, 0], jnp.float32)
-        obs = jnp.where(s.mask[:, None], row, pad).astype(jnp.float32)
-        frac = jnp.mean(s.mask.astype(jnp.float32))
-        o = ToyObservation(obs, s.mask, jnp.stack([remaining, frac]))
-        return ToyTimeStep(
-            jnp.asarray(step_type, jnp.int32),
-            jnp.asarray(reward, jnp.float32),
-            jnp.where(step_type == 2, 0.0, 1.0).astype(jnp.float32),
-            o,
-            {"length": s.length.astype(jnp.float32)},
-        )
-
-    def reset(self, key):
-        seed = jax.random.bits(key, (), jnp.uint32)
-        counter = jnp.zeros((), jnp.uint32)
-        feats, mask, length = self._draw(seed, counter)
-        s = ToyState(seed, counter, feats, mask, jnp.zeros((), jnp.int32), length)
-        return s, self._timestep(s, 0, 0.0)
-
-    def step(self, s, action):
-        best = jnp.argmin(jnp.where(s.mask, s.feats, jnp.inf))
-        reward = ((action == best) & s.mask[action]).astype(jnp.float32)
-        t = s.t + 1
-        done = t >= s.length
-        counter = s.counter + jnp.uint32(1)
-        feats, mask, length = self._draw(s.seed, counter)  # auto-reset built in
-        new = ToyState(
-            s.seed,
-            counter,
-            feats,
-            mask,
-            jnp.where(done, 0, t).astype(jnp.int32),
-            jnp.where(done, length, s.length),
-        )
-        return new, self._timestep(new, jnp.where(done, 2, 1), reward)
-
-
-RANDOM_REWARD_PER_STEP = float(np.mean([1.0 / m for m in range(2, 7)]))  # 0.29
+def PickSmallestEnv(**kwargs):
+    """The toy environment of the contract (``tests/toy_env.py``) under the one auto-reset
+    wrapper: a new environment is one file against the contract, and PPO trains it."""
+    return AutoResetWrapper(ContractToyEnv(**kwargs))
 
 
 class RowPolicy(nn.Module):

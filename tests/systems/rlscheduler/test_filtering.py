@@ -75,9 +75,7 @@ def test_sample_accepted_starts():
     assert counts.min() > 850  # ≈ uniform (1000 each)
 
 
-def test_environment_still_finds_the_sampler_under_its_old_path():
-    # jaxsched.envs imports sample_accepted_starts from jaxsched.train.filtering until it moves
-    # to jaxsched.envs; the alias must give the very same function
-    from jaxsched.train import filtering as old
+def test_the_environment_and_the_filter_share_one_sampler():
+    from jaxsched.envs import starts
 
-    assert old.sample_accepted_starts is sample_accepted_starts
+    assert starts.sample_accepted_starts is sample_accepted_starts

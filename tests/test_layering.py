@@ -1,23 +1,35 @@
-"""Layering of the package, checked on the source with ``ast``:
+"""Layering of the package (docs/architecture.md), checked on the source with ``ast``:
 
-* nothing under ``jaxsched/train/`` imports :mod:`jaxsched.envs`, :mod:`jaxsched.sim` or
-  :mod:`jaxsched.systems` (the generic training code knows no environment and no system) — the
-  one exception is the documented alias ``train/filtering.py``, which resolves
-  :mod:`jaxsched.systems.rlscheduler.filtering` lazily for :mod:`jaxsched.envs` until
-  ``sample_accepted_starts`` moves there;
+* each room imports only the rooms below it: nothing under ``jaxsched/train/`` imports
+  :mod:`jaxsched.envs`, :mod:`jaxsched.sim` or :mod:`jaxsched.systems` (the generic training
+  code knows no environment and no system); the simulator knows no environment, network or
+  trainer; the environments know no trainer or system; a system does not import another;
 * one definition each: the masked logit constants and the Gumbel sampler / log-softmax live in
-  ``jaxsched/nets/categorical.py`` only, ``JOB_FEATURES`` in ``jaxsched/envs/rlscheduler.py``.
+  ``jaxsched/nets/categorical.py`` only, ``JOB_FEATURES`` in ``jaxsched/envs/rlscheduler_features.py``.
 """
 
 import ast
 from pathlib import Path
 
+import pytest
 from shared_data import REPO
 
 PKG = REPO / "jaxsched"
-FORBIDDEN = ("jaxsched.envs", "jaxsched.sim", "jaxsched.systems")
-#: train/ files allowed to name a forbidden module, and why
-ALIASES = {"filtering.py": "lazy alias of jaxsched.systems.rlscheduler.filtering for envs"}
+#: room -> the jaxsched packages it must not import (anywhere, function bodies included)
+FORBIDDEN = {
+    "workload": (
+        "jaxsched.sim",
+        "jaxsched.envs",
+        "jaxsched.nets",
+        "jaxsched.train",
+        "jaxsched.systems",
+    ),
+    "policies": ("jaxsched.envs", "jaxsched.nets", "jaxsched.train", "jaxsched.systems"),
+    "sim": ("jaxsched.envs", "jaxsched.nets", "jaxsched.train", "jaxsched.systems"),
+    "envs": ("jaxsched.nets", "jaxsched.train", "jaxsched.systems"),
+    "nets": ("jaxsched.train", "jaxsched.systems"),
+    "train": ("jaxsched.envs", "jaxsched.sim", "jaxsched.systems"),
+}
 
 
 def _files(root: Path):
@@ -39,21 +51,38 @@ def _imported_modules(tree: ast.AST):
                     yield arg.value
 
 
-def _names_forbidden(module: str) -> bool:
-    return any(module == f or module.startswith(f + ".") for f in FORBIDDEN)
+def _under(module: str, packages) -> bool:
+    return any(module == f or module.startswith(f + ".") for f in packages)
 
 
-def test_train_imports_no_environment_simulator_or_system():
+def _violations(room: str, forbidden) -> dict:
     bad = {}
-    for path in _files(PKG / "train"):
-        mods = [m for m in _imported_modules(ast.parse(path.read_text())) if _names_forbidden(m)]
-        if mods and path.name not in ALIASES:
+    for path in _files(PKG / room):
+        mods = [m for m in _imported_modules(ast.parse(path.read_text())) if _under(m, forbidden)]
+        if mods:
             bad[str(path.relative_to(REPO))] = sorted(set(mods))
-    assert not bad, f"jaxsched/train must not import envs/sim/systems: {bad}"
-    # the alias holds nothing but the lazy lookup
-    alias = ast.parse((PKG / "train" / "filtering.py").read_text())
-    defs = [n.name for n in alias.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
-    assert defs == ["__getattr__"]
+    return bad
+
+
+@pytest.mark.parametrize("room", sorted(FORBIDDEN))
+def test_room_imports_only_the_rooms_below_it(room):
+    bad = _violations(room, FORBIDDEN[room])
+    assert not bad, f"jaxsched/{room} must not import {FORBIDDEN[room]}: {bad}"
+
+
+def test_a_system_does_not_import_another():
+    systems = [p.name for p in (PKG / "systems").iterdir() if (p / "__init__.py").is_file()]
+    assert "rlscheduler" in systems
+    for name in systems:
+        others = tuple(f"jaxsched.systems.{o}" for o in systems if o != name)
+        bad = _violations(f"systems/{name}", others)
+        assert not bad, f"system {name} imports another system: {bad}"
+
+
+def test_the_layering_check_can_fail(tmp_path):
+    tree = ast.parse("def f():\n    from jaxsched.envs import RLSchedulerEnv\n")
+    mods = list(_imported_modules(tree))
+    assert any(_under(m, FORBIDDEN["train"]) for m in mods)
 
 
 def _assigned(tree: ast.AST, name: str) -> bool:
@@ -94,6 +123,6 @@ def test_one_definition_of_each_masked_categorical_helper():
                 owners[call].add(rel)
     assert owners["MASKED_LOGIT"] == {"nets/categorical.py"}
     assert owners["LOGIT_BOUND"] == {"nets/categorical.py"}
-    assert owners["JOB_FEATURES"] == {"envs/rlscheduler.py"}
+    assert owners["JOB_FEATURES"] == {"envs/rlscheduler_features.py"}
     assert owners["jax.random.gumbel"] == set()  # the one sampler draws flat uniforms
     assert owners["jax.nn.log_softmax"] == {"nets/categorical.py"}
