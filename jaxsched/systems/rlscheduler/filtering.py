@@ -32,9 +32,7 @@ Two ways to use it, both pure and jit/vmap friendly:
 from __future__ import annotations
 
 import dataclasses
-import functools
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
