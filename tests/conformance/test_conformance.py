@@ -339,23 +339,15 @@ def test_usage_and_help(capsys):
         assert name in help_text
 
 
-def test_registration_in_a_parent_parser(tmp_path):
-    """The lines that register the command in jaxsched/cli.py."""
-    import argparse
+def test_the_jaxsched_command_runs_conformance(tmp_path):
+    """``jaxsched conformance`` (the real command line) reaches this command."""
+    from jaxsched.cli import main as jaxsched_main
 
-    from jaxsched.conformance import cli as conformance
-
-    parser = argparse.ArgumentParser(prog="jaxsched")
-    sub = parser.add_subparsers(dest="command")
-    p = conformance.add_arguments(sub.add_parser("conformance", help=conformance.HELP))
-    p.set_defaults(handler=conformance.run)
     f = tmp_path / "x.json"
     f.write_text("[]")
-    args = parser.parse_args(["conformance", str(f), "--tolerance", "1e-6"])
-    assert args.tolerance == 1e-6
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        assert args.handler(args) == 2
+        assert jaxsched_main(["conformance", str(f), "--tolerance", "1e-6"]) == 2
     assert "unknown schema" in err.getvalue()
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from jaxsched.cli import int_arg, nonneg_int, positive_int
+from jaxsched.cli.args import int_arg, nonneg_int, positive_int
 
 __all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args"]
 

@@ -1,0 +1,150 @@
+"""The ``jaxsched`` command line.
+
+    jaxsched trace info FILE [--first N] [--rules rlscheduler|default] [--skip-bad-lines] [--json]
+    jaxsched trace generate lublin (--preset lublin-1|lublin-2 | --nodes P) [--typed|--typeless]
+                                   [--jobs N] [--seed S] [--start-hour H] --out FILE
+    jaxsched evaluate TRACE [--compat rlscheduler] [--policy P,..] [--backfill B,..]
+                      [--metric M,..] [--jobs N] [--starts I,.. | --sequences K --seed S] [--json]
+    jaxsched demo [--sequences K] [--train-minutes M]
+    jaxsched train SYSTEM TRACE ...        (one subcommand per registered system; today:)
+    jaxsched train rlscheduler TRACE --epochs E --out DIR [--metric M] [--backfill B]
+                   [--compat rlscheduler] [--seed S] [--resume] [--trajectories N] ...
+    jaxsched evaluate ... --model DIR [--sample]
+    jaxsched plot DIR [--out FILE]
+
+``train``'s subcommands, ``evaluate --model`` and ``plot`` come from the systems registry
+(:mod:`jaxsched.systems`): ``train <system>`` has the flags and the driver of that system, and
+a run directory is loaded / plotted by the system its ``run.json`` names.
+
+Errors a user can cause (:class:`~jaxsched.errors.JaxschedError`, missing files and other
+``OSError``, bad arguments) are printed as one line, ``jaxsched: error: <message>``, on stderr,
+and :func:`main` returns 2. Warnings from reading traces (skipped lines) are printed as
+``jaxsched: warning: <message>``.
+
+Adding a subcommand: a module ``jaxsched/cli/<name>.py`` with a function that takes the
+subparsers object, adds one parser and sets ``handler=`` to a small ``handler(args) -> int``;
+register it with ``@command("name")`` (:mod:`jaxsched.cli.args`) and import the module below.
+:func:`build_parser` adds the registered commands in registration order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import warnings
+
+from jaxsched.cli.args import (
+    COMMANDS,
+    PROG,
+    UsageError,
+    _ArgumentParser,
+    command,
+    int_arg,
+    nonneg_int,
+    positive_int,
+)
+from jaxsched.errors import JaxschedError, SWFWarning
+
+#: the subcommand modules; importing one registers its commands, in this order (``--help``)
+SUBCOMMAND_MODULES = ("trace", "evaluate", "demo", "train", "conformance")
+for _name in SUBCOMMAND_MODULES:
+    importlib.import_module(f"jaxsched.cli.{_name}")
+
+__all__ = [
+    "main",
+    "build_parser",
+    "command",
+    "COMMANDS",
+    "positive_int",
+    "nonneg_int",
+    "int_arg",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser (all registered subcommands)."""
+    parser = _ArgumentParser(prog=PROG, description="HPC batch-job scheduling research in JAX.")
+    from jaxsched import __version__
+
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(
+        dest="command", metavar="{" + ",".join(COMMANDS) + "}", required=True
+    )
+    for add in COMMANDS.values():
+        add(sub)
+    return parser
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _error(message: str) -> int:
+    print(f"{PROG}: error: {_one_line(message)}", file=sys.stderr)
+    return 2
+
+
+def _silence_stdout() -> None:
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (e.g. captured in tests)
+        pass
+
+
+def _enable_compile_cache() -> None:
+    """Keep XLA's compiled programs in ``$JAXSCHED_CACHE`` (default ``~/.cache/jaxsched/xla``) so
+    a repeated command skips compilation. ``JAXSCHED_CACHE=off`` disables it."""
+    import os
+
+    where = os.environ.get(
+        "JAXSCHED_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "jaxsched", "xla")
+    )
+    if where.lower() in ("off", "0", "none", ""):
+        return
+    try:
+        import jax
+
+        jax.config.update("jax_compilation_cache_dir", where)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
+    except Exception:  # an old JAX without the option: just compile every time
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 2 user error)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as e:
+        return _error(f"{e.message} (usage: {e.usage.removeprefix('usage: ')})")
+    except SystemExit as e:  # --help / --version
+        return e.code if isinstance(e.code, int) else 0
+    if args.command in ("evaluate", "demo", "train"):
+        _enable_compile_cache()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SWFWarning)
+        try:
+            rc = args.handler(args)
+        except JaxschedError as e:
+            rc = _error(str(e))
+        except BrokenPipeError:  # e.g. `jaxsched trace info f | head`: stop quietly
+            _silence_stdout()
+            rc = 1
+        except OSError as e:
+            where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+            rc = _error(f"{where}{e.strerror or e}")
+        finally:
+            for w in caught:
+                if issubclass(w.category, SWFWarning):
+                    print(f"{PROG}: warning: {_one_line(w.message)}", file=sys.stderr)
+                else:
+                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return int(rc or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

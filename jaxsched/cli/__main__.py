@@ -1,0 +1,7 @@
+"""``python -m jaxsched.cli``."""
+
+import sys
+
+from jaxsched.cli import main
+
+sys.exit(main())

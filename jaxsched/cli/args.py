@@ -1,0 +1,90 @@
+"""Argument-parsing pieces shared by every ``jaxsched`` subcommand (and the systems' flags):
+the subcommand registry, the one-line usage error, and argparse types."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+__all__ = [
+    "PROG",
+    "COMMANDS",
+    "command",
+    "UsageError",
+    "positive_int",
+    "nonneg_int",
+    "int_arg",
+    "csv_list",
+    "csv_ints",
+]
+
+PROG = "jaxsched"
+
+#: name -> function(subparsers) that adds the subcommand's parser (see the module docstring).
+COMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {}
+
+
+def command(name: str):
+    """Register a top-level subcommand builder under ``name``."""
+
+    def deco(fn):
+        COMMANDS[name] = fn
+        return fn
+
+    return deco
+
+
+class UsageError(Exception):
+    """An argparse error, turned into a one-line message by :func:`main`."""
+
+    def __init__(self, prog: str, message: str, usage: str):
+        super().__init__(message)
+        self.prog, self.message, self.usage = prog, message, usage
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    def error(self, message):  # noqa: D401 - argparse API
+        raise UsageError(self.prog, message, " ".join(self.format_usage().split()))
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
+def nonneg_int(text: str) -> int:
+    """argparse type: an integer >= 0."""
+    v = int_arg(text)
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return v
+
+
+def int_arg(text: str) -> int:
+    """argparse type: an integer (one-line error otherwise)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def csv_list(text: str) -> list[str]:
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}")
+    return items
+
+
+def csv_ints(text: str) -> list[int]:
+    try:
+        return [int(t) for t in csv_list(text)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers, got {text!r}"
+        ) from None
