@@ -321,19 +321,7 @@ def evaluate(
       seed: seeds the ``random`` policy's per-job uniforms (one draw per sequence and run).
     """
     starts = np.asarray(list(starts), dtype=np.int64)
-    policies = [p.strip().lower() for p in policies]
-    pcodes = [H.policy_code(p) for p in policies]
-    policies = [H.POLICIES[c] for c in pcodes]
-    bcodes = [E.backfill_code(b) for b in backfills]
-    backfills = [E.BACKFILLS[c] for c in bcodes]
-    for m in metrics:
-        if m not in METRICS:
-            raise ConfigError(f"unknown metric {m!r}; choose from {', '.join(METRICS)}")
-    if compat and E.BACKFILL_EASY in bcodes:
-        raise ConfigError(
-            "backfill 'easy' is not part of the reference simulator; "
-            "use it without --compat (the correct mode)"
-        )
+    policies, pcodes, backfills, bcodes = _check_names(policies, backfills, metrics, compat)
     arrays = window_arrays(jobs, starts, length)
     S, P, B, L = len(starts), len(pcodes), len(bcodes), length
     si, pi, bi = np.meshgrid(np.arange(S), np.arange(P), np.arange(B), indexing="ij")
@@ -341,15 +329,8 @@ def evaluate(
     pol = np.asarray(pcodes)[pi]
     bfc = np.asarray(bcodes)[bi]
     n = len(si)
-    prank = np.zeros((n, L), np.int32)
-    rng = np.random.default_rng(seed)
-    for p_i, code in enumerate(pcodes):
-        rows = np.nonzero(pi == p_i)[0]
-        sub = {k: arrays[k][si[rows]] for k in ("submit", "req", "procs")}
-        rand_u = rng.random((len(rows), L)) if code == H.RANDOM else None
-        prank[rows] = H.host_rank(code, sub["submit"], sub["req"], sub["procs"], rand_u)
+    prank = _policy_ranks(arrays, si, pi, pcodes, L, seed)
     dyn_mask = (~np.asarray(compat)) & ((pol == H.WFP3) | (pol == H.UNICEP))
-    fairness = "fairness" in metrics
     timing = {
         "compile_s": 0.0,
         "run_s": 0.0,
@@ -358,9 +339,10 @@ def evaluate(
         "runs": n,
         "capacities": [],
     }
-    start_out = np.full((n, L), -1, np.int64)
-    met_out = {m: np.full(n, np.nan) for m in metrics}
-    qmax, rmax = L, min(L, int(jobs.num_nodes))
+    out = {
+        "start": np.full((n, L), -1, np.int64),
+        "metrics": {m: np.full(n, np.nan) for m in metrics},
+    }
     # three compiled variants: static keys without backfilling (bitmask fast path), static keys
     # with backfilling, clock-dependent keys (WFP3/UNICEP in the correct mode)
     fast_mask = ~dyn_mask & (bfc == E.BACKFILL_NONE)
@@ -370,69 +352,111 @@ def evaluate(
         (True, False, dyn_mask),
     ]
     for dynamic, fast, mask in groups:
-        todo = np.nonzero(mask)[0]
-        Q, R = min(queue_cap, qmax), min(run_cap, rmax)
-        while len(todo):
-            nb = _bucket(len(todo))
-            pad = np.concatenate([todo, np.repeat(todo[:1], nb - len(todo))])
-            sub = {k: v[si[pad]] for k, v in arrays.items()}
-            start, m, bad, stuck, dec, steps = _run_batch(
-                sub,
-                prank[pad],
-                pol[pad],
-                bfc[pad],
-                compat,
-                int(jobs.num_nodes),
-                float(jobs.num_procs),
-                Q,
-                R,
-                dynamic,
-                fast,
-                fairness,
-                timing,
-            )
-            k = len(todo)
-            if stuck[:k].any():
-                raise ConfigError("a sequence could not be scheduled (a job never fits)")
-            ok = bad[:k] == 0
-            done_idx = todo[ok]
-            start_out[done_idx] = start[:k][ok]
-            for name in metrics:
-                met_out[name][done_idx] = m[name][:k][ok]
-            timing["decisions"] += int(dec[:k][ok].sum())
-            timing["micro_steps"] += int(steps[:k][ok].sum())
-            timing["capacities"].append({"queue": Q, "running": R, "runs": int(ok.sum())})
-            todo = todo[~ok]
-            if len(todo):
-                if not (bad[:k] & 3).any() or (
-                    Q >= qmax and R >= rmax and not (bad[:k] & E.ABORTED).any()
-                ):
-                    raise ConfigError("internal error: capacity overflow at maximum capacity")
-                flags = np.bitwise_or.reduce(bad[:k])
-                Q = min(Q * 4, qmax) if flags & 1 else Q
-                R = min(R * 4, rmax) if flags & 2 else R
-    rows = []
-    for i in range(n):
-        for name in metrics:
-            rows.append(
-                {
-                    "start": int(starts[si[i]]),
-                    "jobs": L,
-                    "policy": policies[pi[i]],
-                    "backfill": backfills[bi[i]],
-                    "metric": name,
-                    "value": float(met_out[name][i]),
-                }
-            )
+        batch = {k: v[si] for k, v in arrays.items()}
+        _run_growing(
+            jobs, batch, prank, pol, bfc, np.nonzero(mask)[0], out, timing,
+            compat=compat, dynamic=dynamic, fast=fast, metrics=metrics,
+            first_caps=(queue_cap, run_cap), max_caps=(L, min(L, int(jobs.num_nodes))),
+        )  # fmt: skip
+    rows = [
+        {
+            "start": int(starts[si[i]]),
+            "jobs": L,
+            "policy": policies[pi[i]],
+            "backfill": backfills[bi[i]],
+            "metric": name,
+            "value": float(out["metrics"][name][i]),
+        }
+        for i in range(n)
+        for name in metrics
+    ]
     return EvalResult(
         rows=rows,
         starts=starts,
         policies=policies,
         backfills=backfills,
         metrics=list(metrics),
-        start_times=start_out.reshape(S, P, B, L),
+        start_times=out["start"].reshape(S, P, B, L),
         timing=timing,
     )
+
+
+def _check_names(policies, backfills, metrics, compat):
+    """Canonical ``(policies, policy codes, backfills, backfill codes)``; ConfigError for an
+    unknown name or EASY in the reference semantics."""
+    pcodes = [H.policy_code(p.strip().lower()) for p in policies]
+    bcodes = [E.backfill_code(b) for b in backfills]
+    for m in metrics:
+        if m not in METRICS:
+            raise ConfigError(f"unknown metric {m!r}; choose from {', '.join(METRICS)}")
+    if compat and E.BACKFILL_EASY in bcodes:
+        raise ConfigError(
+            "backfill 'easy' is not part of the reference simulator; "
+            "use it without --compat (the correct mode)"
+        )
+    return [H.POLICIES[c] for c in pcodes], pcodes, [E.BACKFILLS[c] for c in bcodes], bcodes
+
+
+def _policy_ranks(arrays, si, pi, pcodes, L, seed) -> np.ndarray:
+    """int32 ``[runs, L]``: each run's static priority rank of its jobs (host keys, exact)."""
+    prank = np.zeros((len(si), L), np.int32)
+    rng = np.random.default_rng(seed)
+    for p_i, code in enumerate(pcodes):
+        rows = np.nonzero(pi == p_i)[0]
+        sub = {k: arrays[k][si[rows]] for k in ("submit", "req", "procs")}
+        rand_u = rng.random((len(rows), L)) if code == H.RANDOM else None
+        prank[rows] = H.host_rank(code, sub["submit"], sub["req"], sub["procs"], rand_u)
+    return prank
+
+
+def _run_growing(jobs, batch, prank, pol, bfc, todo, out, timing, *, compat, dynamic, fast,
+                 metrics, first_caps, max_caps):  # fmt: skip
+    """Run the runs ``todo`` (indices into the per-run arrays ``batch``, ``prank``, ``pol``,
+    ``bfc``) in padded batches, re-running those whose queue or running list overflowed with 4x
+    the capacity; fills ``out["start"]`` / ``out["metrics"]`` and ``timing`` in place."""
+    (Q, R), (qmax, rmax) = (
+        (min(first_caps[0], max_caps[0]), min(first_caps[1], max_caps[1])),
+        max_caps,
+    )
+    while len(todo):
+        nb = _bucket(len(todo))
+        pad = np.concatenate([todo, np.repeat(todo[:1], nb - len(todo))])
+        sub = {k: v[pad] for k, v in batch.items()}
+        start, m, bad, stuck, dec, steps = _run_batch(
+            sub,
+            prank[pad],
+            pol[pad],
+            bfc[pad],
+            compat,
+            int(jobs.num_nodes),
+            float(jobs.num_procs),
+            Q,
+            R,
+            dynamic,
+            fast,
+            "fairness" in metrics,
+            timing,
+        )
+        k = len(todo)
+        if stuck[:k].any():
+            raise ConfigError("a sequence could not be scheduled (a job never fits)")
+        ok = bad[:k] == 0
+        done_idx = todo[ok]
+        out["start"][done_idx] = start[:k][ok]
+        for name in metrics:
+            out["metrics"][name][done_idx] = m[name][:k][ok]
+        timing["decisions"] += int(dec[:k][ok].sum())
+        timing["micro_steps"] += int(steps[:k][ok].sum())
+        timing["capacities"].append({"queue": Q, "running": R, "runs": int(ok.sum())})
+        todo = todo[~ok]
+        if len(todo):
+            if not (bad[:k] & 3).any() or (
+                Q >= qmax and R >= rmax and not (bad[:k] & E.ABORTED).any()
+            ):
+                raise ConfigError("internal error: capacity overflow at maximum capacity")
+            flags = np.bitwise_or.reduce(bad[:k])
+            Q = min(Q * 4, qmax) if flags & 1 else Q
+            R = min(R * 4, rmax) if flags & 2 else R
 
 
 def check_versus(versus: str, policies: Seq[str]) -> None:

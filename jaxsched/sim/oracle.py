@@ -218,23 +218,10 @@ def _as_int_list(x) -> list:
     return [int(v) for v in x]
 
 
-def simulate_detailed(
-    submit,
-    run,
-    req_time,
-    procs,
-    *,
-    num_nodes: int,
-    procs_per_node: float,
-    policy: str | None = None,
-    backfill: str = "none",
-    compat: bool = True,
-    choose: Callable[[DecisionView], int] | None = None,
-    record: bool = False,
-) -> SimResult:
-    """Simulate one sequence; exactly one of ``policy`` / ``choose`` must be given.
-
-    ``record=True`` fills ``decision_log`` and ``pass_log`` (for tests of the tie rules)."""
+def _checked_inputs(submit, run, req_time, procs, num_nodes, procs_per_node, policy, backfill,
+                    compat, choose):  # fmt: skip
+    """The sequence as int lists ``(submit, run, req_time, procs, nodes)`` with ``num_nodes``
+    and ``procs_per_node``; ConfigError for anything the simulator cannot run."""
     s = _as_int_list(submit)
     r = _as_int_list(run)
     q = _as_int_list(req_time)
@@ -254,8 +241,6 @@ def simulate_detailed(
     ppn = float(procs_per_node)
     if N <= 0 or not ppn > 0:
         raise ConfigError("num_nodes and procs_per_node must be positive")
-    if L == 0:
-        return SimResult(starts=[], backfilled=[])
     for i in range(1, L):
         if s[i] < s[i - 1]:
             raise ConfigError(f"submit times must be nondecreasing (job {i})")
@@ -269,6 +254,36 @@ def simulate_detailed(
             raise ConfigError(f"job {i} has a negative run time {r[i]}")
     if policy in ("wfp3", "unicep") and any(v == 0 for v in q):
         raise ConfigError(f"{policy} divides by the requested time; a job has req_time == 0")
+    return s, r, q, n, k, N, ppn
+
+
+def simulate_detailed(
+    submit,
+    run,
+    req_time,
+    procs,
+    *,
+    num_nodes: int,
+    procs_per_node: float,
+    policy: str | None = None,
+    backfill: str = "none",
+    compat: bool = True,
+    choose: Callable[[DecisionView], int] | None = None,
+    record: bool = False,
+) -> SimResult:
+    """Simulate one sequence; exactly one of ``policy`` / ``choose`` must be given.
+
+    ``record=True`` fills ``decision_log`` and ``pass_log`` (for tests of the tie rules)."""
+    s, r, q, n, k, N, ppn = _checked_inputs(
+        submit, run, req_time, procs, num_nodes, procs_per_node, policy, backfill, compat, choose
+    )
+    L = len(s)
+    if L == 0:
+        return SimResult(starts=[], backfilled=[])
+    # The event loop below stays one function on purpose: its nested helpers share the
+    # reference's mutable lists (queue, running, start, finish) exactly as the reference's code
+    # does, so it can be read side by side with it; split up, a dozen lists would travel
+    # between functions.
 
     dynamic = policy in ("wfp3", "unicep") and not compat
     keys = None
