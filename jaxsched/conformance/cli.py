@@ -22,14 +22,8 @@ import time
 import warnings
 from pathlib import Path
 
-from jaxsched.conformance import (
-    DEFAULT_TOLERANCE,
-    SCHEMAS,
-    TraceCache,
-    check_file,
-    default_traces_dir,
-    pending,
-)
+from jaxsched.conformance import SCHEMAS, check_file, pending
+from jaxsched.conformance.base import DEFAULT_TOLERANCE, TraceCache, default_traces_dir
 from jaxsched.errors import JaxschedError, SWFWarning
 
 __all__ = ["add_arguments", "run", "main"]

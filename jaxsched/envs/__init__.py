@@ -13,17 +13,11 @@ Rooms:
   (decision protocol, reward); ``rlscheduler_features.py``: its observation rows, queue orders
   and visible-job cut-off;
 * ``gym.py``: a Gymnasium adapter of :class:`RLSchedulerEnv` (optional dependency);
-* ``batching.py``: old import path of :func:`jaxsched.sim.batching.sparse_cond`.
 """
 
 from jaxsched.envs.core import FIRST, LAST, MID, Environment, TimeStep
-from jaxsched.envs.rlscheduler import (
-    JOB_FEATURES,
-    PAD_ROW,
-    EnvState,
-    Observation,
-    RLSchedulerEnv,
-)
+from jaxsched.envs.rlscheduler import EnvState, Observation, RLSchedulerEnv
+from jaxsched.envs.rlscheduler_features import JOB_FEATURES, PAD_ROW
 from jaxsched.envs.wrappers import AutoResetWrapper
 
 __all__ = [

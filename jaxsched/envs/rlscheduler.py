@@ -79,12 +79,10 @@ from flax import struct
 
 import jaxsched.sim  # noqa: F401  (turns on JAX's 64-bit mode)
 from jaxsched.envs import core
-from jaxsched.envs.core import FIRST, LAST, MID, Environment, TimeStep
+from jaxsched.envs.core import Environment
 from jaxsched.envs.rlscheduler_features import (
     CUTOFFS,
     JOB_FEATURES,
-    MAX_WAIT_TIME,
-    PAD_ROW,
     _concrete,
     fcfs_order,
     job_rows,
@@ -93,38 +91,16 @@ from jaxsched.envs.rlscheduler_features import (
     visible_slots,
 )
 from jaxsched.envs.starts import sample_accepted_starts
-from jaxsched.envs.wrappers import AutoResetWrapper
 from jaxsched.errors import ConfigError, as_int
 from jaxsched.sim import engine as E
 from jaxsched.sim import metrics as M
 from jaxsched.sim.batching import schedule_engine, sparse_cond
 from jaxsched.sim.nobf import schedule_nobf
 
-__all__ = [
-    "RLSchedulerEnv",
-    "AutoResetWrapper",
-    "EnvState",
-    "Observation",
-    "TimeStep",
-    "FIRST",
-    "MID",
-    "LAST",
-    "JOB_FEATURES",
-    "MAX_WAIT_TIME",
-    "PAD_ROW",
-    "CUTOFFS",
-    "static_features",
-    "queue_orders",
-    "schedule_nobf",
-    "schedule_engine",
-    "jit_reset",
-    "jit_reset_at",
-    "jit_step",
-]
+__all__ = ["RLSchedulerEnv", "EnvState", "Observation", "jit_reset", "jit_reset_at", "jit_step"]
 
-# AutoResetWrapper (envs/wrappers.py), TimeStep/FIRST/MID/LAST (envs/core.py), the feature
-# helpers (envs/rlscheduler_features.py), schedule_nobf (sim/nobf.py) and schedule_engine
-# (sim/batching.py) moved out of this module; they stay importable from here (__all__).
+# The observation rows and visible-slot rules are in envs/rlscheduler_features.py; the
+# engine fast paths in sim/nobf.py and sim/batching.py; the auto-reset in envs/wrappers.py.
 
 
 # ----------------------------------------------------------------------------------------------

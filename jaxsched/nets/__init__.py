@@ -7,17 +7,8 @@
   Table IV comparison policies and a name registry (:func:`make_policy`, :func:`make_value`).
 """
 
-from jaxsched.nets.categorical import (  # noqa: F401
-    LOGIT_BOUND,
-    MASKED_LOGIT,
-    action_log_prob,
-    entropy,
-    greedy_action,
-    mask_logits,
-    masked_log_probs,
-    masked_probs,
-    sample_action,
-)
+from jaxsched.nets.categorical import *  # noqa: F403  (the whole distribution API)
+from jaxsched.nets.categorical import __all__ as _categorical_names
 from jaxsched.nets.rlscheduler import (  # noqa: F401
     MAX_QUEUE_SIZE,
     POLICY_NAMES,
@@ -27,20 +18,22 @@ from jaxsched.nets.rlscheduler import (  # noqa: F401
     LeNetPolicy,
     MLPPolicy,
     MLPValue,
-    __all__,  # noqa: F401
     init_params,
     lenet_grid,
     make_policy,
     make_value,
     param_count,
 )
+from jaxsched.nets.rlscheduler import __all__ as _rlscheduler_names
+
+__all__ = [*_categorical_names, *_rlscheduler_names]
 
 
 def __getattr__(name: str):
     # JOB_FEATURES is the observation's (jaxsched.envs.rlscheduler), looked up on first use:
     # importing the environment turns on JAX's 64-bit mode
     if name == "JOB_FEATURES":
-        from jaxsched.envs.rlscheduler import JOB_FEATURES
+        from jaxsched.envs.rlscheduler_features import JOB_FEATURES
 
         return JOB_FEATURES
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

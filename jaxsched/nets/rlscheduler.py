@@ -15,8 +15,8 @@ Conventions shared by every network here:
   LeNet variant has no activations at all, as in the reference).
 
 Masking and the masked-categorical helpers (:func:`mask_logits`, :func:`masked_log_probs`,
-:func:`sample_action`, ...) live in :mod:`jaxsched.nets.categorical` and are re-exported here.
-``JOB_FEATURES`` is the observation's (:data:`jaxsched.envs.rlscheduler.JOB_FEATURES`), read
+:func:`sample_action`, ...) live in :mod:`jaxsched.nets.categorical` (re-exported by :mod:`jaxsched.nets`).
+``JOB_FEATURES`` is the observation's (:data:`jaxsched.envs.rlscheduler_features.JOB_FEATURES`), read
 from there on first use so that importing the networks does not turn on 64-bit mode.
 """
 
@@ -31,24 +31,11 @@ import jax
 import jax.numpy as jnp
 
 from jaxsched.errors import ConfigError
-from jaxsched.nets.categorical import (
-    LOGIT_BOUND,
-    MASKED_LOGIT,
-    action_log_prob,
-    apply_mask,
-    entropy,
-    greedy_action,
-    mask_logits,
-    masked_log_probs,
-    masked_probs,
-    sample_action,
-)
+from jaxsched.nets.categorical import apply_mask
 
 __all__ = [
     "MAX_QUEUE_SIZE",
     "JOB_FEATURES",  # noqa: F822  (module __getattr__)
-    "LOGIT_BOUND",
-    "MASKED_LOGIT",
     "KernelPolicy",
     "MLPPolicy",
     "LeNetPolicy",
@@ -61,13 +48,6 @@ __all__ = [
     "init_params",
     "param_count",
     "lenet_grid",
-    "mask_logits",
-    "masked_log_probs",
-    "masked_probs",
-    "action_log_prob",
-    "sample_action",
-    "greedy_action",
-    "entropy",
 ]
 
 MAX_QUEUE_SIZE = 128
@@ -78,7 +58,7 @@ def __getattr__(name: str):
     # JOB_FEATURES belongs to the observation (jaxsched.envs.rlscheduler); importing envs turns
     # on JAX's 64-bit mode, so it is looked up on first use, not at import time
     if name == "JOB_FEATURES":
-        from jaxsched.envs.rlscheduler import JOB_FEATURES
+        from jaxsched.envs.rlscheduler_features import JOB_FEATURES
 
         return JOB_FEATURES
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -334,7 +314,7 @@ def init_params(
     """Initialise ``module`` for observations of shape ``[n_slots, n_features]`` (default
     ``JOB_FEATURES``); returns the variables dict (``{"params": ...}``), all float32."""
     if n_features is None:
-        from jaxsched.envs.rlscheduler import JOB_FEATURES as n_features
+        from jaxsched.envs.rlscheduler_features import JOB_FEATURES as n_features
     obs = jnp.zeros((n_slots, n_features), _F32)
     mask = jnp.ones((n_slots,), jnp.bool_)
     return jax.jit(module.init)(key, obs, mask)

@@ -35,36 +35,13 @@ import numpy as np
 from jaxsched.errors import ConfigError
 
 #: Policy names in code order. ``random`` draws one uniform key per job per episode.
-POLICIES: tuple[str, ...] = (
-    "fcfs",
-    "sjf",
-    "wfp3",
-    "unicep",
-    "f1",
-    "f2",
-    "f3",
-    "f4",
-    "smallest",
-    "saf",
-    "srf",
-    "ljf",
-    "lcfs",
-    "random",
+POLICIES: tuple[str, ...] = tuple(
+    "fcfs sjf wfp3 unicep f1 f2 f3 f4 smallest saf srf ljf lcfs random".split()
 )
 #: The five heuristics of the RLScheduler paper's tables, in the paper's column order.
 PAPER_POLICIES: tuple[str, ...] = ("fcfs", "wfp3", "unicep", "sjf", "f1")
 #: The nine policies of the reference numbers in ``shared/reference``.
-REFERENCE_POLICIES: tuple[str, ...] = (
-    "fcfs",
-    "sjf",
-    "wfp3",
-    "unicep",
-    "f1",
-    "f2",
-    "f3",
-    "f4",
-    "smallest",
-)
+REFERENCE_POLICIES: tuple[str, ...] = POLICIES[: POLICIES.index("smallest") + 1]
 
 POLICY_CODE = {name: i for i, name in enumerate(POLICIES)}
 ALIASES = {"sqf": "smallest"}

@@ -102,17 +102,6 @@ __all__ = [
     "run_static_nobf_batch",
 ]
 
-# old private names, kept for code that reached into the engine
-_argmin, _argmin_unique, _argmax_bool, _req32, _key_dtype = (
-    argmin,
-    argmin_unique,
-    argmax_bool,
-    req32,
-    key_dtype,
-)
-_I32MIN, _I32MAX = I32MIN, I32MAX
-_logged_loop = logged_loop
-
 
 def reset(seq: Sequence, prank: chex.Array, queue_cap: int, run_cap: int) -> SimState:
     """The initial state: idle cluster, clock at the first submit, job 0 in the queue.

@@ -68,21 +68,7 @@ __all__ = [
     "metrics",
 ]
 
-POLICIES = (
-    "fcfs",
-    "sjf",
-    "wfp3",
-    "unicep",
-    "f1",
-    "f2",
-    "f3",
-    "f4",
-    "smallest",
-    "saf",
-    "srf",
-    "ljf",
-    "lcfs",
-)
+POLICIES = tuple("fcfs sjf wfp3 unicep f1 f2 f3 f4 smallest saf srf ljf lcfs".split())
 BACKFILLS = ("none", "rlscheduler", "easy")
 
 _INF = float("inf")

@@ -446,3 +446,31 @@ def test_score_checkpoints_errors(tmp_path, capsys):
     assert "no checkpoint_" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         SC.main([str(tmp_path), "--epochs", "5-1"])
+
+
+CC = _load("compare_checkouts")
+
+
+def test_compare_checkouts_cells_best_and_table():
+    env_res = {
+        "rows": [
+            {"backfill": "none", "batch": 64, "env": "closed", "steps_per_s": 100.0,
+             "compile_s": 3.0},
+            {"backfill": "none", "batch": 64, "env": "arg", "steps_per_s": 1.0, "compile_s": 9.0},
+        ]
+    }  # fmt: skip
+    cells = CC.env_cells(env_res)
+    assert cells == {("none", 64): (100.0, 3.0)}  # the 'arg' rows are not compared
+    slower = {("none", 64): (80.0, 2.0)}
+    assert CC.best(cells, slower) == {("none", 64): (100.0, 2.0)}
+    sim = CC.sim_cells({"jax": {"1": {"decisions_per_s": 50.0, "compile_s_first_call": 1.5}}})
+    assert sim == {1: (50.0, 1.5)}
+    lines = CC.table("t", "x/s", cells, {("none", 64): (150.0, 4.0)})
+    assert lines[-1].split()[:5] == ["none", "64", "100", "150", "1.500"]
+
+
+def test_compare_checkouts_rejects_a_folder_that_is_no_checkout(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        CC.main(["--old", str(tmp_path), "--new", str(REPO)])
+    assert e.value.code == 2
+    assert "not a jaxsched checkout" in capsys.readouterr().err

@@ -24,8 +24,7 @@ import shutil
 import pytest
 from shared_data import REPO, SHARED
 
-from jaxsched.conformance import value_error
-from jaxsched.conformance.base import default_traces_dir
+from jaxsched.conformance.base import default_traces_dir, value_error
 from jaxsched.conformance.cli import main
 
 REF = SHARED / "reference"

@@ -1,5 +1,5 @@
 """Tests of the RLScheduler environment's fast paths (jaxsched/envs/rlscheduler.py,
-jaxsched/envs/batching.py).
+jaxsched/sim/batching.py).
 
 1. ``schedule_nobf`` (the closed-form no-backfill transition) == the engine's ``schedule``
    with ``backfill = none``, decision by decision (same jobs chosen), on Lublin-1 windows, the

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from jaxsched.envs import RLSchedulerEnv
-from jaxsched.envs.rlscheduler import PAD_ROW
+from jaxsched.envs.rlscheduler_features import PAD_ROW
 from jaxsched.errors import ConfigError
 from jaxsched.train.ppo import PPOConfig
 
