@@ -5,27 +5,22 @@ example environment of tests/toy_env.py (no RLScheduler code involved):
    masks, NaN, determinism, timestep types);
 2. the base ``step`` without auto-reset: terminated at the episode's length, discount 0, LAST,
    terminal reward; truncation is kept apart from termination (discount 1 on truncation);
-3. under ``AutoResetWrapper`` the toy env plays exactly as the toy env with built-in auto-reset
-   that tests/train/test_ppo.py defines (same observations, rewards, step types, extras);
-4. two equal configurations share one compiled function (default pytree flattening);
-5. ``check_env_contract`` catches a broken environment (a state whose dtype changes).
+3. two equal configurations share one compiled function (default pytree flattening);
+4. ``check_env_contract`` catches a broken environment (a state whose dtype changes).
+
+tests/train/test_ppo.py trains this same environment with PPO under the one auto-reset wrapper.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import jax
 import jax.numpy as jnp
-import numpy as np
 import pytest
 from toy_env import PickSmallestEnv, ToyState
 
-from jaxsched.envs import FIRST, LAST, MID, AutoResetWrapper
+from jaxsched.envs import FIRST, LAST, MID
 from jaxsched.envs.core import TimeStep, transition_timestep
-from jaxsched.envs.testing import check_env_contract, random_valid_action
+from jaxsched.envs.testing import check_env_contract
 
 
 def test_toy_env_passes_the_contract():
@@ -53,54 +48,6 @@ def test_truncation_is_not_termination():
     assert isinstance(ts, TimeStep)
     assert bool(ts.last()) and bool(ts.done) and not bool(ts.terminated)
     assert float(ts.discount) == 1.0 and int(ts.step_type) == LAST
-
-
-def _inline_toy_env():
-    """The toy env of tests/train/test_ppo.py (built-in auto-reset), or None once it is gone."""
-    path = Path(__file__).resolve().parents[1] / "train" / "test_ppo.py"
-    if not path.exists():
-        return None
-    spec = importlib.util.spec_from_file_location("_test_ppo_for_toy", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        sys.modules.pop(spec.name, None)
-    return getattr(mod, "PickSmallestEnv", None)
-
-
-def test_auto_reset_plays_like_the_trainer_toy_env():
-    Inline = _inline_toy_env()
-    if Inline is None:
-        pytest.skip("tests/train/test_ppo.py no longer defines its own toy env")
-    ours, theirs = AutoResetWrapper(PickSmallestEnv()), Inline()
-    T, B = 25, 4
-
-    def rollout(env, key):
-        s, ts = jax.vmap(env.reset)(jax.random.split(key, B))
-        out = []
-        for t in range(T):
-            a = jax.vmap(random_valid_action)(
-                jax.random.split(jax.random.fold_in(key, t), B), ts.observation.mask
-            )
-            s, ts = jax.jit(jax.vmap(env.step))(s, a)
-            out.append(ts)
-        return out
-
-    for seed in (0, 1):
-        key = jax.random.PRNGKey(seed)
-        a, b = rollout(ours, key), rollout(theirs, key)
-        for t, (x, y) in enumerate(zip(a, b)):
-            for name in ("obs", "mask", "critic_obs"):
-                np.testing.assert_array_equal(
-                    getattr(x.observation, name), getattr(y.observation, name), f"{name} t={t}"
-                )
-            np.testing.assert_array_equal(x.reward, y.reward)
-            np.testing.assert_array_equal(x.discount, y.discount)
-            np.testing.assert_array_equal(x.step_type.astype(np.int32), y.step_type)
-            np.testing.assert_array_equal(x.extras["length"], y.extras["length"])
-        assert any(bool(np.asarray(x.last()).any()) for x in a)
 
 
 def test_equal_configurations_compile_once(count_compilations):
