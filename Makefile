@@ -1,5 +1,6 @@
 # Two entry points (see README): `make run` and `make test`.
-# `make test` also runs the linter and the formatter check (ruff, configured in pyproject.toml).
+# `make test` also runs the linter and the formatter check (ruff, configured in pyproject.toml),
+# and the tests on every core (pytest-xdist, one test file per worker).
 # Each creates .venv in the checkout on first use and installs the package into it.
 PY ?= python3
 VENV := .venv
@@ -21,7 +22,7 @@ run: $(BIN)/.installed
 test: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest -n auto --dist loadfile tests
 
 clean:
 	rm -rf $(VENV)

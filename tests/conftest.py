@@ -12,10 +12,14 @@ from shared_data import REPO
 def pytest_configure(config):
     """Keep XLA's compiled programs of the test run in ``.cache/xla-tests`` (JAX's persistent
     compilation cache): tests that rebuild the same program (new closures, new processes) and
-    a second run of the suite skip the compile. ``JAXSCHED_TEST_CACHE=off`` disables it."""
+    a second run of the suite skip the compile; the ``jaxsched`` commands the tests run use the
+same folder. ``JAXSCHED_TEST_CACHE=off`` disables it."""
     where = os.environ.get("JAXSCHED_TEST_CACHE", str(REPO / ".cache" / "xla-tests"))
     if where.lower() in ("off", "0", "none", ""):
         return
+    # one folder per pytest-xdist worker: no two processes write the same cache files
+    where = os.path.join(where, os.environ.get("PYTEST_XDIST_WORKER", "main"))
+    os.environ["JAXSCHED_CACHE"] = where  # the commands the tests run use it too
     import jax
 
     jax.config.update("jax_compilation_cache_dir", where)
