@@ -11,9 +11,9 @@ from shared_data import REPO
 
 def pytest_configure(config):
     """Keep XLA's compiled programs of the test run in ``.cache/xla-tests`` (JAX's persistent
-    compilation cache): tests that rebuild the same program (new closures, new processes) and
-    a second run of the suite skip the compile; the ``jaxsched`` commands the tests run use the
-same folder. ``JAXSCHED_TEST_CACHE=off`` disables it."""
+        compilation cache): tests that rebuild the same program (new closures, new processes) and
+        a second run of the suite skip the compile; the ``jaxsched`` commands the tests run use the
+    same folder. ``JAXSCHED_TEST_CACHE=off`` disables it."""
     where = os.environ.get("JAXSCHED_TEST_CACHE", str(REPO / ".cache" / "xla-tests"))
     if where.lower() in ("off", "0", "none", ""):
         return
