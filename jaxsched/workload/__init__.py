@@ -1,11 +1,13 @@
 """Host-side workload tools (numpy only; nothing here imports JAX).
 
-* :mod:`jaxsched.workload.swf`: read, validate, clean (``Trace.jobs(rules=...)``) and write SWF
-  traces;
+* :mod:`jaxsched.workload.swf`: the SWF fields, :class:`Trace` and :func:`read_swf`; its parser
+  in :mod:`~jaxsched.workload.swf_parse`, its writers in :mod:`~jaxsched.workload.swf_write`;
+* :mod:`jaxsched.workload.jobs`: the simulator's :class:`Jobs` and the cleaning rules
+  (``Trace.jobs(rules=...)``);
 * :mod:`jaxsched.workload.stats`: trace statistics and reports (incl. RLScheduler Table II);
 * :mod:`jaxsched.workload.sampling`: sequence start indices (gym-compatible and our own);
 * :mod:`jaxsched.workload.lublin`: the Lublin–Feitelson synthetic workload generator (imported
-  on demand, not re-exported here).
+  on demand, not re-exported here), on the C library's RNG in :mod:`~jaxsched.workload.drand48`.
 """
 
 from __future__ import annotations
