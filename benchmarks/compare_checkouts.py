@@ -8,7 +8,10 @@ each, run alternately on the same machine in one invocation, with the ratios new
 ``benchmarks/env_throughput.py`` and ``benchmarks/throughput.py`` of the old checkout, then of
 the new one (the order alternates between rounds), each in a fresh Python process with that
 checkout first on ``PYTHONPATH`` and its own copy of the script, so each side runs exactly its
-own code. The best value of each cell over the rounds is kept (noise on a shared machine only
+own code. Then the new checkout's ``compiled_cost.py`` (public API only) runs once under each
+side's ``PYTHONPATH``: XLA's flops, bytes, fusions and copies of the same compiled rollout, so
+a timing difference can be told apart from a different program. The best value of each cell
+over the rounds is kept (noise on a shared machine only
 slows a run down). Compile times are reported apart from run times. Exit status 1 if a
 throughput run finds a schedule that differs from the oracle.
 """
@@ -26,14 +29,18 @@ from pathlib import Path
 
 ENV_ARGS = "--batch 64,256 --steps 256 --backfill none,rlscheduler --repeats 3"
 SIM_ARGS = "--batch-multiplier 1,10 --jax-runs 3 --oracle-repeat 1"
+COST_ARGS = "--backfill none --batch 256 --steps 256"
+COST_KEYS = ("flops", "bytes_accessed", "fusions", "copies", "hlo_lines")
 
 
-def run_script(checkout: Path, script: str, args: str) -> dict:
-    """``benchmarks/<script> <args> --json F`` of ``checkout`` in a fresh process; the JSON."""
+def run_script(checkout: Path, script: str, args: str, script_dir: Path | None = None) -> dict:
+    """``benchmarks/<script> <args> --json F`` of ``checkout`` in a fresh process (the script
+    taken from ``script_dir``'s benchmarks/ if given); the JSON."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.json"
         env = dict(os.environ, PYTHONPATH=str(checkout), JAXSCHED_CACHE="off")
-        cmd = [sys.executable, str(checkout / "benchmarks" / script), *shlex.split(args)]
+        where = (script_dir or checkout) / "benchmarks" / script
+        cmd = [sys.executable, str(where), *shlex.split(args)]
         proc = subprocess.run(
             [*cmd, "--json", str(out)], cwd=checkout, env=env, capture_output=True, text=True
         )
@@ -84,6 +91,7 @@ def main(argv=None) -> int:
     p.add_argument("--rounds", type=int, default=2, help="old/new pairs per benchmark (2)")
     p.add_argument("--env-args", default=ENV_ARGS, help=f"env_throughput.py ({ENV_ARGS})")
     p.add_argument("--sim-args", default=SIM_ARGS, help=f"throughput.py ({SIM_ARGS})")
+    p.add_argument("--cost-args", default=COST_ARGS, help=f"compiled_cost.py ({COST_ARGS})")
     p.add_argument("--json", type=Path, default=None, help="write every run's numbers here")
     a = p.parse_args(argv)
     sides = {"old": a.old.resolve(), "new": a.new.resolve()}
@@ -109,11 +117,16 @@ def main(argv=None) -> int:
     lines.append("")
     lines += table("simulator decisions/s (throughput.py, batch multiplier K)", "dec/s",
                    sim_best["old"], sim_best["new"])  # fmt: skip
+    cost = {side: run_script(path, "compiled_cost.py", a.cost_args, sides["new"])
+            for side, path in sides.items()}  # fmt: skip
+    lines.append(f"\ncompiled rollout ({a.cost_args})")
+    lines += [f"{k:<22} {cost['old'][k]:>14,.0f} {cost['new'][k]:>14,.0f} "
+              f"{cost['new'][k] / cost['old'][k]:>8.5f}" for k in COST_KEYS]  # fmt: skip
     lines.append(f"\nschedules differing from the oracle: {mismatches}")
     print("\n".join(lines))
     if a.json:
         a.json.write_text(json.dumps({"sides": {k: str(v) for k, v in sides.items()},
-                                      "runs": raw}, default=str, indent=1))  # fmt: skip
+                                      "runs": raw, "compiled": cost}, default=str, indent=1))  # fmt: skip
     return 1 if mismatches else 0
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["number", "std_error", "count"]
+__all__ = ["number", "std_error", "count", "scientific"]
 
 
 def number(v: float, signed: bool = False) -> str:
@@ -33,3 +33,8 @@ def count(v, digits: int = 1) -> str:
     if float(v).is_integer() and abs(v) < 1e15:
         return f"{int(v):,}"
     return f"{v:,.{digits}f}"
+
+
+def scientific(x: float) -> str:
+    """A small error figure: ``0``, else two significant digits in scientific notation."""
+    return "0" if x == 0 else f"{x:.1e}"

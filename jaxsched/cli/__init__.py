@@ -44,6 +44,7 @@ from jaxsched.cli.args import (
     nonneg_int,
     positive_int,
 )
+from jaxsched.compile_cache import enable_compile_cache
 from jaxsched.errors import JaxschedError, SWFWarning
 
 #: the subcommand modules; importing one registers its commands, in this order (``--help``)
@@ -95,25 +96,6 @@ def _silence_stdout() -> None:
         pass
 
 
-def _enable_compile_cache() -> None:
-    """Keep XLA's compiled programs in ``$JAXSCHED_CACHE`` (default ``~/.cache/jaxsched/xla``) so
-    a repeated command skips compilation. ``JAXSCHED_CACHE=off`` disables it."""
-    import os
-
-    where = os.environ.get(
-        "JAXSCHED_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "jaxsched", "xla")
-    )
-    if where.lower() in ("off", "0", "none", ""):
-        return
-    try:
-        import jax
-
-        jax.config.update("jax_compilation_cache_dir", where)
-        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
-    except Exception:  # an old JAX without the option: just compile every time
-        pass
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 user error)."""
     parser = build_parser()
@@ -123,8 +105,8 @@ def main(argv: list[str] | None = None) -> int:
         return _error(f"{e.message} (usage: {e.usage.removeprefix('usage: ')})")
     except SystemExit as e:  # --help / --version
         return e.code if isinstance(e.code, int) else 0
-    if args.command in ("evaluate", "demo", "train"):
-        _enable_compile_cache()
+    if args.command in ("evaluate", "demo", "train", "conformance"):
+        enable_compile_cache()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SWFWarning)
         try:

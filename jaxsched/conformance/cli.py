@@ -16,12 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 import time
 import warnings
 from pathlib import Path
 
+from jaxsched import formatting as F
+from jaxsched.compile_cache import enable_compile_cache
 from jaxsched.conformance import SCHEMAS, check_file, pending
 from jaxsched.conformance.base import DEFAULT_TOLERANCE, TraceCache, default_traces_dir
 from jaxsched.errors import JaxschedError, SWFWarning
@@ -106,37 +107,13 @@ def _expand(files) -> list[tuple[str, str | None]]:
     return out
 
 
-def _enable_compile_cache() -> None:
-    """Keep compiled programs in ``$JAXSCHED_CACHE`` (default ``~/.cache/jaxsched/xla``) unless
-    the process already chose a cache (as the test suite does); ``JAXSCHED_CACHE=off``
-    disables it."""
-    where = os.environ.get(
-        "JAXSCHED_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "jaxsched", "xla")
-    )
-    if where.lower() in ("off", "0", "none", ""):
-        return
-    try:
-        import jax
-
-        if jax.config.jax_compilation_cache_dir:
-            return
-        jax.config.update("jax_compilation_cache_dir", where)
-        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
-    except Exception:  # an old JAX without the option: compile every time
-        pass
-
-
-def _fmt(x: float) -> str:
-    return "0" if x == 0 else f"{x:.1e}"
-
-
 def _line(rep) -> str:
     parts = [
         rep.file,
         rep.schema,
         f"trace {rep.trace}",
         f"{rep.matched}/{rep.total} matched",
-        f"worst |err| {_fmt(rep.worst_error)}",
+        f"worst |err| {F.scientific(rep.worst_error)}",
     ]
     parts += [
         f"{m.where} {m.expected} != {m.got}" for m in rep.mismatches if m.where == "loaded_jobs"
@@ -160,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
                 if problem:
                     raise JaxschedError(problem)
                 if not compiled:
-                    _enable_compile_cache()
+                    enable_compile_cache()
                     compiled = True
                 rep = check_file(file, traces_dir, tolerance=args.tolerance, traces=cache)
             except (JaxschedError, OSError) as e:
@@ -211,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
         verdict = {0: "all matched", 1: "MISMATCH", 2: "ERRORS"}[status]
         print(
             f"conformance: {len(reports)} file(s) checked, {len(errors)} error(s), "
-            f"{matched}/{total} values matched, worst |err| {_fmt(worst)} "
+            f"{matched}/{total} values matched, worst |err| {F.scientific(worst)} "
             f"(tolerance {args.tolerance:g}); wall {wall:.1f} s: {verdict}",
             flush=True,
         )

@@ -351,8 +351,8 @@ def evaluate(
         (False, False, ~dyn_mask & ~fast_mask),
         (True, False, dyn_mask),
     ]
+    batch = {k: v[si] for k, v in arrays.items()}  # per run
     for dynamic, fast, mask in groups:
-        batch = {k: v[si] for k, v in arrays.items()}
         _run_growing(
             jobs, batch, prank, pol, bfc, np.nonzero(mask)[0], out, timing,
             compat=compat, dynamic=dynamic, fast=fast, metrics=metrics,

@@ -474,3 +474,12 @@ def test_compare_checkouts_rejects_a_folder_that_is_no_checkout(tmp_path, capsys
         CC.main(["--old", str(tmp_path), "--new", str(REPO)])
     assert e.value.code == 2
     assert "not a jaxsched checkout" in capsys.readouterr().err
+
+
+def test_compiled_cost_tiny(tmp_path):
+    CCost = _load("compiled_cost")
+    out = tmp_path / "c.json"
+    assert CCost.main(["--batch", "2", "--steps", "2", "--length", "32", "--json", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert res["flops"] > 0 and res["bytes_accessed"] > 0 and res["fusions"] > 0
+    assert res["hlo_lines"] > res["fusions"]
