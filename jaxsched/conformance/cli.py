@@ -108,10 +108,8 @@ def _expand(files) -> list[tuple[str, str | None]]:
 
 
 def _line(rep) -> str:
-    parts = [
-        rep.file,
-        rep.schema,
-        f"trace {rep.trace}",
+    parts = [rep.file, rep.schema] + ([f"trace {rep.trace}"] if rep.trace else [])
+    parts += [
         f"{rep.matched}/{rep.total} matched",
         f"worst |err| {F.scientific(rep.worst_error)}",
     ]

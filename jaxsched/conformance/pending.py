@@ -56,12 +56,6 @@ SCHEMAS = (
         lambda d: "slices" in d and "jobs_per_slice" in d,
     ),
     Pending(
-        "deeprm-reference",
-        "DeepRM episodes",
-        "deeprm",
-        lambda d: "agents" in d and "rates" in d and "sequences" in d,
-    ),
-    Pending(
         "splitwindow",
         "split-window back-filling episodes",
         "splitwindow",

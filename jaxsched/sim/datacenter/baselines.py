@@ -37,9 +37,8 @@ def policy_code(name: str) -> int:
 
 def _scores(p: DCParams, s: DCState, knob) -> jax.Array:
     """float64 [4, N]: the sjf, packer, tetris and first-fit scores of each slot."""
-    e = jnp.maximum(s.slots, 0)
-    ln = jnp.maximum(s.lens[e], 1).astype(jnp.float64)
-    dm = s.dems[e].astype(jnp.float64)
+    ln = jnp.maximum(cluster.take(s.lens, s.slots), 1).astype(jnp.float64)
+    dm = cluster.take(s.dems, s.slots).astype(jnp.float64)
     sjf = 1.0 / ln
     pack = dm @ s.avail[0].astype(jnp.float64)
     tetris = knob * pack + (1.0 - knob) * sjf
@@ -47,17 +46,17 @@ def _scores(p: DCParams, s: DCState, knob) -> jax.Array:
     return jnp.stack([sjf, pack, tetris, first])
 
 
-def heuristic_action(p: DCParams, s: DCState, code, knob, key) -> jax.Array:
+def heuristic_action(p: DCParams, s: DCState, code, knob, u) -> jax.Array:
     """int32: the action of policy ``code`` (≥ 1, see :data:`POLICIES`; ``knob`` float for
-    ``tetris``, ``key`` a PRNG key for the random ones)."""
+    ``tetris``; ``u`` a uniform float in [0, 1) for the random ones)."""
     N = p.num_slots
     fit = cluster.fits_now(p, s)
     sc = jnp.where(fit[None, :], _scores(p, s, knob), -jnp.inf)
     greedy = jnp.where(jnp.any(fit), jnp.argmax(sc, axis=1), N).astype(jnp.int32)
-    k1, k2 = jax.random.split(key)
-    rnd_fit = jax.random.categorical(k1, jnp.where(fit, 0.0, -jnp.inf))
-    rnd_fit = jnp.where(jnp.any(fit), rnd_fit, N).astype(jnp.int32)
-    rnd_all = jax.random.randint(k2, (), 0, N + 1, jnp.int32)
+    nfit = jnp.sum(fit)
+    pick = jnp.minimum(jnp.floor(u * nfit).astype(jnp.int32), jnp.maximum(nfit - 1, 0))
+    rnd_fit = jnp.where(nfit > 0, jnp.argmax(jnp.cumsum(fit) > pick), N).astype(jnp.int32)
+    rnd_all = jnp.minimum(jnp.floor(u * (N + 1)), N).astype(jnp.int32)
     table = jnp.concatenate([greedy, jnp.stack([rnd_fit, rnd_all])])
     return table[jnp.clip(code - 1, 0, 5)]
 
@@ -67,15 +66,15 @@ def rollout(p: DCParams, lens, dems, code, knob, actions, n_actions, key, num_st
 
     Args: ``lens`` int [S], ``dems`` int [S, d] (the jobset); ``code`` int policy code;
     ``knob`` float; ``actions`` int [num_steps] (``replay``; others ignore it); ``n_actions``
-    int: steps a replay takes; ``key`` PRNG key.
+    int: steps a replay takes; ``key`` PRNG key (the random policies).
 
     Returns ``(final state, per-step dict)`` with ``action`` int32, ``placed`` bool,
     ``reward`` float64, ``live`` bool (the step was taken), each [num_steps]."""
     s0 = cluster.reset(p, lens, dems)
 
     def body(s, xs):
-        i, a_rec, k = xs
-        a = jnp.where(code == 0, a_rec, heuristic_action(p, s, code, knob, k))
+        i, a_rec, u = xs
+        a = jnp.where(code == 0, a_rec, heuristic_action(p, s, code, knob, u))
         go = ~s.done & ((code != 0) | (i < n_actions))
         new, r, placed, _, _ = cluster.step(p, s, a)
         new = jax.tree_util.tree_map(lambda x, y: jnp.where(go, x, y), new, s)
@@ -83,8 +82,8 @@ def rollout(p: DCParams, lens, dems, code, knob, actions, n_actions, key, num_st
         return new, out
 
     idx = jnp.arange(num_steps, dtype=jnp.int32)
-    keys = jax.random.split(key, num_steps)
-    return jax.lax.scan(body, s0, (idx, i32(actions), keys))
+    us = jax.random.uniform(key, (num_steps,))
+    return jax.lax.scan(body, s0, (idx, i32(actions), us))
 
 
 def job_metrics(s: DCState) -> dict:

@@ -28,7 +28,7 @@ from jaxsched.sim.datacenter.types import (
     i32,
 )
 
-__all__ = ["reset", "step", "advance", "allocate", "place_offsets", "fits_now", "in_system"]
+__all__ = ["reset", "step", "advance", "allocate", "place_offsets", "fits_now", "in_system", "take"]
 
 
 def reset(p: DCParams, lens, dems, key=None) -> DCState:
@@ -63,19 +63,17 @@ def place_offsets(p: DCParams, avail, length, dem) -> jax.Array:
     """bool [H]: offsets ``τ`` at which a job of ``length`` and demands ``dem`` [d] fits in
     every resource for ``length`` rows, ``τ < H − length`` (the reference's range)."""
     H = p.horizon
-    bad = jnp.any(avail < dem[None, :], axis=1).astype(jnp.int32)
-    cb = jnp.concatenate([jnp.zeros((1,), jnp.int32), jnp.cumsum(bad)])
+    bad = jnp.any(avail < dem[None, :], axis=1)
     tau = jnp.arange(H, dtype=jnp.int32)
-    end = jnp.minimum(tau + length, H)
-    ok = (cb[end] - cb[tau] == 0) & (tau < H - length) & (length > 0)
+    window = (tau[None, :] >= tau[:, None]) & (tau[None, :] < tau[:, None] + length)
+    ok = ~jnp.any(window & bad[None, :], axis=1) & (tau < H - length) & (length > 0)
     return ok if p.future else ok & (tau == 0)
 
 
 def fits_now(p: DCParams, s: DCState) -> jax.Array:
     """bool [N]: slots holding a job whose demand fits in each of its next ``len`` rows (the
     heuristics' test; the job's rows beyond the horizon are not checked)."""
-    e = jnp.maximum(s.slots, 0)
-    ln, dm = s.lens[e], s.dems[e]
+    ln, dm = take(s.lens, s.slots), take(s.dems, s.slots)
     rows = jnp.arange(p.horizon, dtype=jnp.int32)
     need = (rows[None, :] < ln[:, None])[:, :, None]
     ok = jnp.all(~need | (s.avail[None, :, :] >= dm[:, None, :]), axis=(1, 2))
@@ -83,25 +81,29 @@ def fits_now(p: DCParams, s: DCState) -> jax.Array:
 
 
 def in_system(p: DCParams, s: DCState) -> jax.Array:
-    """float64: ``Σ 1/len`` over the running list, the slots and the backlog."""
-    S = p.simu_len
+    """float64: the reward of a time advance, ``Σ penalty/len`` over the running list (delay
+    penalty), the slots (hold) and the backlog (dismiss); −Σ 1/len with DeepRM's −1 each."""
     inv = jnp.where(s.lens > 0, 1.0 / jnp.maximum(s.lens, 1).astype(jnp.float64), 0.0)
 
     def total(ids, valid):
-        return jnp.sum(jnp.where(valid & (ids >= 0), inv[jnp.clip(ids, 0, S - 1)], 0.0))
+        return jnp.sum(jnp.where(valid, take(inv, ids), 0.0))
 
-    k = jnp.arange(S)
+    k = jnp.arange(p.simu_len)
     b = jnp.arange(p.backlog_size)
-    return total(s.run, k < s.nrun) + total(s.slots, True) + total(s.backlog, b < s.bsize)
+    return (
+        p.delay_penalty * total(s.run, k < s.nrun)
+        + p.hold_penalty * total(s.slots, True)
+        + p.dismiss_penalty * total(s.backlog, b < s.bsize)
+    )
 
 
 def allocate(p: DCParams, s: DCState, a) -> tuple[DCState, jax.Array]:
     """Try to allocate slot ``a`` (int32 in ``[0, N)``): ``(state, placed bool)``; the state
     is unchanged when the slot is empty or the job fits nowhere."""
-    e = jnp.maximum(s.slots[a], 0)
-    ln, dm = s.lens[e], s.dems[e]
+    e = take(s.slots, a)
+    ln, dm = take(s.lens, e), take(s.dems, e)
     ok = place_offsets(p, s.avail, ln, dm)
-    placed = (s.slots[a] >= 0) & jnp.any(ok)
+    placed = (e >= 0) & jnp.any(ok)
     tau = jnp.argmax(ok).astype(jnp.int32)
     rows = jnp.arange(p.horizon, dtype=jnp.int32)
     use = ((rows >= tau) & (rows < tau + ln))[:, None] * dm[None, :]
@@ -109,12 +111,12 @@ def allocate(p: DCParams, s: DCState, a) -> tuple[DCState, jax.Array]:
     has_b = s.bsize > 0
     new = s.replace(
         avail=s.avail - use,
-        start=s.start.at[e].set(s.t + tau),
-        finish=s.finish.at[e].set(s.t + tau + ln),
-        decided=s.decided.at[e].set(s.t),
-        run=s.run.at[s.nrun].set(e, mode="drop"),
+        start=_set(s.start, e, s.t + tau),
+        finish=_set(s.finish, e, s.t + tau + ln),
+        decided=_set(s.decided, e, s.t),
+        run=_set(s.run, s.nrun, e),
         nrun=s.nrun + 1,
-        slots=s.slots.at[a].set(jnp.where(has_b, head, -1)),
+        slots=_set(s.slots, a, jnp.where(has_b, head, -1)),
         backlog=jnp.where(has_b, jnp.append(s.backlog[1:], -1), s.backlog),
         bsize=s.bsize - has_b.astype(jnp.int32),
     )
@@ -128,7 +130,7 @@ def _prune(p: DCParams, s: DCState) -> DCState:
     K = p.simu_len
     k = jnp.arange(K, dtype=jnp.int32)
     valid = k < s.nrun
-    fin = valid & (s.finish[jnp.maximum(s.run, 0)] <= s.t)
+    fin = valid & (take(s.finish, s.run) <= s.t)
     if p.deeprm:
         last_open = jax.lax.cummax(jnp.where(fin, -1, k))
         removed = fin & ((k - last_open - 1) % 2 == 0)
@@ -136,7 +138,8 @@ def _prune(p: DCParams, s: DCState) -> DCState:
         removed = fin
     keep = valid & ~removed
     pos = jnp.where(keep, jnp.cumsum(keep) - 1, K)
-    run = jnp.full((K,), -1, jnp.int32).at[pos].set(s.run, mode="drop")
+    onto = pos[:, None] == k[None, :]  # [old, new] one-hot (no scatter: fast to compile)
+    run = jnp.max(jnp.where(onto, s.run[:, None], -1), axis=0)
     nrun = jnp.sum(keep).astype(jnp.int32)
     return s.replace(
         run=run, nrun=nrun, stale_steps=s.stale_steps + jnp.sum(keep & fin).astype(jnp.int32)
@@ -148,18 +151,19 @@ def _arrive(p: DCParams, s: DCState) -> DCState:
     the backlog's end, else dropped."""
     t = s.t
     e = jnp.minimum(t, p.simu_len - 1)
-    comes = (t < p.simu_len) & (s.lens[e] > 0)
+    comes = (t < p.simu_len) & (take(s.lens, e) > 0)
     empty = s.slots < 0
     to_slot = comes & jnp.any(empty)
     to_back = comes & ~to_slot & (s.bsize < p.backlog_size)
     drop = comes & ~to_slot & ~to_back
     slot = jnp.argmax(empty)
+    here = jnp.arange(p.simu_len) == e
     return s.replace(
-        slots=jnp.where(to_slot, s.slots.at[slot].set(e), s.slots),
-        backlog=jnp.where(to_back, s.backlog.at[s.bsize].set(e, mode="drop"), s.backlog),
+        slots=jnp.where(to_slot, _set(s.slots, slot, e), s.slots),
+        backlog=jnp.where(to_back, _set(s.backlog, s.bsize, e), s.backlog),
         bsize=s.bsize + to_back.astype(jnp.int32),
-        recorded=s.recorded.at[e].set(s.recorded[e] | to_slot | to_back),
-        dropped=s.dropped.at[e].set(s.dropped[e] | drop),
+        recorded=s.recorded | (here & (to_slot | to_back)),
+        dropped=s.dropped | (here & drop),
         since_new=jnp.where(comes, 0, s.since_new),
     )
 
@@ -186,7 +190,7 @@ def advance(p: DCParams, s: DCState) -> tuple[DCState, jax.Array]:
     s = _prune(p, s)
     end = _end_code(p, s)
     s = _select(end == RUNNING, _arrive(p, s), s).replace(end=end)
-    return s, -in_system(p, s)
+    return s, in_system(p, s)
 
 
 def step(p: DCParams, s: DCState, action):
@@ -210,6 +214,22 @@ def step(p: DCParams, s: DCState, action):
     terminated = live & (new.end != RUNNING) & (new.end != STEP_CAP)
     truncated = live & (new.end == STEP_CAP)
     return new, jnp.where(live, reward, 0.0), live & placed, terminated, truncated
+
+
+def take(x, idx):
+    """``x[idx]`` along the first axis (``x`` [n, ...], ``idx`` int of any shape; 0 where
+    ``idx`` is out of range), as a one-hot sum: no gather, which XLA compiles faster under
+    ``vmap`` (the arrays are tiny)."""
+    idx = jnp.asarray(idx)
+    hot = idx[..., None] == jnp.arange(x.shape[0])
+    hot = hot.reshape(hot.shape + (1,) * (x.ndim - 1))
+    return jnp.sum(jnp.where(hot, x, jnp.zeros((), x.dtype)), axis=idx.ndim, dtype=x.dtype)
+
+
+def _set(x, i, v):
+    """``x`` [n] with entry ``i`` set to ``v`` (no change when ``i`` is out of range); a
+    select, not a scatter, which XLA compiles faster under ``vmap``."""
+    return jnp.where(jnp.arange(x.shape[0]) == i, v, x)
 
 
 def _select(c, a, b):

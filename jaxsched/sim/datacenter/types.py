@@ -44,7 +44,9 @@ class DCParams:
         (counted by the reward and the ``all_done`` test). False (default): entry 0 arrives at
         reset and finished jobs always leave;
       future: allocation places a job at the earliest offset of the horizon where it fits
-        (DeepRM, erratum 5); False: only a job that fits now can be allocated.
+        (DeepRM, erratum 5); False: only a job that fits now can be allocated;
+      delay_penalty, hold_penalty, dismiss_penalty: the reward's weights of ``1/len`` for the
+        running jobs, the slot jobs and the backlog jobs (DeepRM: −1 each).
     """
 
     num_res: int = 2
@@ -61,6 +63,9 @@ class DCParams:
     step_cap: int = 0
     deeprm: bool = False
     future: bool = False
+    delay_penalty: float = -1.0
+    hold_penalty: float = -1.0
+    dismiss_penalty: float = -1.0
 
     def __post_init__(self):
         for name in ("num_res", "res_slot", "horizon", "num_slots", "backlog_size"):
