@@ -12,10 +12,13 @@ Rooms:
 * ``rlscheduler.py``: RLScheduler's job-picking SchedGym environment :class:`RLSchedulerEnv`
   (decision protocol, reward); ``rlscheduler_features.py``: its observation rows, queue orders
   and visible-job cut-off;
+* ``datacenter.py``: A2cScheduler's data-centre environment :class:`DataCenterEnv` (image
+  state, N + 1 actions with the implicit void) over :mod:`jaxsched.sim.datacenter`;
 * ``gym.py``: a Gymnasium adapter of :class:`RLSchedulerEnv` (optional dependency);
 """
 
 from jaxsched.envs.core import FIRST, LAST, MID, Environment, TimeStep
+from jaxsched.envs.datacenter import DataCenterEnv
 from jaxsched.envs.rlscheduler import EnvState, Observation, RLSchedulerEnv
 from jaxsched.envs.rlscheduler_features import JOB_FEATURES, PAD_ROW
 from jaxsched.envs.wrappers import AutoResetWrapper
@@ -23,6 +26,7 @@ from jaxsched.envs.wrappers import AutoResetWrapper
 __all__ = [
     "Environment",
     "RLSchedulerEnv",
+    "DataCenterEnv",
     "AutoResetWrapper",
     "EnvState",
     "Observation",
