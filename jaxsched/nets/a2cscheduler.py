@@ -1,0 +1,82 @@
+"""A2cScheduler's actor and critic (spec §6; Flax linen, float32).
+
+Input: the state image, float ``[..., H, W]`` (one channel; any float dtype, cast to float32).
+Both networks share the *design* of their trunk but have their own parameters:
+
+* ``conv16`` (the paper's choice): one 3 × 3 convolution with 16 filters (stride 1, "same"
+  padding, ReLU), flatten;
+* Table 3's variants: ``conv32`` (32 filters), ``conv16_pool`` / ``conv32_pool`` (2 × 2 max
+  pooling after the convolution), ``fc`` (flatten, then a dense ReLU layer of 20 units: the
+  "FC layer" that did not converge in the paper).
+
+The actor ends in a dense layer of ``num_actions`` logits (masked with
+:func:`jaxsched.nets.categorical.apply_mask` when a mask is given; softmax is the categorical
+distribution's), the critic in a dense layer of 1 unit: ``V(s)`` float32 ``[...]``.
+Kernels are Glorot-uniform, biases zero.
+"""
+
+from __future__ import annotations
+
+import flax.linen as nn
+import jax.numpy as jnp
+
+from jaxsched.errors import ConfigError
+from jaxsched.nets.categorical import apply_mask
+
+__all__ = ["ARCHS", "Trunk", "Actor", "Critic"]
+
+#: architecture name -> (filters, pooling); "fc" has no convolution
+ARCHS = {
+    "conv16": (16, False),
+    "conv32": (32, False),
+    "conv16_pool": (16, True),
+    "conv32_pool": (32, True),
+    "fc": (0, False),
+}
+_INIT = dict(kernel_init=nn.initializers.glorot_uniform(), bias_init=nn.initializers.zeros)
+
+
+class Trunk(nn.Module):
+    """``[..., H, W]`` image -> float32 features ``[..., F]`` (see the module docstring)."""
+
+    arch: str = "conv16"
+
+    @nn.compact
+    def __call__(self, image):
+        if self.arch not in ARCHS:
+            raise ConfigError(f"unknown architecture {self.arch!r} (known: {', '.join(ARCHS)})")
+        x = jnp.asarray(image, jnp.float32)
+        lead = x.shape[:-2]
+        x = x.reshape((-1,) + x.shape[-2:] + (1,))  # [B, H, W, 1]
+        filters, pool = ARCHS[self.arch]
+        if filters:
+            x = nn.relu(nn.Conv(filters, (3, 3), padding="SAME", **_INIT)(x))
+            if pool:
+                x = nn.max_pool(x, (2, 2), strides=(2, 2))
+            x = x.reshape(x.shape[0], -1)
+        else:
+            x = nn.relu(nn.Dense(20, **_INIT)(x.reshape(x.shape[0], -1)))
+        return x.reshape(lead + x.shape[-1:])
+
+
+class Actor(nn.Module):
+    """Logits float32 ``[..., num_actions]`` (masked where ``mask`` bool ``[..., A]`` is
+    False)."""
+
+    num_actions: int
+    arch: str = "conv16"
+
+    @nn.compact
+    def __call__(self, image, mask=None):
+        logits = nn.Dense(self.num_actions, **_INIT)(Trunk(self.arch)(image))
+        return logits if mask is None else apply_mask(logits, jnp.asarray(mask, bool))
+
+
+class Critic(nn.Module):
+    """``V(s)`` float32 ``[...]``."""
+
+    arch: str = "conv16"
+
+    @nn.compact
+    def __call__(self, image):
+        return nn.Dense(1, **_INIT)(Trunk(self.arch)(image))[..., 0]

@@ -1,0 +1,91 @@
+"""``jaxsched train a2c`` flags and their translation into a training run (or, with
+``--evaluate-only``, the evaluation of a trained run)."""
+
+from __future__ import annotations
+
+import argparse
+
+from jaxsched.cli.args import int_arg, nonneg_int, positive_int
+
+__all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args"]
+
+HELP = "A2cScheduler: CNN actor-critic (A2C, n-step TD) on the data-centre cluster"
+DESCRIPTION = (
+    "Train A2cScheduler's CNN actor and critic with n-step A2C on DeepRM-style data-centre "
+    "jobsets drawn at --rate; a checkpoint and a log line every epoch in --out DIR, and the "
+    "learned policy next to the baselines (Random, Tetris, SJF) on fixed jobsets at the end. "
+    "--evaluate-only prints that table for the run in DIR without training."
+)
+
+#: flag -> RunConfig field, for the flags that map one to one
+_FIELDS = {
+    "rate": float,
+    "num_res": positive_int,
+    "res_slot": positive_int,
+    "horizon": positive_int,
+    "num_slots": positive_int,
+    "backlog_size": positive_int,
+    "simu_len": positive_int,
+    "step_cap": positive_int,
+    "arch": str,
+    "num_envs": positive_int,
+    "n_steps": positive_int,
+    "gamma": float,
+    "lr": float,
+    "optimizer": str,
+    "entropy_coef": float,
+    "value_coef": float,
+    "updates_per_epoch": positive_int,
+    "eval_sequences": positive_int,
+    "eval_seed": int_arg,
+}
+
+
+def add_train_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the flags of ``jaxsched train a2c`` (defaults: :class:`RunConfig`'s)."""
+    p.add_argument("--out", required=True, metavar="DIR", help="run directory")
+    p.add_argument("--epochs", type=positive_int, default=None, metavar="E",
+                   help="total epochs (with --resume: including those done); required to train")  # fmt: skip
+    p.add_argument("--resume", action="store_true", help="continue the run in DIR")
+    p.add_argument("--evaluate-only", action="store_true",
+                   help="print the trained run's policy next to the baselines, then exit")  # fmt: skip
+    p.add_argument("--seed", type=int_arg, default=None, metavar="S")
+    p.add_argument("--validate-every", type=nonneg_int, default=0, metavar="K",
+                   help="evaluate the greedy policy every K epochs, keep best.ckpt (0: never)")  # fmt: skip
+    p.add_argument("--future", action="store_true", help="DeepRM's future placement")
+    p.add_argument("--mask", action="store_true", help="mask slots that cannot be allocated")
+    p.add_argument("--no-progress", action="store_true", help="one log line per epoch")
+    for name, kind in _FIELDS.items():
+        choices = None
+        if name == "arch":
+            from jaxsched.nets.a2cscheduler import ARCHS
+
+            choices = tuple(ARCHS)
+        elif name == "optimizer":
+            choices = ("rmsprop", "adam")
+        p.add_argument("--" + name.replace("_", "-"), type=kind, default=None, choices=choices)
+
+
+def train_from_args(args) -> int:
+    """``jaxsched train a2c ...``: returns the exit status."""
+    import jaxsched.sim  # noqa: F401  (enables x64)
+    from jaxsched.errors import ConfigError
+    from jaxsched.systems.a2cscheduler import evaluate as ev
+    from jaxsched.systems.a2cscheduler.config import RunConfig
+    from jaxsched.systems.a2cscheduler.run import load_model, train
+
+    if args.evaluate_only:
+        m = load_model(args.out)
+        res = ev.evaluate(m.env, m.run.eval_sequences, m.actor_apply, m.params)
+        print(f"{args.out} (epoch {m.epoch}): {m.run.eval_sequences} jobsets at rate {m.run.rate}")
+        print(ev.format_table(res))
+        return 0
+    if args.epochs is None:
+        raise ConfigError("--epochs is required to train (or use --evaluate-only)")
+    kw = {k: getattr(args, k) for k in _FIELDS if getattr(args, k) is not None}
+    if args.seed is not None:
+        kw["seed"] = args.seed
+    kw.update({k: True for k in ("future", "mask") if getattr(args, k)})
+    train(RunConfig(**kw), args.out, epochs=args.epochs, resume=args.resume,
+          validate_every=args.validate_every, progress=not args.no_progress)  # fmt: skip
+    return 0

@@ -1,0 +1,110 @@
+"""The learned policy next to the baselines on the same fixed job sequences (spec §8, §10).
+
+Sequences are the environment's evaluation jobsets ``init_state_at(0 … n−1)``; each policy
+runs them to the end (or the step cap) and is scored over its finished jobs: mean slowdown,
+completion time and waiting time per sequence (and the jobs left unallocated when the step
+cap cut the episode), then mean ± standard error over sequences.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsched.sim.datacenter import baselines
+
+__all__ = ["BASELINES", "policy_metrics", "baseline_metrics", "evaluate", "format_table"]
+
+#: table name -> baseline policy of :mod:`jaxsched.sim.datacenter.baselines`
+BASELINES = {
+    "Random": "greedy_random",
+    "Random(DeepRM)": "random_uniform",
+    "Tetris": "tetris",
+    "SJF": "sjf",
+}
+#: per-sequence metrics: means over finished (allocated) jobs, and the jobs left unallocated
+#: when the episode was cut by the step cap (DeepRM scores finished jobs only)
+_METRICS = ("slowdown", "completion", "waiting", "unfinished")
+
+
+def _jobsets(env, n: int):
+    starts = jnp.arange(n, dtype=jnp.int32)
+    s = jax.vmap(env.init_state_at)(starts)
+    return s.lens, s.dems
+
+
+def policy_metrics(env, actor_apply, params, n: int, *, greedy: bool = True, seed: int = 0):
+    """Per-sequence metrics (numpy float64 ``[n]`` each, :data:`_METRICS`) of the actor on
+    ``n`` jobsets (greedy: the most probable action; else sampled)."""
+    T = env.params.step_cap or 10 * env.params.simu_len
+
+    def one(start, key):
+        s = env.init_state_at(start)
+
+        def body(s, k):
+            obs = env.observe(s)
+            logits = actor_apply(params, obs.image, obs.mask)
+            sampled = jax.random.categorical(k, logits).astype(jnp.int32)
+            a = jnp.argmax(logits).astype(jnp.int32) if greedy else sampled
+            return env.transition(s, a)[0], None
+
+        s, _ = jax.lax.scan(body, s, jax.random.split(key, T))
+        return _metrics(s)
+
+    keys = jax.random.split(jax.random.PRNGKey(seed), n)
+    m = jax.jit(jax.vmap(one))(jnp.arange(n, dtype=jnp.int32), keys)
+    return {k: np.asarray(m[k], np.float64) for k in _METRICS}
+
+
+def baseline_metrics(env, policies, n: int, *, knob: float = 1.0, seed: int = 0) -> list:
+    """Per-sequence metrics of each baseline policy (names of
+    :data:`jaxsched.sim.datacenter.baselines.POLICIES`) on the same ``n`` jobsets, in one
+    compiled call."""
+    p = env.params
+    T = p.step_cap or 10 * p.simu_len
+
+    def one(code, lens, dems, key):
+        acts = jnp.zeros((T,), jnp.int32)
+        s, _ = baselines.rollout(p, lens, dems, code, knob, acts, 0, key, T)
+        return _metrics(s)
+
+    lens, dems = _jobsets(env, n)
+    keys = jax.random.split(jax.random.PRNGKey(seed), n)
+    codes = jnp.asarray([baselines.policy_code(x) for x in policies], jnp.int32)
+    per_seq = jax.vmap(one, in_axes=(None, 0, 0, 0))
+    m = jax.jit(jax.vmap(per_seq, in_axes=(0, None, None, None)))(codes, lens, dems, keys)
+    return [{k: np.asarray(v[i], np.float64) for k, v in m.items()} for i in range(len(policies))]
+
+
+def _metrics(s) -> dict:
+    m = baselines.job_metrics(s)
+    out = {k: m[k] for k in ("slowdown", "completion", "waiting")}
+    out["unfinished"] = jnp.sum(s.recorded & (s.finish < 0)).astype(jnp.float64)
+    return out
+
+
+def evaluate(env, n: int, actor_apply=None, params=None, name: str = "A2C") -> dict:
+    """``{policy name: {metric: (mean, sem)}}`` for the baselines (and the learned actor)."""
+    rows = dict(zip(BASELINES, baseline_metrics(env, list(BASELINES.values()), n)))
+    if actor_apply is not None:
+        rows[name] = policy_metrics(env, actor_apply, params, n)
+    out = {}
+    for pol, m in rows.items():
+        out[pol] = {}
+        for k, v in m.items():
+            v = v[np.isfinite(v)]
+            sem = float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else 0.0
+            out[pol][k] = (float(np.mean(v)) if len(v) else float("nan"), sem)
+    return out
+
+
+def format_table(res: dict) -> str:
+    """A text table: one row per metric, one column per policy (mean ± sem)."""
+    pols = list(res)
+    head = f"{'metric':<12}" + "".join(f"{p:>20}" for p in pols)
+    lines = [head]
+    for k in _METRICS:
+        cells = "".join(f"{res[p][k][0]:>12.3f} ± {res[p][k][1]:<5.3f}" for p in pols)
+        lines.append(f"{k:<12}{cells}")
+    return "\n".join(lines)

@@ -1,0 +1,146 @@
+"""A2cScheduler's training driver on the generic host loop (:func:`jaxsched.train.loop.run_epochs`)
+and its model loader.
+
+One epoch = ``updates_per_epoch`` A2C updates (one compiled ``lax.scan``) of ``num_envs``
+data-centre environments in lockstep; the log row has the epoch's mean loss terms, reward per
+step, the number of episodes that ended and their mean slowdown. With ``validate_every`` the
+learned policy (greedy) runs the fixed evaluation jobsets and the best one is kept
+(``best.ckpt``). At the end the learned policy is printed next to the baselines.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsched.errors import CheckpointError
+from jaxsched.systems.a2cscheduler import evaluate as ev
+from jaxsched.systems.a2cscheduler.config import RunConfig, build_env, build_nets
+from jaxsched.train.checkpoint import load_checkpoint
+from jaxsched.train.loop import BestCheckpoint, EpochSpec, open_run, run_epochs, start_or_resume
+
+__all__ = ["Trainer", "train", "LoadedModel", "load_model"]
+
+
+class Trainer:
+    """The compiled epoch of a run: ``update(state) -> (state, metrics)``, ``init_state()``,
+    ``run_config()``; ``env`` (no auto-reset) and ``actor_apply`` for evaluation."""
+
+    def __init__(self, rc: RunConfig):
+        from jaxsched.envs import AutoResetWrapper
+        from jaxsched.train.a2c import make_a2c
+
+        self.rc = rc
+        self.env = build_env(rc)
+        self.actor, self.critic, self.actor_apply, critic_apply = build_nets(rc, self.env)
+        self._init, upd = make_a2c(AutoResetWrapper(self.env), self.actor_apply, critic_apply,
+                                   rc.a2c(), lambda o: (o.image, o.mask))  # fmt: skip
+
+        def epoch(state):
+            state, m = jax.lax.scan(lambda s, _: upd(s), state, None, length=rc.updates_per_epoch)
+            out = {k: jnp.mean(v) for k, v in m.items() if not k.startswith("ep_")}
+            out["episodes"] = jnp.sum(m["episodes"])
+            out["ep_slowdown"] = jnp.sum(m["ep_slowdown"]) / jnp.maximum(out["episodes"], 1.0)
+            return state, out
+
+        self.update = jax.jit(epoch)
+
+    def init_state(self):
+        key = jax.random.PRNGKey(self.rc.seed)
+        k_a, k_c, k_run = jax.random.split(key, 3)
+        img = jnp.zeros((self.env.params.horizon, self.env.params.image_width), jnp.float32)
+        params = {"actor": self.actor.init(k_a, img), "critic": self.critic.init(k_c, img)}
+        return jax.jit(self._init)(k_run, params)
+
+    def run_config(self) -> dict:
+        return self.rc.to_json()
+
+
+def _row(epoch, m, trainer) -> dict:
+    r = {k: round(float(v), 6) for k, v in m.items()}
+    r["episodes"] = int(m["episodes"])
+    return r
+
+
+def _message(r) -> str:
+    sd = f"slowdown {r['ep_slowdown']:.3f}" if r.get("episodes") else "no episode ended"
+    val = f", eval {r['eval_slowdown']:.3f}" if "eval_slowdown" in r else ""
+    return f"reward/step {r['reward']:.3f}, {sd} ({r['episodes']} ep), H {r['entropy']:.2f}{val}"
+
+
+def _validator(trainer: Trainer, out: Path):
+    best = BestCheckpoint(out)
+
+    def validate(state, epoch, ck) -> dict:
+        m = ev.policy_metrics(trainer.env, trainer.actor_apply, state.params["actor"],
+                              trainer.rc.eval_sequences)  # fmt: skip
+        value = float(np.nanmean(m["slowdown"]))
+        best.offer(value, epoch, ck)
+        return {"eval_slowdown": round(value, 6)}
+
+    return validate
+
+
+def train(rc: RunConfig, out, *, epochs: int, resume: bool = False, validate_every: int = 0,
+          progress: bool = True, log=print) -> dict:  # fmt: skip
+    """Train (or resume) the run in ``out`` up to ``epochs``; returns the final evaluation
+    (:func:`jaxsched.systems.a2cscheduler.evaluate.evaluate`)."""
+    t0 = time.perf_counter()
+    out = Path(out)
+    saved = open_run(out, resume)
+    if saved is not None:
+        rc = RunConfig.from_json(saved)
+    trainer = Trainer(rc)
+    state, history, done = start_or_resume(out, trainer.init_state(), trainer, resume=resume,
+                                           run_json=rc.to_json(), log=log)  # fmt: skip
+    spec = EpochSpec(
+        trainer_at=lambda e: trainer,
+        row=_row,
+        message=_message,
+        validate=_validator(trainer, out) if validate_every else None,
+        validate_every=validate_every,
+    )
+    state, _ = run_epochs(out, state, history, spec, done_epochs=done, epochs=epochs, t0=t0,
+                          progress=progress, log=log)  # fmt: skip
+    res = ev.evaluate(trainer.env, rc.eval_sequences, trainer.actor_apply, state.params["actor"])
+    (out / "evaluation.json").write_text(json.dumps(res, indent=1) + "\n")
+    log(f"{rc.eval_sequences} evaluation jobsets at rate {rc.rate} (greedy A2C):")
+    log(ev.format_table(res))
+    return res
+
+
+@dataclasses.dataclass
+class LoadedModel:
+    """A trained actor: ``run`` (RunConfig), ``env``, ``actor_apply``, ``params``, ``epoch``,
+    ``path`` (the checkpoint file)."""
+
+    run: RunConfig
+    env: object
+    actor_apply: object
+    params: object
+    epoch: int
+    path: Path
+
+
+def load_model(path) -> LoadedModel:
+    """The actor of the newest checkpoint of a run directory (or of a checkpoint file)."""
+    p = Path(path)
+    run_file = (p if p.is_dir() else p.parent) / "run.json"
+    try:
+        rc = RunConfig.from_json(json.loads(run_file.read_text()))
+    except (OSError, ValueError, TypeError) as e:
+        raise CheckpointError(f"{run_file}: unreadable run settings: {e}") from None
+    ck = load_checkpoint(p)
+    try:
+        params = jax.tree_util.tree_map(jnp.asarray, ck.state["params"]["actor"])
+    except (KeyError, TypeError):
+        raise CheckpointError(f"{ck.path}: no actor parameters in this checkpoint") from None
+    env = build_env(rc)
+    _, _, actor_apply, _ = build_nets(rc, env)
+    return LoadedModel(rc, env, actor_apply, params, ck.epoch, ck.path)

@@ -1,0 +1,76 @@
+"""A2C (jaxsched.train.a2c): n-step targets and loss wiring on the toy environment, a learning
+test (the toy environment's random policy earns 0.29 per step, a learned one close to 1), and
+the A2cScheduler networks' shapes and Table 3 variants."""
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from toy_env import RANDOM_REWARD_PER_STEP, PickSmallestEnv
+
+from jaxsched.envs import AutoResetWrapper
+from jaxsched.errors import ConfigError
+from jaxsched.nets.a2cscheduler import ARCHS, Actor, Critic
+from jaxsched.nets.categorical import apply_mask
+from jaxsched.train.a2c import A2CConfig, make_a2c
+
+
+class SlotScore(nn.Module):
+    @nn.compact
+    def __call__(self, obs):  # [..., N, 8] -> [..., N]
+        return nn.Dense(1)(nn.relu(nn.Dense(16)(obs)))[..., 0]
+
+
+class MeanValue(nn.Module):
+    @nn.compact
+    def __call__(self, obs):  # [..., N, 8] -> [...]
+        return nn.Dense(1)(jnp.mean(obs, axis=-2))[..., 0]
+
+
+def test_a2c_learns_the_toy_task():
+    env = AutoResetWrapper(PickSmallestEnv())
+    actor_net, critic_net = SlotScore(), MeanValue()
+    x0 = jnp.zeros((6, 8), jnp.float32)
+    key = jax.random.PRNGKey(0)
+    params = {"actor": actor_net.init(key, x0), "critic": critic_net.init(key, x0)}
+    cfg = A2CConfig(num_envs=16, n_steps=4, gamma=0.0, lr=1e-2, optimizer="adam")
+    init, update = make_a2c(
+        env,
+        lambda p, x, m: apply_mask(actor_net.apply(p, x), m),
+        critic_net.apply,
+        cfg,
+        lambda o: (o.obs, o.mask),
+    )
+    state = jax.jit(init)(jax.random.PRNGKey(1), params)
+    step = jax.jit(update)
+    rewards = []
+    for _ in range(160):
+        state, m = step(state)
+        rewards.append(float(m["reward"]))
+    rewards = [np.mean(rewards[i : i + 20]) for i in (0, 140)]
+    assert abs(rewards[0] - RANDOM_REWARD_PER_STEP) < 0.25  # starts near random
+    assert rewards[-1] > 0.75, rewards
+    assert int(state.update) == 160 and np.isfinite(float(m["loss"]))
+
+
+def test_networks_shapes_and_variants():
+    img = jnp.zeros((2, 20, 124), jnp.float32)
+    mask = jnp.array([[True] * 5 + [False], [True] * 6])
+    for arch in ARCHS:
+        actor, critic = Actor(6, arch), Critic(arch)
+        pa = actor.init(jax.random.PRNGKey(0), img[0])
+        pc = critic.init(jax.random.PRNGKey(1), img[0])
+        logits, v = actor.apply(pa, img, mask), critic.apply(pc, img)
+        assert logits.shape == (2, 6) and logits.dtype == jnp.float32 and v.shape == (2,)
+        assert float(logits[0, 5]) < -1e29  # masked
+    n_params = sum(x.size for x in jax.tree_util.tree_leaves(pa))
+    conv16 = Actor(6, "conv16").init(jax.random.PRNGKey(0), img[0])
+    kernel = conv16["params"]["Trunk_0"]["Conv_0"]["kernel"]
+    assert kernel.shape == (3, 3, 1, 16)  # one 3x3 convolution with 16 filters
+    assert conv16["params"]["Dense_0"]["kernel"].shape == (20 * 124 * 16, 6)
+    assert n_params == 20 * 124 * 20 + 20 + 20 * 6 + 6  # "fc": flatten + dense 20 + output
+    with pytest.raises(ConfigError):
+        Actor(6, "conv8").init(jax.random.PRNGKey(0), img[0])
+    with pytest.raises(ConfigError):
+        A2CConfig(optimizer="sgd")
