@@ -26,6 +26,7 @@ _FIELDS = {
     "num_slots": positive_int,
     "backlog_size": positive_int,
     "simu_len": positive_int,
+    "max_job_len": positive_int,
     "step_cap": positive_int,
     "arch": str,
     "num_envs": positive_int,

@@ -17,7 +17,7 @@ class RunConfig:
     """Everything a run is made of (written to ``run.json``; a resumed run must match).
 
     Environment: ``rate`` λ, ``num_res``, ``res_slot``, ``horizon``, ``num_slots`` N,
-    ``backlog_size``, ``simu_len``, ``step_cap``, ``future`` placement, ``mask`` invalid
+    ``backlog_size``, ``simu_len``, ``max_job_len`` (< horizon), ``step_cap``, ``future`` placement, ``mask`` invalid
     actions. Networks: ``arch`` (:data:`jaxsched.nets.a2cscheduler.ARCHS`). A2C:
     ``num_envs``, ``n_steps``, ``gamma``, ``lr``, ``optimizer``, ``entropy_coef``,
     ``value_coef``, ``updates_per_epoch``. ``seed``; evaluation: ``eval_sequences`` fixed
@@ -30,6 +30,7 @@ class RunConfig:
     num_slots: int = 5
     backlog_size: int = 60
     simu_len: int = 50
+    max_job_len: int = 15
     step_cap: int = 500
     future: bool = False
     mask: bool = False
@@ -53,6 +54,11 @@ class RunConfig:
 
         if self.arch not in ARCHS:
             raise ConfigError(f"--arch must be one of {', '.join(ARCHS)}, got {self.arch!r}")
+        if not 1 <= self.max_job_len < self.horizon:
+            raise ConfigError(
+                f"--max-job-len must be in [1, horizon), got {self.max_job_len} with horizon "
+                f"{self.horizon} (a job must fit in the horizon)"
+            )
 
     def to_json(self) -> dict:
         return {"system": SYSTEM_NAME, **dataclasses.asdict(self)}
@@ -72,13 +78,13 @@ class RunConfig:
 
 
 def build_env(rc: RunConfig):
-    """The :class:`jaxsched.envs.DataCenterEnv` of a run (max job size = R, length 15)."""
+    """The :class:`jaxsched.envs.DataCenterEnv` of a run (max job size = R)."""
     from jaxsched.envs import DataCenterEnv
     from jaxsched.sim.datacenter import DCParams
 
     p = DCParams(num_res=rc.num_res, res_slot=rc.res_slot, horizon=rc.horizon,
                  num_slots=rc.num_slots, backlog_size=rc.backlog_size, max_job_size=rc.res_slot,
-                 simu_len=rc.simu_len, step_cap=rc.step_cap, future=rc.future)  # fmt: skip
+                 max_job_len=rc.max_job_len, simu_len=rc.simu_len, step_cap=rc.step_cap, future=rc.future)  # fmt: skip
     return DataCenterEnv(params=p, rate=rc.rate, mask_invalid=rc.mask, eval_seed=rc.eval_seed)
 
 

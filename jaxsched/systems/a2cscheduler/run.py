@@ -52,11 +52,15 @@ class Trainer:
         self.update = jax.jit(epoch)
 
     def init_state(self):
-        key = jax.random.PRNGKey(self.rc.seed)
-        k_a, k_c, k_run = jax.random.split(key, 3)
-        img = jnp.zeros((self.env.params.horizon, self.env.params.image_width), jnp.float32)
-        params = {"actor": self.actor.init(k_a, img), "critic": self.critic.init(k_c, img)}
-        return jax.jit(self._init)(k_run, params)
+        """Fresh networks and environments from ``rc.seed`` (one compiled call)."""
+
+        def init(key):
+            k_a, k_c, k_run = jax.random.split(key, 3)
+            img = jnp.zeros((self.env.params.horizon, self.env.params.image_width), jnp.float32)
+            params = {"actor": self.actor.init(k_a, img), "critic": self.critic.init(k_c, img)}
+            return self._init(k_run, params)
+
+        return jax.jit(init)(jax.random.PRNGKey(self.rc.seed))
 
     def run_config(self) -> dict:
         return self.rc.to_json()

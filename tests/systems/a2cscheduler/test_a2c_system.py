@@ -1,0 +1,63 @@
+"""``jaxsched train a2c``: a tiny run (1 epoch), resumed to 2 epochs, evaluated with
+``--evaluate-only``; the run directory's files; one-line errors; the evaluation's baselines
+against the sim's oracle on the same fixed jobsets."""
+
+import json
+
+import numpy as np
+import pytest
+
+from jaxsched.cli import main
+from jaxsched.sim.datacenter import oracle
+
+TINY = ["--simu-len", "6", "--horizon", "8", "--max-job-len", "6", "--res-slot", "4", "--num-slots", "2",
+        "--backlog-size", "3", "--step-cap", "40", "--num-envs", "2", "--n-steps", "3",
+        "--updates-per-epoch", "2", "--eval-sequences", "3", "--no-progress"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("a2c") / "run"
+    assert main(["train", "a2c", "--out", str(out), "--epochs", "1", *TINY]) == 0
+    return out
+
+
+def test_train_resume_and_evaluate(run_dir, capsys):
+    rows = [json.loads(x) for x in (run_dir / "log.jsonl").read_text().splitlines()]
+    assert [r["epoch"] for r in rows] == [1] and np.isfinite(rows[0]["loss"])
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["system"] == "a2c" and run["simu_len"] == 6
+    assert main(["train", "a2c", "--out", str(run_dir), "--epochs", "2", "--resume",
+                 "--no-progress"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "resuming" in out and "epoch 2/2" in out
+    assert len((run_dir / "log.jsonl").read_text().splitlines()) == 2
+    res = json.loads((run_dir / "evaluation.json").read_text())
+    assert set(res) == {"Random", "Random(DeepRM)", "Tetris", "SJF", "A2C"}
+    assert main(["train", "a2c", "--out", str(run_dir), "--evaluate-only"]) == 0
+    table = capsys.readouterr().out
+    assert "(epoch 2)" in table and "slowdown" in table and "SJF" in table
+
+
+def test_baselines_match_the_oracle_on_the_fixed_jobsets(run_dir):
+    from jaxsched.systems.a2cscheduler import evaluate as ev
+    from jaxsched.systems.a2cscheduler.run import load_model
+
+    env = load_model(run_dir).env
+    lens, dems = ev._jobsets(env, 3)
+    got = ev.baseline_metrics(env, list(ev.BASELINES.values()), 3)[3]["slowdown"]  # SJF
+    sjf = oracle.greedy(lambda o, e: 1.0 / o.lens[e])
+    for k in range(3):
+        ep = oracle.episode(env.params, np.asarray(lens[k]), np.asarray(dems[k]).tolist(), sjf)
+        sd = [(f - a) / ln for a, _, f, ln, _ in ep["jobs"] if f >= 0]
+        assert abs(np.mean(sd) - got[k]) < 1e-12
+
+
+def test_errors_are_one_line(run_dir, capsys, tmp_path):
+    assert main(["train", "a2c", "--out", str(run_dir), "--epochs", "3"]) == 2  # no --resume
+    assert main(["train", "a2c", "--out", str(tmp_path / "x"), "--rate", "1.5",
+                 "--epochs", "1"]) == 2  # fmt: skip
+    assert main(["train", "a2c", "--out", str(tmp_path / "y")]) == 2  # no --epochs
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3 and all(x.startswith("jaxsched: error: ") for x in err), err
+    assert "--rate must be in (0, 1]" in err[1]
