@@ -76,7 +76,7 @@ def test_stale_running_job_quirk(stepper):
     lens = np.array([0, 1, 1, 0], np.int32)
     dems = np.array([[0, 0], [1, 1], [1, 1], [0, 0]], np.int32)
     for deeprm, want in ((True, [-1.0, 0.0]), (False, [0.0, 0.0])):
-        p = DCParams(**TINY, deeprm=deeprm, future=True)
+        p = DCParams(**TINY, deeprm=deeprm, future=deeprm)
         s = cluster.reset(p, lens, dems)
         s, *_ = stepper(p)(s, 2)  # t=1: e1 arrives
         s, *_ = stepper(p)(s, 2)  # t=2: e2 arrives (e1 waits)
@@ -93,16 +93,16 @@ def test_stale_running_job_quirk(stepper):
 
 
 def test_backlog_refill_and_drop(stepper):
-    p = DCParams(**dict(TINY, num_slots=1, backlog_size=1))
+    p = DCParams(**TINY)  # 2 slots, backlog 1
     lens = np.array([1, 1, 1, 1], np.int32)
     dems = np.ones((4, 2), np.int32)
-    s = cluster.reset(p, lens, dems)  # e0 in the slot
-    s, *_ = stepper(p)(s, 1)  # t=1: e1 -> backlog
-    s, *_ = stepper(p)(s, 1)  # t=2: e2 dropped
-    assert list(np.asarray(s.recorded)) == [True, True, False, False]
-    assert bool(s.dropped[2]) and int(s.bsize) == 1
-    s, _, placed, *_ = stepper(p)(s, 0)  # allocate e0, e1 moves up from the backlog
-    assert bool(placed) and int(s.slots[0]) == 1 and int(s.bsize) == 0
+    s = cluster.reset(p, lens, dems)  # e0 in slot 0
+    for _ in range(3):  # t=1: e1 -> slot 1; t=2: e2 -> backlog; t=3: e3 dropped
+        s, *_ = stepper(p)(s, 2)
+    assert list(np.asarray(s.recorded)) == [True, True, True, False]
+    assert bool(s.dropped[3]) and int(s.bsize) == 1
+    s, _, placed, *_ = stepper(p)(s, 0)  # allocate e0, e2 moves up from the backlog
+    assert bool(placed) and list(np.asarray(s.slots)) == [2, 1] and int(s.bsize) == 0
 
 
 def test_step_after_end_is_a_no_op(stepper):
