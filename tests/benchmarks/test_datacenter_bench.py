@@ -1,0 +1,38 @@
+"""benchmarks/datacenter_env.py's reference adapter on a fake Python 2 checkout (no JAX)."""
+
+import importlib.util
+import sys
+
+from shared_data import REPO
+
+spec = importlib.util.spec_from_file_location(
+    "_bench_datacenter_env", REPO / "benchmarks" / "datacenter_env.py"
+)
+bench = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bench)
+
+FAKE = {
+    "job_distribution.py": "class Dist:\n    def __init__(self, job_len):\n"
+    "        self.lo = job_len * 2 / 3\n",
+    "parameters.py": "import job_distribution\nclass Parameters:\n    def __init__(self):\n"
+    "        self.num_nw = 5\n        self.new_job_rate = 0.1\n"
+    "        self.dist = job_distribution.Dist(15)\n",
+    "environment.py": "import theano\nimport matplotlib.pyplot as plt\nSTEPS = []\n"
+    "class Env:\n    def __init__(self, pa, seed=42, render=False, repre='image', end='x'):\n"
+    "        self.pa = pa\n        self.curr_size, backlog_width = 7, 3\n"
+    "        self.rows = self.curr_size / backlog_width\n"
+    "    def step(self, a):\n        for _ in xrange(1):\n            STEPS.append(a)\n"
+    'def test():\n    print "py2 print"\n',
+}
+
+
+def test_reference_adapter_on_a_fake_checkout(tmp_path):
+    for name, text in FAKE.items():
+        (tmp_path / name).write_text(text)
+    params, env_mod = bench.load_reference(tmp_path)
+    pa = params.Parameters()
+    assert pa.dist.lo == 10 and isinstance(pa.dist.lo, int)  # Python 2 integer division
+    assert env_mod.Env(pa).rows == 2
+    assert bench.reference_steps_per_s(tmp_path, 0.7, 50) > 0
+    steps = sys.modules["environment"].STEPS  # the adapter loaded the modules afresh
+    assert len(steps) == 50 and set(steps) <= set(range(6))
