@@ -35,25 +35,36 @@ def _py3(src: str) -> str:
 
 
 def load_reference(root: Path):
-    """The reference's ``parameters`` and ``environment`` modules, loaded in memory."""
+    """The reference's ``parameters`` and ``environment`` modules, loaded in memory
+    (``sys.modules`` is left as it was)."""
     theano = types.ModuleType("theano")
     theano.config = types.SimpleNamespace(floatX="float32")
     plt = types.ModuleType("matplotlib.pyplot")
     mpl = types.ModuleType("matplotlib")
     mpl.pyplot = plt
+    names = ("theano", "matplotlib", "matplotlib.pyplot", "job_distribution", "parameters")
+    names += ("environment",)
+    saved = {n: sys.modules[n] for n in names if n in sys.modules}
     sys.modules.update({"theano": theano, "matplotlib": mpl, "matplotlib.pyplot": plt})
     mods = {}
-    for name in ("job_distribution", "parameters", "environment"):
-        mod = types.ModuleType(name)
-        sys.modules[name] = mod
-        code = compile(_py3((root / f"{name}.py").read_text()), str(root / f"{name}.py"), "exec")
-        exec(code, mod.__dict__)
-        mods[name] = mod
+    try:
+        for name in ("job_distribution", "parameters", "environment"):
+            mod = types.ModuleType(name)
+            sys.modules[name] = mod
+            path = root / f"{name}.py"
+            exec(compile(_py3(path.read_text()), str(path), "exec"), mod.__dict__)
+            mods[name] = mod
+    finally:
+        for n in names:
+            sys.modules.pop(n, None)
+        sys.modules.update(saved)
     return mods["parameters"], mods["environment"]
 
 
-def reference_steps_per_s(root: Path, rate: float, steps: int, seed: int = 0) -> float:
-    params_mod, env_mod = load_reference(root)
+def reference_steps_per_s(root: Path, rate: float, steps: int, seed: int = 0, modules=None):
+    """Steps per second of one reference environment under uniformly random actions
+    (``modules``: :func:`load_reference`'s, else loaded from ``root``)."""
+    params_mod, env_mod = modules or load_reference(root)
     pa = params_mod.Parameters()
     pa.new_job_rate = rate
     env = env_mod.Env(pa, seed=42, render=False, repre="image", end="all_done")

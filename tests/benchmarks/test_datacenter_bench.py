@@ -29,10 +29,11 @@ FAKE = {
 def test_reference_adapter_on_a_fake_checkout(tmp_path):
     for name, text in FAKE.items():
         (tmp_path / name).write_text(text)
+    before = set(sys.modules)
     params, env_mod = bench.load_reference(tmp_path)
+    assert set(sys.modules) == before  # no stand-in is left behind
     pa = params.Parameters()
     assert pa.dist.lo == 10 and isinstance(pa.dist.lo, int)  # Python 2 integer division
     assert env_mod.Env(pa).rows == 2
-    assert bench.reference_steps_per_s(tmp_path, 0.7, 50) > 0
-    steps = sys.modules["environment"].STEPS  # the adapter loaded the modules afresh
-    assert len(steps) == 50 and set(steps) <= set(range(6))
+    assert bench.reference_steps_per_s(tmp_path, 0.7, 50, modules=(params, env_mod)) > 0
+    assert len(env_mod.STEPS) == 50 and set(env_mod.STEPS) <= set(range(6))
