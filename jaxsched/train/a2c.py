@@ -45,7 +45,9 @@ class A2CConfig:
 
     Attributes: num_envs ``E``; n_steps ``n`` (rollout length per update and TD horizon);
     gamma; lr; optimizer (``"rmsprop"`` or ``"adam"``); rms_decay, rms_eps; entropy_coef β;
-    value_coef; max_grad_norm (None: no clipping)."""
+    value_coef; max_grad_norm (None: no clipping), applied to the actor's and the critic's
+    gradients separately (the critic's, on returns of large magnitude, would otherwise take
+    the whole global-norm budget and freeze the actor)."""
 
     num_envs: int = 16
     n_steps: int = 5
@@ -81,12 +83,21 @@ class A2CState:
 
 
 def make_optimizer(cfg: A2CConfig) -> optax.GradientTransformation:
-    """RMSProp or Adam of :mod:`jaxsched.train.optim` with the config's settings."""
+    """RMSProp or Adam of :mod:`jaxsched.train.optim` with the config's settings, after
+    clipping each top-level part of the parameters (actor, critic) to ``max_grad_norm``."""
     if cfg.optimizer == "adam":
-        return optim.adam(cfg.lr, max_grad_norm=cfg.max_grad_norm)
-    return optim.rmsprop(
-        cfg.lr, decay=cfg.rms_decay, eps=cfg.rms_eps, max_grad_norm=cfg.max_grad_norm
-    )
+        tx = optim.adam(cfg.lr)
+    else:
+        tx = optim.rmsprop(cfg.lr, decay=cfg.rms_decay, eps=cfg.rms_eps)
+    if cfg.max_grad_norm is None:
+        return tx
+    clip = optax.clip_by_global_norm(cfg.max_grad_norm)
+
+    def update(grads, state, params=None):
+        grads = {k: clip.update(g, clip.init(g))[0] for k, g in grads.items()}
+        return tx.update(grads, state, params)
+
+    return optax.GradientTransformation(tx.init, update)
 
 
 def make_a2c(env, actor: Callable, critic: Callable, cfg: A2CConfig, obs_fn: Callable):
