@@ -12,12 +12,15 @@ Both networks share the *design* of their trunk but have their own parameters:
 The actor ends in a dense layer of ``num_actions`` logits (masked with
 :func:`jaxsched.nets.categorical.apply_mask` when a mask is given; softmax is the categorical
 distribution's), the critic in a dense layer of 1 unit: ``V(s)`` float32 ``[...]``.
-Kernels are Glorot-uniform, biases zero.
+Kernels are Glorot-uniform (:func:`glorot_uniform_flat`), biases zero.
 """
 
 from __future__ import annotations
 
+import math
+
 import flax.linen as nn
+import jax
 import jax.numpy as jnp
 
 from jaxsched.errors import ConfigError
@@ -33,7 +36,20 @@ ARCHS = {
     "conv32_pool": (32, True),
     "fc": (0, False),
 }
-_INIT = dict(kernel_init=nn.initializers.glorot_uniform(), bias_init=nn.initializers.zeros)
+
+
+def glorot_uniform_flat(key, shape, dtype=jnp.float32):
+    """Glorot-uniform kernels (fan-in: all axes but the last; fan-out: the last times the
+    receptive field), drawn as one flat vector and reshaped: XLA:CPU compiles threefry on
+    shapes with a short last axis many times slower."""
+    receptive = math.prod(shape[:-2]) if len(shape) > 2 else 1
+    fan_in, fan_out = shape[-2] * receptive, shape[-1] * receptive
+    limit = math.sqrt(6.0 / (fan_in + fan_out))
+    flat = jax.random.uniform(key, (math.prod(shape),), dtype, -limit, limit)
+    return flat.reshape(shape)
+
+
+_INIT = dict(kernel_init=glorot_uniform_flat, bias_init=nn.initializers.zeros)
 
 
 class Trunk(nn.Module):

@@ -137,8 +137,10 @@ def test_host_generator_matches_reference_sequences():
 
 
 def test_device_generator_distribution():
-    p = DCParams(simu_len=5000)
-    lens, dems = jax.jit(lambda k: generator.sample_jobset(p, k, 0.7))(jax.random.PRNGKey(1))
+    p = DCParams(simu_len=250)
+    one_fn = jax.jit(lambda k: generator.sample_jobset(p, k, 0.7))
+    keys = jax.random.split(jax.random.PRNGKey(1), 20)
+    lens, dems = jax.jit(jax.vmap(one_fn))(keys)
     lens, dems = np.asarray(lens), np.asarray(dems)
     job = lens > 0
     assert abs(job.mean() - 0.7) < 0.02
@@ -148,9 +150,4 @@ def test_device_generator_distribution():
     dm = dems[job]
     assert np.all((dm.max(1) >= 5) & (dm.min(1) <= 2) & (dm.min(1) >= 1))
     assert np.all(dems[~job] == 0)
-    small = DCParams(simu_len=8)
-    keys = jax.random.split(jax.random.PRNGKey(2), 3)
-    one_fn = jax.jit(lambda k: generator.sample_jobset(small, k, 0.7))
-    many, _ = jax.jit(jax.vmap(one_fn))(keys)
-    one, _ = one_fn(keys[2])
-    assert np.array_equal(np.asarray(one), np.asarray(many[2]))  # vmap == one at a time
+    assert np.array_equal(np.asarray(one_fn(keys[2])[0]), lens[2])  # vmap == one at a time

@@ -57,20 +57,23 @@ def test_a2c_learns_the_toy_task():
 def test_networks_shapes_and_variants():
     img = jnp.zeros((2, 20, 124), jnp.float32)
     mask = jnp.array([[True] * 5 + [False], [True] * 6])
-    for arch in ARCHS:
+    key = jax.random.PRNGKey(0)
+    for arch in ARCHS:  # shapes only (traced, not compiled)
         actor, critic = Actor(6, arch), Critic(arch)
-        pa = actor.init(jax.random.PRNGKey(0), img[0])
-        pc = critic.init(jax.random.PRNGKey(1), img[0])
-        logits, v = actor.apply(pa, img, mask), critic.apply(pc, img)
+        pa = jax.eval_shape(actor.init, key, img[0])
+        pc = jax.eval_shape(critic.init, key, img[0])
+        logits = jax.eval_shape(actor.apply, pa, img, mask)
+        v = jax.eval_shape(critic.apply, pc, img)
         assert logits.shape == (2, 6) and logits.dtype == jnp.float32 and v.shape == (2,)
-        assert float(logits[0, 5]) < -1e29  # masked
     n_params = sum(x.size for x in jax.tree_util.tree_leaves(pa))
-    conv16 = Actor(6, "conv16").init(jax.random.PRNGKey(0), img[0])
-    kernel = conv16["params"]["Trunk_0"]["Conv_0"]["kernel"]
-    assert kernel.shape == (3, 3, 1, 16)  # one 3x3 convolution with 16 filters
-    assert conv16["params"]["Dense_0"]["kernel"].shape == (20 * 124 * 16, 6)
     assert n_params == 20 * 124 * 20 + 20 + 20 * 6 + 6  # "fc": flatten + dense 20 + output
+    conv16 = Actor(6, "conv16")
+    p16 = jax.jit(conv16.init)(key, img[0])
+    assert p16["params"]["Trunk_0"]["Conv_0"]["kernel"].shape == (3, 3, 1, 16)  # one 3x3, 16
+    assert p16["params"]["Dense_0"]["kernel"].shape == (20 * 124 * 16, 6)
+    logits = jax.jit(conv16.apply)(p16, img, mask)
+    assert float(logits[0, 5]) < -1e29 and np.all(np.isfinite(np.asarray(logits[1])))
     with pytest.raises(ConfigError):
-        Actor(6, "conv8").init(jax.random.PRNGKey(0), img[0])
+        jax.eval_shape(Actor(6, "conv8").init, key, img[0])
     with pytest.raises(ConfigError):
         A2CConfig(optimizer="sgd")

@@ -22,7 +22,9 @@ def sample_jobset(p: DCParams, key, rate, small_chance: float = 0.8):
 
     ``rate`` is a float (scalar, traced or not); ``S`` = ``p.simu_len``."""
     S, d, L, M = p.simu_len, p.num_res, p.max_job_len, p.max_job_size
-    u = jax.random.uniform(key, (S, 4 + d), jnp.float32)  # one draw (fast to compile)
+    # one flat draw, reshaped: XLA:CPU compiles threefry on 2-D shapes with a short last axis
+    # many times slower
+    u = jax.random.uniform(key, (S * (4 + d),), jnp.float32).reshape(S, 4 + d)
 
     def uint(col, lo, hi):  # uniform integers in [lo, hi]
         return lo + jnp.minimum(jnp.floor(col * (hi - lo + 1)), hi - lo).astype(jnp.int32)
