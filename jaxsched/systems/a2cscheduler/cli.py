@@ -56,6 +56,8 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--future", action="store_true", help="DeepRM's future placement")
     p.add_argument("--mask", action="store_true", help="mask slots that cannot be allocated")
     p.add_argument("--no-progress", action="store_true", help="one log line per epoch")
+    p.add_argument("--no-evaluate", action="store_true",
+                   help="skip the evaluation against the baselines after training")  # fmt: skip
     for name, kind in _FIELDS.items():
         choices = None
         if name == "arch":
@@ -88,5 +90,6 @@ def train_from_args(args) -> int:
         kw["seed"] = args.seed
     kw.update({k: True for k in ("future", "mask") if getattr(args, k)})
     train(RunConfig(**kw), args.out, epochs=args.epochs, resume=args.resume,
-          validate_every=args.validate_every, progress=not args.no_progress)  # fmt: skip
+          validate_every=args.validate_every, progress=not args.no_progress,
+          evaluate=not args.no_evaluate)  # fmt: skip
     return 0

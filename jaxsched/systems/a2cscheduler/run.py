@@ -92,9 +92,10 @@ def _validator(trainer: Trainer, out: Path):
 
 
 def train(rc: RunConfig, out, *, epochs: int, resume: bool = False, validate_every: int = 0,
-          progress: bool = True, log=print) -> dict:  # fmt: skip
+          progress: bool = True, evaluate: bool = True, log=print) -> dict | None:  # fmt: skip
     """Train (or resume) the run in ``out`` up to ``epochs``; returns the final evaluation
-    (:func:`jaxsched.systems.a2cscheduler.evaluate.evaluate`)."""
+    (:func:`jaxsched.systems.a2cscheduler.evaluate.evaluate`, also written to
+    ``evaluation.json``), or None with ``evaluate=False``."""
     t0 = time.perf_counter()
     out = Path(out)
     saved = open_run(out, resume)
@@ -112,6 +113,8 @@ def train(rc: RunConfig, out, *, epochs: int, resume: bool = False, validate_eve
     )
     state, _ = run_epochs(out, state, history, spec, done_epochs=done, epochs=epochs, t0=t0,
                           progress=progress, log=log)  # fmt: skip
+    if not evaluate:
+        return None
     res = ev.evaluate(trainer.env, rc.eval_sequences, trainer.actor_apply, state.params["actor"])
     (out / "evaluation.json").write_text(json.dumps(res, indent=1) + "\n")
     log(f"{rc.eval_sequences} evaluation jobsets at rate {rc.rate} (greedy A2C):")
