@@ -29,8 +29,8 @@ def jstep(env):
     return jax.jit(env.step)
 
 
-def test_contract_with_mask():
-    info = check_env_contract(DataCenterEnv(params=SHORT, rate=0.9, mask_invalid=True),
+def test_contract():
+    info = check_env_contract(DataCenterEnv(params=SHORT, rate=0.9),
                               batch=2, num_steps=40)  # fmt: skip
     assert info["episodes_ended"] >= 1
 
