@@ -49,7 +49,7 @@ def test_run_dir_of_an_unknown_system_is_a_one_line_error(capsys, tmp_path):
 
 
 def test_old_run_dirs_without_system_are_rlscheduler():
-    d = REPO / "models" / "lublin1-bf"
+    d = REPO / "jaxsched" / "models" / "lublin1-bf"
     assert "system" not in json.loads((d / "run.json").read_text())
     system, model = systems.load_model(d)
     assert system.name == "rlscheduler" and model.epoch == 129
