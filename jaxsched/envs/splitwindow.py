@@ -352,9 +352,21 @@ def episode_metrics(env: SplitWindowEnv, s: SWState) -> dict:
     }
 
 
-def obs_policy(obs, policy: str, head: int, tail: int, n_cores: int = 256) -> jax.Array:
-    """The reference README's observation policies P1..P4 (int32 action; Fwd = M): slot i is
-    occupied when its c feature > 0 and fits when c·N ≤ the number of σ entries equal to 0."""
+def obs_policy(obs, policy, head: int, tail: int, n_cores: int = 256) -> jax.Array:
+    """The reference README's observation policies (int32 action; Fwd = M): ``policy`` is a
+    name of :data:`POLICIES` or a (traced) int32 index into it, so one compiled function
+    serves all four. Slot i is occupied when its c feature > 0 and fits when c·N ≤ the
+    number of σ entries equal to 0.
+
+    * P1: the first fitting head slot (with no head slots: the first fitting slot), else Fwd;
+    * P2: the fitting slot with the smallest r feature (ties: lowest index), else Fwd;
+    * P3: the fitting tail slot with the highest index, else the first fitting head slot;
+    * P4: always slot 0.
+    """
+    if isinstance(policy, str):
+        if policy not in POLICIES:
+            raise ConfigError(f"unknown policy {policy!r}; choose from {', '.join(POLICIES)}")
+        policy = POLICIES.index(policy)
     m = head + tail
     feat = obs[n_cores:].reshape(m, 3)
     free = jnp.sum(obs[:n_cores] == 0)
@@ -365,45 +377,44 @@ def obs_policy(obs, policy: str, head: int, tail: int, n_cores: int = 256) -> ja
     def first(ok):
         return jnp.where(ok.any(), jnp.argmax(ok).astype(jnp.int32), fwd)
 
-    head_ok = fits & (idx < head) if head > 0 else fits
-    if policy == "P1":
-        return first(head_ok)
-    if policy == "P2":
-        r = jnp.where(fits, feat[:, 1], jnp.inf)
-        return jnp.where(fits.any(), jnp.argmin(r).astype(jnp.int32), fwd)
-    if policy == "P3":
-        tail_ok = fits & (idx >= head)
-        last = (m - 1 - jnp.argmax(tail_ok[::-1])).astype(jnp.int32)
-        return jnp.where(tail_ok.any(), last, first(fits & (idx < head)))
-    if policy == "P4":
-        return jnp.int32(0)
-    raise ConfigError(f"unknown policy {policy!r}; choose from {', '.join(POLICIES)}")
+    in_head = idx < head
+    p1 = first(fits & in_head) if head > 0 else first(fits)
+    r = jnp.where(fits, feat[:, 1], jnp.inf)
+    p2 = jnp.where(fits.any(), jnp.argmin(r).astype(jnp.int32), fwd)
+    tail_ok = fits & ~in_head
+    last = (m - 1 - jnp.argmax(tail_ok[::-1])).astype(jnp.int32)
+    p3 = jnp.where(tail_ok.any(), last, first(fits & in_head))
+    return jnp.stack([p1, p2, p3, jnp.int32(0)])[jnp.asarray(policy, jnp.int32)]
 
 
 # ----------------------------------------------------------------------------------------------
 # Running whole episodes (evaluation, conformance, baselines)
 # ----------------------------------------------------------------------------------------------
-def run_episodes(env: SplitWindowEnv, starts, act, max_steps: int = 1 << 30) -> dict:
-    """Play the episodes ``starts`` (int32 ``[B]``) to their end with ``act(state, obs) ->
-    int32 action`` (a pure function) under ``vmap``; returns :meth:`SplitWindowEnv.metrics`
-    with a leading ``[B]`` axis (device arrays). Call under ``jit`` for speed."""
+def run_episodes(env: SplitWindowEnv, starts, act, args=None, max_steps: int = 1 << 30) -> dict:
+    """Play the episodes ``starts`` (int32 ``[B]``) to their end with ``act(state, obs, arg)
+    -> int32 action`` (pure; ``arg`` is the episode's entry of ``args``, int32 ``[B]``,
+    default 0 — e.g. a policy index) under ``vmap``; returns :meth:`SplitWindowEnv.metrics`
+    with a leading ``[B]`` axis (device arrays). Call under ``jit``."""
+    starts = jnp.asarray(starts, jnp.int32)
+    args = jnp.zeros_like(starts) if args is None else jnp.asarray(args, jnp.int32)
 
-    def one(start):
+    def one(start, arg):
         s = env.init_state_at(start)
         s = jax.lax.while_loop(
             lambda s: ~s.done & (s.steps < max_steps),
-            lambda s: env.transition(s, act(s, env.observe(s)))[0],
+            lambda s: env.transition(s, act(s, env.observe(s), arg))[0],
             s,
         )
         return env.metrics(s)
 
-    return jax.vmap(one)(jnp.asarray(starts, jnp.int32))
+    return jax.vmap(one)(starts, args)
 
 
-def record_steps(env: SplitWindowEnv, start, act, skip: int, n: int) -> dict:
-    """Decisions ``skip .. skip+n−1`` of episode ``start`` under ``act``: dict of ``[n]``
-    arrays ``k``, ``t``, ``queue_len``, ``obs`` ``[n, N+3M]``, ``action``, ``reward``
-    (float64), ``done``."""
+def record_steps(env: SplitWindowEnv, start, act, skip, n: int) -> dict:
+    """Decisions ``skip .. skip+n−1`` of episode ``start`` under ``act(state, obs)`` (``skip``
+    may be traced, ``n`` is static): dict of ``[n]`` arrays ``k``, ``t``, ``queue_len``,
+    ``obs`` ``[n, N+3M]``, ``action``, ``reward`` (float64), ``done`` (steps past the end
+    repeat the final state with reward 0)."""
     s = env.init_state_at(start)
     s = jax.lax.while_loop(
         lambda s: ~s.done & (s.steps < skip),
