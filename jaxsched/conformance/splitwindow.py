@@ -113,19 +113,41 @@ def _make_env(jobs, head, tail, opts):
         raise FieldError(None, str(e)) from e
 
 
+_JIT: dict = {}
+
+
+def _compiled(name):
+    """The jitted replay functions, made once per process (the environment is an argument, so
+    files with the same window and trace length share the compiled code)."""
+    if not _JIT:
+        import jax
+
+        from jaxsched.envs.splitwindow import obs_policy, record_steps, run_episodes
+
+        def run(env, starts, codes):
+            h, t, n = env.cfg.head, env.cfg.tail, env.cfg.n_cores
+            return run_episodes(env, starts, lambda _, o, a: obs_policy(o.obs, a, h, t, n), codes)
+
+        def rec(env, start, first, code, n_steps):
+            h, t, n = env.cfg.head, env.cfg.tail, env.cfg.n_cores
+            act = lambda _, o: obs_policy(o.obs, code, h, t, n)  # noqa: E731
+            return record_steps(env, start, act, first, n_steps)
+
+        _JIT["run"] = jax.jit(run)
+        _JIT["rec"] = jax.jit(rec, static_argnums=4)
+    return _JIT[name]
+
+
 def _replay(env, starts, policies):
     """Metrics of our episodes (host numpy, ``[B]`` each): one compiled call per window."""
     import jax
 
-    from jaxsched.envs.splitwindow import POLICIES, obs_policy, run_episodes
+    from jaxsched.envs.splitwindow import POLICIES
     from jaxsched.sim.cores import check_overflow
 
-    h, t, n = env.cfg.head, env.cfg.tail, env.cfg.n_cores
     codes = np.asarray([POLICIES.index(p) for p in policies], np.int32)
-    fn = jax.jit(
-        lambda e, s, c: run_episodes(e, s, lambda _, o, a: obs_policy(o.obs, a, h, t, n), c)
-    )
-    out = jax.tree_util.tree_map(np.asarray, fn(env, np.asarray(starts, np.int32), codes))
+    out = _compiled("run")(env, np.asarray(starts, np.int32), codes)
+    out = jax.tree_util.tree_map(np.asarray, out)
     check_overflow(out["overflow"], env.cfg.queue_cap)
     return out
 
@@ -187,22 +209,16 @@ def _check_debug(report, doc, jobs, opts, tolerance):
     longest)."""
     import jax
 
-    from jaxsched.envs.splitwindow import POLICIES, obs_policy, record_steps
+    from jaxsched.envs.splitwindow import POLICIES
 
     rows = [r for r in _debug_rows(doc) if r[7]]
     n_max = max((len(r[7]) for r in rows), default=0)
-    fns: dict = {}
+    envs: dict = {}
     for where, config, head, tail, policy, start, first, steps in rows:
-        if (head, tail) not in fns:
-            env = _make_env(jobs, head, tail, opts)
-            n = env.cfg.n_cores
-
-            def rec(e, s, f, c, h=head, t=tail, n=n):
-                return record_steps(e, s, lambda _, o: obs_policy(o.obs, c, h, t, n), f, n_max)
-
-            fns[(head, tail)] = (env, jax.jit(rec))
-        env, fn = fns[(head, tail)]
-        got = fn(env, np.int32(start), np.int32(first), np.int32(POLICIES.index(policy)))
+        if (head, tail) not in envs:
+            envs[(head, tail)] = _make_env(jobs, head, tail, opts)
+        code = np.int32(POLICIES.index(policy))
+        got = _compiled("rec")(envs[(head, tail)], np.int32(start), np.int32(first), code, n_max)
         got = jax.tree_util.tree_map(np.asarray, got)
         report.evaluations += 1
         _compare_debug(report, where, (config, policy, start), steps, got, tolerance)

@@ -178,8 +178,8 @@ class SplitWindowEnv(Environment):
             raise ConfigError(f"weights must be three numbers in [0, 1], got {weights!r}")
         cores = np.asarray(jobs.node_demand, np.int64)
         n_cores, n = int(jobs.num_nodes), jobs.n_jobs
-        if n < placements + 1:
-            raise ConfigError(f"the trace has {n} jobs, fewer than placements + 1")
+        if n < placements:
+            raise ConfigError(f"the trace has {n} jobs, fewer than placements ({placements})")
         if (cores > n_cores).any() or (cores < 1).any():
             j = int(np.argmax((cores > n_cores) | (cores < 1)))
             raise ConfigError(f"job {int(jobs.job_id[j])} needs {int(cores[j])} cores of {n_cores}")

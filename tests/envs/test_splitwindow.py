@@ -1,0 +1,178 @@
+"""Split-window environment (spec split_window.md): a hand-computed episode, the window rule,
+the queue-capacity error, the environment contract, and the conformance schema on files of
+the plain-Python oracle (tests/splitwindow_oracle.py) and on a subset of the shipped file."""
+
+from __future__ import annotations
+
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from shared_data import SHARED
+from splitwindow_oracle import play
+
+from jaxsched.conformance import check_file
+from jaxsched.envs.splitwindow import SplitWindowEnv, window_positions
+from jaxsched.envs.testing import check_env_contract
+from jaxsched.sim import cores as C
+from jaxsched.workload import read_swf
+
+THIRD = 1.0 / 3.0
+
+
+def _write_swf(path, sub, run, cores, n_cores):
+    lines = [f"; MaxNodes: {n_cores}", f"; MaxProcs: {n_cores}"]
+    for i, (s, r, c) in enumerate(zip(sub, run, cores)):
+        lines.append(f"{i + 1} {s} 0 {r} {c} -1 -1 {c} -1 -1 1 1 1 1 1 1 -1 -1")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def hand_jobs(tmp_path_factory):
+    """4 cores: j0 (s 0, r 10, c 2), j1 (s 0, r 5, c 4), j2 (s 3, r 2, c 1)."""
+    p = _write_swf(tmp_path_factory.mktemp("sw") / "hand.swf", [0, 0, 3], [10, 5, 2], [2, 4, 1], 4)
+    return read_swf(p).jobs("rlscheduler")
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """120 random jobs on 16 cores with tied submits and tied completions; (dir, name, jobs)."""
+    rng = np.random.RandomState(0)
+    n = 120
+    sub = np.cumsum(rng.choice([0, 0, 5, 10, 30], size=n))
+    run = rng.choice([5, 10, 20, 40, 100, 300], size=n)
+    cores = rng.choice([1, 2, 3, 4, 8, 16], size=n)
+    d = tmp_path_factory.mktemp("swt")
+    p = _write_swf(d / "tiny16.swf", sub, run, cores, 16)
+    return d, p.name, read_swf(p).jobs("rlscheduler")
+
+
+def test_window_positions_overlap_rule():
+    wp = lambda L, h, t, o="distinct": np.asarray(window_positions(jnp.int32(L), h, t, o))  # noqa: E731
+    np.testing.assert_array_equal(wp(5, 2, 3), [0, 1, 4, 3, 2])
+    np.testing.assert_array_equal(wp(3, 2, 3), [0, 1, 2, -1, -1])
+    np.testing.assert_array_equal(wp(1, 2, 3), [0, -1, -1, -1, -1])
+    np.testing.assert_array_equal(wp(1, 2, 3, "repeat"), [0, -1, 0, -1, -1])
+    np.testing.assert_array_equal(wp(2, 0, 3), [1, 0, -1])
+
+
+def test_hand_episode(hand_jobs):
+    """Serialised arrivals, a valid pick (reward 0, same clock), an invalid pick, back-filling
+    on the lowest free core, the rewards of spec §5 and the §8 metrics, by hand."""
+    env = SplitWindowEnv(hand_jobs, 2, 0, placements=3, margin=0, dtype="float64", mask=True)
+    step = jax.jit(lambda e, s, a: e.step(s, a))
+    s, ts = jax.jit(lambda e: e.reset_at(0))(env)
+    o = np.asarray(ts.observation.obs)
+    np.testing.assert_array_equal(o, [0, 0, 0, 0, 0.5, 1.0, 0.0, 0, 0, 0])
+    np.testing.assert_array_equal(ts.observation.mask, [True, False, True])
+    expect = [  # action, reward, clock after, queue length after
+        (0, 0.0, 0, 0),  # j0 starts on cores 0, 1
+        (2, -0.5 * THIRD, 0, 1),  # Fwd: eta 0.5, L 0; then j1 arrives at the same instant
+        (0, -(0.5 + 1.0) * THIRD, 3, 2),  # j1 (4 cores) does not fit: invalid; j2 arrives
+        (1, 0.0, 3, 1),  # j2 back-fills on core 2
+        (2, -(0.25 + 0.5 + 1.0) * THIRD, 5, 1),  # Fwd; j2 completes at 5
+        (2, -(0.5 + 0.5 + 1.0) * THIRD, 10, 1),  # Fwd; j0 completes at 10
+        (0, 0.0, 10, 0),  # j1 starts: third placement, the episode ends
+    ]
+    for k, (a, r, t, L) in enumerate(expect):
+        if k == 3:
+            o = np.asarray(ts.observation.obs)
+            np.testing.assert_allclose(o[:4], [0.7, 0.7, 0, 0], atol=1e-15)
+            np.testing.assert_allclose(o[4:], [1.0, 0.5, 1.0, 0.25, 0.2, 0.0], atol=1e-15)
+        s, ts = step(env, s, a)
+        assert float(ts.reward) == pytest.approx(r, abs=1e-7), k
+        assert (int(s.sim.t), int(s.sim.q_len)) == (t, L), k
+        assert bool(ts.last()) == (k == len(expect) - 1)
+    m = jax.tree_util.tree_map(np.asarray, jax.jit(lambda e, s: e.metrics(s))(env, s))
+    assert (m["steps"], m["fwd"], m["invalid"], m["placements"]) == (7, 3, 1, 3)
+    assert m["util"] == pytest.approx(22 / 40) and m["avg_queue_len"] == pytest.approx(1.0)
+    assert m["avg_wait"] == pytest.approx(10 / 3) and m["avg_bsld"] == pytest.approx(3.5 / 3)
+    assert m["job_load"] == pytest.approx(10 * 4 * 5 / 10)
+    assert (m["L_max"], m["W_max"], m["queue_at_end"]) == (2, 10, 0)
+    assert float(s.reward_sum) == pytest.approx(sum(e[1] for e in expect), abs=1e-14)
+
+
+def test_elapsed_sigma_and_each_completions(hand_jobs):
+    env = SplitWindowEnv(hand_jobs, 2, 0, placements=3, margin=0, dtype="float64")
+    sim = C.init_state(env.data, 0, 4, 8)
+    sim = C.advance_until(env.data, sim, 3)  # j0, j1, j2 queued, clock 3
+    assert (int(sim.q_len), int(sim.t), int(sim.w_max)) == (3, 3, 6)
+    sim, ok = C.start_job(env.data, sim, 0)
+    assert bool(ok) and np.asarray(sim.core_end).tolist() == [13, 13, -1, -1]
+    sim, ok = C.start_job(env.data, sim, 0)  # j1 needs 4 cores, 2 are free
+    assert not bool(ok) and int(sim.q_len) == 2
+    sim, ok = C.start_job(env.data, sim, 1)
+    assert bool(ok) and np.asarray(sim.core_end).tolist() == [13, 13, 5, -1]
+    sim = C.advance_one(env.data, sim)
+    assert int(sim.t) == 5 and int(C.busy_cores(sim)) == 2
+    # elapsed reading of sigma: (t - start) / r_max
+    env_e = SplitWindowEnv(
+        hand_jobs, 2, 0, placements=3, margin=0, dtype="float64", sigma="elapsed"
+    )
+    obs = np.asarray(env_e.observe(env_e.init_state_at(0).replace(sim=sim)).obs)
+    np.testing.assert_allclose(obs[:4], [0.2, 0.2, 0, 0])
+
+
+def test_queue_capacity_is_an_error(hand_jobs):
+    env = SplitWindowEnv(hand_jobs, 1, 0, placements=3, margin=0)
+    sim = C.init_state(env.data, 0, 4, 1)
+    sim = C.advance_one(env.data, C.advance_one(env.data, sim))  # second arrival: queue full
+    assert bool(sim.overflow) and int(sim.q_len) == 1
+    with pytest.raises(C.QueueOverflow, match="more than 1 queued jobs"):
+        C.check_overflow(np.asarray([sim.overflow]), 1)
+
+
+def test_contract(tiny):
+    env = SplitWindowEnv(tiny[2], 2, 2, placements=6)
+    out = check_env_contract(env, starts=[0, 5, 40], batch=2, num_steps=40)
+    assert out["episodes_ended"] >= 1
+
+
+def _oracle_doc(jobs, name, head, tail, starts, policies, **opts):
+    J = (jobs.submit.tolist(), jobs.run.tolist(), jobs.node_demand.tolist())
+    eps, debug = [], []
+    for pol in policies:
+        for st in starts:
+            row, log = play(J, head, tail, pol, st, n=16, placements=30, **opts)
+            eps.append(row)
+            if pol == "P1" and st == starts[0]:
+                debug.append(dict(config=f"{head}-{tail}", policy=pol, start=st, first_step=5,
+                                  steps=log[5:12]))  # fmt: skip
+    return dict(trace=name, loaded_jobs=jobs.n_jobs, r_max=int(jobs.run.max()), n_cores=16,
+                placements=30, episodes=eps, debug_traces=debug, **opts)  # fmt: skip
+
+
+def test_conformance_on_oracle_files(tiny, tmp_path):
+    d, name, jobs = tiny
+    doc = _oracle_doc(jobs, name, 2, 2, [0, 7, 50], ["P1", "P2", "P3", "P4"])
+    other = _oracle_doc(jobs, name, 0, 3, [3, 60], ["P1", "P2", "P3"], completions="each",
+                        overlap="repeat")  # fmt: skip
+    for i, dd in enumerate((doc, other)):
+        f = tmp_path / f"o{i}.json"
+        f.write_text(json.dumps(dd))
+        rep = check_file(f, d)
+        assert rep.ok and rep.total > 150, [m.describe() for m in rep.mismatches[:3]]
+    doc["episodes"][5]["reward_sum"] += 1e-6  # the check can fail
+    doc["debug_traces"][0]["steps"][2]["obs"][20] += 1e-9
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps(doc))
+    rep = check_file(f, d)
+    assert {m.key.get("field") for m in rep.mismatches} == {"reward_sum", "obs max |diff|"}
+
+
+def test_conformance_shipped_subset(tmp_path):
+    """One episode and one debug excerpt of the shipped file (the whole file: ``jaxsched
+    conformance shared/reference/splitwindow/*.json``, 924 values, about 20 s)."""
+    ref = json.loads(
+        (SHARED / "reference/splitwindow/lublin_256_new2-splitwindow.json").read_text()
+    )
+    ref["episodes"] = [e for e in ref["episodes"] if e["config"] == "16-4"][:1]
+    ref["debug_traces"] = [t for t in ref["debug_traces"] if t["config"] == "16-4"][1:]
+    ref["summary"] = []
+    f = tmp_path / "sub.json"
+    f.write_text(json.dumps(ref))
+    rep = check_file(f, SHARED / "traces")
+    assert rep.ok and rep.total == 20 + 10 * 7, [m.describe() for m in rep.mismatches[:3]]
