@@ -157,3 +157,47 @@ def play(jobs, head, tail, policy, start, *, n, placements, weights=(1 / 3,) * 3
         obs_free_mismatch=st["mismatch"], truncated=sim.placed < placements,
     )  # fmt: skip
     return row, log
+
+
+def _prio_key(sim, pos, prio):
+    j = sim.queue[pos]
+    return {"fcfs": pos, "sjf": (sim.c[j], pos), "lcfs": -pos, "sjf-run": (sim.run[j], pos)}[prio]
+
+
+def _heuristic_cycle(sim, prio, bf, placements):
+    while sim.queue and sim.placed < placements:
+        p = min(range(len(sim.queue)), key=lambda i: _prio_key(sim, i, prio))
+        free = sim.n - sim.busy()
+        need = sim.c[sim.queue[p]]
+        if need <= free:
+            sim.place(p)
+            continue
+        if bf == "none":
+            return
+        ends = sorted(x[0] for x in sim.cores if x is not None)
+        shadow = ends[need - free - 1]
+        extra = free + sum(1 for e in ends if e <= shadow) - need
+        cand = None
+        for i, j in enumerate(sim.queue):  # arrival order
+            short = sim.t + sim.run[j] <= shadow
+            if i != p and sim.c[j] <= free and (short or (bf == "easy" and sim.c[j] <= extra)):
+                cand = i
+                break
+        if cand is None:
+            return
+        sim.place(cand)
+
+
+def play_heuristic(jobs, prio, bf, start, *, n, placements, m):
+    """One heuristic episode (spec §7 baselines): ``(steps, avg_wait, util, final_clock)``."""
+    sim = _Sim(jobs, start, n, "all")
+    steps = inv = 0
+    while True:
+        inv += max(0, len(sim.queue) - m)
+        steps += 1
+        _heuristic_cycle(sim, prio, bf, placements)
+        if sim.placed >= placements or not sim.event():
+            break
+    arrived = sim.next - sim.start
+    wait = (sum(sim.waits) + sum(sim.t - sim.sub[j] for j in sim.queue)) / arrived
+    return steps, wait, sim.area_busy / (n * (sim.t - sim.t0)), sim.t, inv / steps

@@ -176,3 +176,34 @@ def test_conformance_shipped_subset(tmp_path):
     f.write_text(json.dumps(ref))
     rep = check_file(f, SHARED / "traces")
     assert rep.ok and rep.total == 20 + 10 * 7, [m.describe() for m in rep.mismatches[:3]]
+
+
+def test_baselines_match_oracle(tiny):
+    from splitwindow_oracle import play_heuristic
+
+    from jaxsched.envs.splitwindow_baselines import BACKFILLS, PRIORITIES, run_baselines
+
+    jobs = tiny[2]
+    env = SplitWindowEnv(jobs, 2, 2, placements=30, margin=0)
+    starts = [0, 50]
+    m = run_baselines(env, starts)
+    J = (jobs.submit.tolist(), jobs.run.tolist(), jobs.node_demand.tolist())
+    h = 0
+    waits = {}
+    for p in PRIORITIES:
+        for b in BACKFILLS:
+            for k, st in enumerate(starts):
+                steps, wait, util, clock, inv = play_heuristic(
+                    J, p, b, st, n=16, placements=30, m=4
+                )
+                got = (m["steps"][h, k], m["avg_wait"][h, k], m["util"][h, k])
+                assert got == pytest.approx((steps, wait, util), rel=1e-12), (p, b, st)
+                assert (m["final_clock"][h, k], m["mean_invisible"][h, k]) == pytest.approx(
+                    (clock, inv)
+                )
+                waits[(p, b, st)] = wait
+            h += 1
+    # back-filling changes the schedules, EASY differently from RLScheduler's variant
+    assert any(waits[("fcfs", "none", s)] != waits[("fcfs", "rlscheduler", s)] for s in starts)
+    assert any(waits[(p, "easy", s)] != waits[(p, "rlscheduler", s)] for p in PRIORITIES
+               for s in starts)  # fmt: skip
