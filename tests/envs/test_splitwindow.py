@@ -95,25 +95,28 @@ def test_hand_episode(hand_jobs):
     assert float(s.reward_sum) == pytest.approx(sum(e[1] for e in expect), abs=1e-14)
 
 
-def test_elapsed_sigma_and_each_completions(hand_jobs):
-    env = SplitWindowEnv(hand_jobs, 2, 0, placements=3, margin=0, dtype="float64")
-    sim = C.init_state(env.data, 0, 4, 8)
-    sim = C.advance_until(env.data, sim, 3)  # j0, j1, j2 queued, clock 3
-    assert (int(sim.q_len), int(sim.t), int(sim.w_max)) == (3, 3, 6)
-    sim, ok = C.start_job(env.data, sim, 0)
-    assert bool(ok) and np.asarray(sim.core_end).tolist() == [13, 13, -1, -1]
-    sim, ok = C.start_job(env.data, sim, 0)  # j1 needs 4 cores, 2 are free
-    assert not bool(ok) and int(sim.q_len) == 2
-    sim, ok = C.start_job(env.data, sim, 1)
-    assert bool(ok) and np.asarray(sim.core_end).tolist() == [13, 13, 5, -1]
-    sim = C.advance_one(env.data, sim)
-    assert int(sim.t) == 5 and int(C.busy_cores(sim)) == 2
-    # elapsed reading of sigma: (t - start) / r_max
-    env_e = SplitWindowEnv(
-        hand_jobs, 2, 0, placements=3, margin=0, dtype="float64", sigma="elapsed"
-    )
-    obs = np.asarray(env_e.observe(env_e.init_state_at(0).replace(sim=sim)).obs)
-    np.testing.assert_allclose(obs[:4], [0.2, 0.2, 0, 0])
+def test_core_primitives_and_elapsed_sigma(hand_jobs):
+    env = SplitWindowEnv(hand_jobs, 2, 0, placements=3, margin=0, dtype="float64", sigma="elapsed")
+
+    @jax.jit
+    def run(e):
+        sim = C.init_state(e.data, 0, 4, 8)
+        sim = C.advance_until(e.data, sim, 3)  # j0, j1, j2 queued, clock 3
+        a = (sim.q_len, sim.t, sim.w_max)
+        sim, ok0 = C.start_job(e.data, sim, 0)
+        ends0 = sim.core_end
+        sim, ok1 = C.start_job(e.data, sim, 0)  # j1 needs 4 cores, 2 are free
+        sim, ok2 = C.start_job(e.data, sim, 1)
+        ends2 = sim.core_end
+        sim = C.advance_one(e.data, sim)
+        obs = e.observe(e.init_state_at(0).replace(sim=sim)).obs
+        return a, (ok0, ok1, ok2), ends0, ends2, (sim.t, C.busy_cores(sim)), obs
+
+    a, oks, ends0, ends2, b, obs = jax.tree_util.tree_map(np.asarray, run(env))
+    assert [int(x) for x in a] == [3, 3, 6] and [bool(x) for x in oks] == [True, False, True]
+    assert ends0.tolist() == [13, 13, -1, -1] and ends2.tolist() == [13, 13, 5, -1]
+    assert [int(x) for x in b] == [5, 2]
+    np.testing.assert_allclose(obs[:4], [0.2, 0.2, 0, 0])  # elapsed: (t - start) / r_max
 
 
 def test_queue_capacity_is_an_error(hand_jobs):
@@ -126,7 +129,7 @@ def test_queue_capacity_is_an_error(hand_jobs):
 
 
 def test_contract(tiny):
-    env = SplitWindowEnv(tiny[2], 2, 2, placements=6)
+    env = SplitWindowEnv(tiny[2], 2, 2, placements=6, queue_cap=64)
     out = check_env_contract(env, starts=[0, 5, 40], batch=2, num_steps=40)
     assert out["episodes_ended"] >= 1
 
