@@ -13,7 +13,7 @@ API (the contract of :mod:`jaxsched.envs.core`; pure, ``jit``/``vmap``-able)::
 Cycles (§2.1, built on :mod:`jaxsched.sim.cores`): a *valid* pick (slot holds a job that fits
 the free cores) starts it now on its lowest-indexed free cores, reward 0, same clock; Fwd or an
 invalid pick gets ℜ(t) = −(w1(1 − η) + w2 L/L_max + w3 W/W_max) at the current clock, then
-exactly one event is processed. The episode terminates on the step of the ``placements``-th
+exactly one event is processed (an action outside 0..M counts as an invalid pick). The episode terminates on the step of the ``placements``-th
 placement; it is truncated if the trace runs out or the queue outgrows ``queue_cap`` (flag
 ``state.sim.overflow``; :func:`jaxsched.sim.cores.check_overflow` raises on the host).
 
