@@ -92,6 +92,9 @@ def test_hand_episode(hand_jobs):
     assert m["avg_wait"] == pytest.approx(10 / 3) and m["avg_bsld"] == pytest.approx(3.5 / 3)
     assert m["job_load"] == pytest.approx(10 * 4 * 5 / 10)
     assert (m["L_max"], m["W_max"], m["queue_at_end"]) == (2, 10, 0)
+    # job types (cores bin x run bin): j2 (1 core, 2 s) -> 0, j0 (2, 10 s) -> 5, j1 (4, 5 s) -> 10
+    assert np.flatnonzero(m["type_count"]).tolist() == [0, 5, 10]
+    assert m["type_wait"][[0, 5, 10]].tolist() == [0.0, 0.0, 10.0]
     assert float(s.reward_sum) == pytest.approx(sum(e[1] for e in expect), abs=1e-14)
 
 
