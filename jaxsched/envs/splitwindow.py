@@ -114,6 +114,15 @@ class _Config:
     sample_high: int
 
 
+def _mix(x):
+    """murmur3 finaliser of uint32 ``x``."""
+    x = x ^ (x >> 16)
+    x = x * jnp.uint32(0x85EBCA6B)
+    x = x ^ (x >> 13)
+    x = x * jnp.uint32(0xC2B2AE35)
+    return x ^ (x >> 16)
+
+
 def window_positions(q_len, head: int, tail: int, overlap: str = "distinct") -> jax.Array:
     """int32 ``[head + tail]`` queue position (0 = oldest) shown in each slot, −1 = empty
     (spec §3.2 with the overlap rule above)."""
@@ -215,9 +224,17 @@ class SplitWindowEnv(Environment):
 
     # -- contract hooks ----------------------------------------------------------------------
     def init_state(self, key) -> SWState:
-        k_start, k_next = jax.random.split(key)
-        start = jax.random.randint(k_start, (), 0, self.cfg.sample_high + 1, jnp.int32)
-        return self._first(start, k_next)
+        """A uniform start in ``[0, sample_high]`` from an integer hash of the key (threefry
+        compiles slowly on XLA:CPU and this runs inside every auto-reset step); the state keeps
+        a hashed key for the next episode."""
+        kd = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
+        kd = jnp.asarray(kd, jnp.uint32)
+        h = _mix(kd[0] ^ _mix(kd[1] + jnp.uint32(0x9E3779B9)))
+        start = (h % jnp.uint32(self.cfg.sample_high + 1)).astype(jnp.int32)
+        k_next = jnp.stack([_mix(h ^ jnp.uint32(0x85EBCA6B)), _mix(h + kd[1])])
+        if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+            return self._first(start, jax.random.wrap_key_data(k_next))
+        return self._first(start, k_next.astype(key.dtype))
 
     def init_state_at(self, start, key=None) -> SWState:
         key = jax.random.PRNGKey(0) if key is None else key

@@ -241,28 +241,30 @@ def update_maxima(st: CoreState) -> CoreState:
     )
 
 
-def _release(st: CoreState, t_ev, completions: str) -> CoreState:
-    ending = (st.core_tag >= 0) & (st.core_end == t_ev)
+def _release(st: CoreState, t_ev, completions: str, go):
+    """Core fields after the completions at ``t_ev`` (where ``go``)."""
+    ending = go & (st.core_tag >= 0) & (st.core_end == t_ev)
     if completions == "each":
         first = jnp.min(jnp.where(ending, st.core_tag, jnp.iinfo(jnp.int32).max))
         ending = ending & (st.core_tag == first)
-    return st.replace(
+    return dict(
         core_end=jnp.where(ending, -1, st.core_end),
         core_start=jnp.where(ending, 0, st.core_start),
         core_tag=jnp.where(ending, -1, st.core_tag),
     )
 
 
-def _arrive(tr: CoreTrace, st: CoreState) -> CoreState:
+def _arrive(tr: CoreTrace, st: CoreState, go):
+    """Queue fields after the next arrival (where ``go``); a full queue sets ``overflow``."""
     cap = st.q_job.shape[0]
-    full = st.q_len >= cap
+    full = go & (st.q_len >= cap)
+    put = go & ~full
     j = jnp.minimum(st.next, tr.submit.shape[0] - 1)
-    put = ~full & (jnp.arange(cap) == st.q_len)
-    return st.replace(
-        q_job=jnp.where(put, j, st.q_job),
-        q_len=st.q_len + (~full).astype(jnp.int32),
-        q_sum_submit=st.q_sum_submit + jnp.where(full, 0, tr.submit[j]),
-        next=st.next + 1,
+    return dict(
+        q_job=jnp.where(put & (jnp.arange(cap) == st.q_len), j, st.q_job),
+        q_len=st.q_len + put.astype(jnp.int32),
+        q_sum_submit=st.q_sum_submit + jnp.where(put, tr.submit[j], 0),
+        next=st.next + go.astype(jnp.int32),
         overflow=st.overflow | full,
     )
 
@@ -272,18 +274,16 @@ def advance_one(tr: CoreTrace, st: CoreState, completions: str = "all", enabled=
     then update the running maxima. Nothing happens unless ``enabled``; a state with no event
     left gets ``exhausted``. ``completions`` is static (:data:`COMPLETIONS`)."""
     t_ev, arrive, anyev = next_event(tr, st)
-    go = jnp.asarray(enabled) & anyev & ~st.overflow
+    enabled = jnp.asarray(enabled)
+    go = enabled & anyev & ~st.overflow
     dt = jnp.where(go, t_ev - st.t, 0)
-    moved = st.replace(
+    out = st.replace(
         t=jnp.where(go, t_ev, st.t),
         area_busy=st.area_busy + dt * busy_cores(st).astype(jnp.int64),
         area_queue=st.area_queue + dt * st.q_len.astype(jnp.int64),
-        exhausted=st.exhausted | (jnp.asarray(enabled) & ~anyev),
-    )
-    rel = _release(moved, t_ev, completions)
-    arr = _arrive(tr, moved)
-    out = jax.tree_util.tree_map(
-        lambda a, r, m: jnp.where(go & arrive, a, jnp.where(go, r, m)), arr, rel, moved
+        exhausted=st.exhausted | (enabled & ~anyev),
+        **_release(st, t_ev, completions, go & ~arrive),
+        **_arrive(tr, st, go & arrive),
     )
     return update_maxima(out)
 

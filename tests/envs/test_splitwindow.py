@@ -124,8 +124,9 @@ def test_core_primitives_and_elapsed_sigma(hand_jobs):
 
 def test_queue_capacity_is_an_error(hand_jobs):
     env = SplitWindowEnv(hand_jobs, 1, 0, placements=3, margin=0)
-    sim = C.init_state(env.data, 0, 4, 1)
-    sim = C.advance_one(env.data, C.advance_one(env.data, sim))  # second arrival: queue full
+    sim = jax.jit(  # the second arrival finds the queue full
+        lambda d: C.advance_one(d, C.advance_one(d, C.init_state(d, 0, 4, 1)))
+    )(env.data)
     assert bool(sim.overflow) and int(sim.q_len) == 1
     with pytest.raises(C.QueueOverflow, match="more than 1 queued jobs"):
         C.check_overflow(np.asarray([sim.overflow]), 1)
@@ -133,7 +134,7 @@ def test_queue_capacity_is_an_error(hand_jobs):
 
 def test_contract(tiny):
     env = SplitWindowEnv(tiny[2], 2, 2, placements=6, queue_cap=64)
-    out = check_env_contract(env, starts=[0, 5, 40], batch=2, num_steps=40)
+    out = check_env_contract(env, starts=[0, 5, 40], batch=2, num_steps=24)
     assert out["episodes_ended"] >= 1
 
 
@@ -156,6 +157,7 @@ def test_conformance_on_oracle_files(tiny, tmp_path):
     doc = _oracle_doc(jobs, name, 2, 2, [0, 7, 50], ["P1", "P2", "P3", "P4"])
     other = _oracle_doc(jobs, name, 0, 3, [3, 60], ["P1", "P2", "P3"], completions="each",
                         overlap="repeat")  # fmt: skip
+    other["debug_traces"] = []  # one compile less; doc covers the excerpts
     for i, dd in enumerate((doc, other)):
         f = tmp_path / f"o{i}.json"
         f.write_text(json.dumps(dd))
@@ -170,18 +172,18 @@ def test_conformance_on_oracle_files(tiny, tmp_path):
 
 
 def test_conformance_shipped_subset(tmp_path):
-    """One episode and one debug excerpt of the shipped file (the whole file: ``jaxsched
+    """One episode of the shipped file (the whole file: ``jaxsched
     conformance shared/reference/splitwindow/*.json``, 924 values, about 20 s)."""
     ref = json.loads(
         (SHARED / "reference/splitwindow/lublin_256_new2-splitwindow.json").read_text()
     )
     ref["episodes"] = [e for e in ref["episodes"] if e["config"] == "16-4"][:1]
-    ref["debug_traces"] = [t for t in ref["debug_traces"] if t["config"] == "16-4"][1:]
+    ref["debug_traces"] = []  # excerpts: test_conformance_on_oracle_files
     ref["summary"] = []
     f = tmp_path / "sub.json"
     f.write_text(json.dumps(ref))
     rep = check_file(f, SHARED / "traces")
-    assert rep.ok and rep.total == 20 + 10 * 7, [m.describe() for m in rep.mismatches[:3]]
+    assert rep.ok and rep.total == 20, [m.describe() for m in rep.mismatches[:3]]
 
 
 def test_baselines_match_oracle(tiny):
