@@ -6,6 +6,9 @@
 2. The heuristics FCFS / SJF (fewest cores) / LCFS / SJF-run x back-filling none / rlscheduler /
    easy on the same ``--episodes`` evaluation episodes (starts ``RandomState(--seed)``), the
    §8 metrics as mean ± standard error.
+3. With ``--model DIR``: the trained agent of a ``jaxsched train splitwindow`` run (newest
+   checkpoint, greedy) on the same episodes, in its own window (``--head``/``--tail`` are
+   then taken from the run).
 
     PYTHONPATH=. .venv/bin/python benchmarks/splitwindow_env.py --batch 16 --episodes 20
 """
@@ -24,6 +27,7 @@ import numpy as np
 
 from jaxsched.envs.splitwindow import SplitWindowEnv, obs_policy, run_episodes
 from jaxsched.envs.splitwindow_baselines import baseline_names, run_baselines
+from jaxsched.nets.splitwindow import SWActor
 from jaxsched.workload import read_swf
 
 METRICS = ("avg_wait", "util", "avg_queue_len", "avg_bsld", "job_load", "steps")
@@ -74,6 +78,8 @@ def main(argv=None) -> int:
     ap.add_argument("--policy", default="P1", help="P1..P4 or random")
     ap.add_argument("--episodes", type=int, default=20, help="evaluation episodes (0: skip)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--skip-baselines", action="store_true")
+    ap.add_argument("--model", default=None, help="a splitwindow run directory or checkpoint")
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
     jobs = read_swf(_shared(a.shared) / "traces" / a.trace).jobs("rlscheduler")
@@ -85,8 +91,8 @@ def main(argv=None) -> int:
         r = {"batch": b, "policy": a.policy, **env_speed(env, starts, a.policy)}
         print(json.dumps(r))
         res["speed"].append(r)
-    if a.episodes:
-        starts = np.random.RandomState(a.seed).randint(0, env.cfg.sample_high + 1, a.episodes)
+    starts = np.random.RandomState(a.seed).randint(0, env.cfg.sample_high + 1, a.episodes)
+    if a.episodes and not a.skip_baselines:
         t0 = time.perf_counter()
         m = run_baselines(env, starts)
         res["baselines_s"] = round(time.perf_counter() - t0, 1)
@@ -100,6 +106,19 @@ def main(argv=None) -> int:
             print(f"{name:18s} {row}")
         res["baselines"] = table
         print(f"baselines: {a.episodes} episodes x {len(table)} in {res['baselines_s']} s")
+    if a.model and a.episodes:
+        from jaxsched.systems.splitwindow.run import greedy_metrics, load_model, make_env
+
+        model = load_model(a.model)
+        menv = make_env(jobs, model.run)
+        actor = SWActor(menv.num_actions, tuple(model.run.hidden), model.run.activation)
+        m = greedy_metrics(menv, actor, model.params, starts)
+        name = f"DBF {model.run.head}-{model.run.tail} (epoch {model.epoch})"
+        res["model"] = {
+            k: [float(np.mean(m[k])), float(np.std(m[k]) / np.sqrt(a.episodes))] for k in METRICS
+        }
+        row = "  ".join(f"{k} {v[0]:.4g}±{v[1]:.2g}" for k, v in res["model"].items())
+        print(f"{name:18s} {row}")
     if a.json:
         Path(a.json).write_text(json.dumps(res, indent=1) + "\n")
     return 0
