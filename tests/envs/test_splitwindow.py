@@ -215,3 +215,25 @@ def test_baselines_match_oracle(tiny):
     assert any(waits[("fcfs", "none", s)] != waits[("fcfs", "rlscheduler", s)] for s in starts)
     assert any(waits[(p, "easy", s)] != waits[(p, "rlscheduler", s)] for p in PRIORITIES
                for s in starts)  # fmt: skip
+
+
+def test_bad_configuration_is_one_clear_error(hand_jobs, tiny, tmp_path):
+    from jaxsched.conformance.base import FieldError
+    from jaxsched.errors import ConfigError
+
+    for kwargs, what in (
+        (dict(head=0, tail=0), "at least one slot"),
+        (dict(sigma="spent"), "unknown sigma"),
+        (dict(overlap="x"), "unknown overlap"),
+        (dict(completions="some"), "unknown completions"),
+        (dict(weights=(1, 2)), "weights"),
+        (dict(placements=10), "fewer than placements"),
+    ):
+        with pytest.raises(ConfigError, match=what):
+            SplitWindowEnv(hand_jobs, **{"head": 2, "tail": 0, "placements": 3, **kwargs})
+    d, name, _ = tiny
+    doc = {"trace": name, "episodes": [{"m_head": 2, "m_tail": 0, "start": 0, "policy": "P9"}]}
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps(doc))
+    with pytest.raises(FieldError, match=r"episodes\[0\]\.policy: unknown policy"):
+        check_file(f, d)
