@@ -192,12 +192,17 @@ class SplitWindowEnv(Environment):
         if (cores > n_cores).any() or (cores < 1).any():
             j = int(np.argmax((cores > n_cores) | (cores < 1)))
             raise ConfigError(f"job {int(jobs.job_id[j])} needs {int(cores[j])} cores of {n_cores}")
+        if n - placements - margin < 0:
+            raise ConfigError(
+                f"the trace has {n} jobs: too few for random starts with placements {placements} "
+                f"and margin {margin} (lower margin)"
+            )
         if (np.diff(jobs.submit) < 0).any():
             raise ConfigError("submit times must not decrease in trace order")
         self.data = C.make_trace(jobs.submit, jobs.run, cores)
         self.cfg = _Config(
             head, tail, n_cores, float(np.max(jobs.run)), placements, queue_cap, w, sigma,
-            wait_norm, overlap, completions, bool(mask), dtype, max(1, n - placements - margin),
+            wait_norm, overlap, completions, bool(mask), dtype, n - placements - margin,
         )  # fmt: skip
 
     # -- pytree: the trace is a leaf, the configuration static --------------------------------

@@ -19,6 +19,7 @@ checkpoints, ``best.ckpt``/``best.json`` (lowest validation average wait).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import time
 from pathlib import Path
@@ -107,14 +108,24 @@ def eval_starts(env: SplitWindowEnv, n: int, seed: int) -> np.ndarray:
     return np.random.RandomState(seed).randint(0, env.cfg.sample_high + 1, size=n).astype(np.int32)
 
 
+@functools.lru_cache(maxsize=8)
+def _greedy_fn(actor):
+    """``jit((env, params, starts) -> metrics)`` of the greedy policy, one per actor module
+    (so repeated validations reuse the compiled code)."""
+
+    def run(env, params, starts):
+        def act(_, o, __):
+            logits = actor.apply(params, o.obs)
+            return jnp.argmax(jnp.where(o.mask, logits, -jnp.inf)).astype(jnp.int32)
+
+        return run_episodes(env, starts, act)
+
+    return jax.jit(run)
+
+
 def greedy_metrics(env: SplitWindowEnv, actor, params, starts) -> dict:
     """§8 metrics (host arrays ``[B]``) of the greedy (argmax) policy on ``starts``."""
-
-    def act(_, o, __):
-        logits = actor.apply(params, o.obs)
-        return jnp.argmax(jnp.where(o.mask, logits, -jnp.inf)).astype(jnp.int32)
-
-    out = jax.jit(lambda e, s: run_episodes(e, s, act))(env, jnp.asarray(starts))
+    out = _greedy_fn(actor)(env, params, jnp.asarray(starts, jnp.int32))
     return jax.tree_util.tree_map(np.asarray, out)
 
 
