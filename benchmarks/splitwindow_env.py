@@ -68,6 +68,22 @@ def env_speed(env, starts, policy: str) -> dict:
     }
 
 
+def _paired(model: dict, base: dict, names) -> dict:
+    """Model minus each heuristic on the same episodes: mean and paired standard error of the
+    per-episode differences of average wait and utilisation (printed)."""
+    out = {}
+    for i, name in enumerate(names):
+        row = {}
+        for k in ("avg_wait", "util"):
+            d = np.asarray(model[k], np.float64) - np.asarray(base[k][i], np.float64)
+            row[k] = [float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d)))] if len(d) > 1 else [
+                float(d.mean()), float("nan")]  # fmt: skip
+        out[name] = row
+        print(f"DBF - {name:18s} wait {row['avg_wait'][0]:+.4g}±{row['avg_wait'][1]:.2g}  "
+              f"util {row['util'][0]:+.4f}±{row['util'][1]:.2g}")  # fmt: skip
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shared", default=None)
@@ -94,7 +110,7 @@ def main(argv=None) -> int:
     starts = np.random.RandomState(a.seed).randint(0, env.cfg.sample_high + 1, a.episodes)
     if a.episodes and not a.skip_baselines:
         t0 = time.perf_counter()
-        m = run_baselines(env, starts)
+        m = base = run_baselines(env, starts)
         res["baselines_s"] = round(time.perf_counter() - t0, 1)
         table = {}
         for i, name in enumerate(baseline_names()):
@@ -119,6 +135,8 @@ def main(argv=None) -> int:
         }
         row = "  ".join(f"{k} {v[0]:.4g}±{v[1]:.2g}" for k, v in res["model"].items())
         print(f"{name:18s} {row}")
+        if "baselines" in res:
+            res["paired"] = _paired(m, base, baseline_names())
     if a.json:
         Path(a.json).write_text(json.dumps(res, indent=1) + "\n")
     return 0
