@@ -61,10 +61,4 @@ SCHEMAS = (
         "deeprm",
         lambda d: "agents" in d and "rates" in d and "sequences" in d,
     ),
-    Pending(
-        "splitwindow",
-        "split-window back-filling episodes",
-        "splitwindow",
-        lambda d: "episodes" in d and "split" in str(d.get("what", "")).lower(),
-    ),
 )
