@@ -2,7 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python benchmarks/train_speed.py [--trajectories 100]
         [--epochs 2] [--env-batch 256] [--backfill none] [--no-full-width]
-        [--run models/lublin1-none] [--json FILE]
+        [--run jaxsched/models/lublin1-none] [--json FILE]
 
 Three parts, measured in one run on the local JAX device:
 
@@ -245,7 +245,7 @@ def main(argv=None) -> int:
         action="append",
         default=None,
         help="training run directory for part 3 (repeatable; default the shipped "
-        "models/lublin1-*; 'none' skips part 3)",
+        "jaxsched/models/lublin1-*; 'none' skips part 3)",
     )
     p.add_argument("--json", type=Path, default=None)
     a = p.parse_args(argv)
@@ -274,7 +274,9 @@ def main(argv=None) -> int:
     )
     runs = a.run
     if runs is None:
-        runs = sorted(str(d) for d in (REPO / "models").glob("lublin1-*") if d.is_dir())
+        runs = sorted(
+            str(d) for d in (REPO / "jaxsched" / "models").glob("lublin1-*") if d.is_dir()
+        )
     runs = [r for r in runs if r != "none"]
     if runs:
         out("3. time to the paper's result")

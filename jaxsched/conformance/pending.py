@@ -55,10 +55,4 @@ SCHEMAS = (
         "cqsim",
         lambda d: "slices" in d and "jobs_per_slice" in d,
     ),
-    Pending(
-        "splitwindow",
-        "split-window back-filling episodes",
-        "splitwindow",
-        lambda d: "episodes" in d and "split" in str(d.get("what", "")).lower(),
-    ),
 )

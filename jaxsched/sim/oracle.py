@@ -243,6 +243,216 @@ def _checked_inputs(submit, run, req_time, procs, num_nodes, procs_per_node, pol
     return s, r, q, n, k, N, ppn
 
 
+class _Run:
+    """The event loop of one sequence, one method per phase (decision, wait with the chosen
+    backfilling, start).  The state lives in plain lists and ints on ``self`` and is changed
+    in place in the reference's order: ``queue`` and ``running`` are the reference's lists
+    (their order matters in compat mode), ``start``/``fin``/``est`` per job."""
+
+    def __init__(self, s, r, q, n, k, N, ppn, policy, backfill, compat, choose, record):
+        self.s, self.r, self.q, self.n, self.k, self.N, self.ppn = s, r, q, n, k, N, ppn
+        self.backfill, self.compat, self.choose, self.record = backfill, compat, choose, record
+        L = len(s)
+        self.L = L
+        self.dynamic = policy in ("wfp3", "unicep") and not compat
+        self.keys = None
+        if policy is not None and not self.dynamic:
+            keys = priority_keys(policy, s, q, n)
+            # correct mode: ties -> lowest index
+            self.keys = keys if compat else [(kv, i) for i, kv in enumerate(keys)]
+        self.dynamic_fn = _wfp3_dynamic if policy == "wfp3" else _unicep_dynamic
+        self.start = [-1] * L
+        self.fin = [0] * L  # actual finish of started jobs
+        self.est = [0] * L  # estimated (requested) finish of started jobs
+        self.bf = [False] * L
+        self.res = SimResult(starts=self.start, backfilled=self.bf)
+        self.t = s[0]
+        self.F = N  # free nodes
+        self.queue = [0]  # waiting job indices (list order matters in compat mode)
+        self.running: list = []  # running job indices (list order matters)
+        self.nxt = 1  # next job to arrive
+        self.events = 0
+        self.waiting = [False] * L
+        self.waiting[0] = True
+        self.zero_k = 0 in k
+
+    # -- engine primitives ---------------------------------------------------------------------
+    def advance(self) -> None:
+        """advance_one(): exactly one event (arrival wins ties; one release)."""
+        self.events += 1
+        running = self.running
+        if running:
+            running.sort(key=self.fin.__getitem__)  # stable; persists
+            f0 = self.fin[running[0]]
+        else:
+            f0 = _INF
+        nxt = self.nxt
+        if nxt < self.L and self.s[nxt] <= f0:
+            self.t = max(self.t, self.s[nxt])
+            self.queue.append(nxt)
+            self.waiting[nxt] = True
+            self.nxt = nxt + 1
+        else:
+            x = running.pop(0)
+            self.t = max(self.t, f0)
+            self.F += self.k[x]
+
+    def start_job(self, b: int, backfilled: bool = False) -> None:
+        t = self.t
+        self.F -= self.k[b]
+        self.start[b] = t
+        self.fin[b] = t + self.r[b]
+        self.est[b] = t + self.q[b]
+        self.running.append(b)
+        self.queue.remove(b)
+        self.waiting[b] = False
+        if backfilled:
+            self.bf[b] = True
+
+    # -- decision ------------------------------------------------------------------------------
+    def pick(self) -> int:
+        """The job committed at this decision point (callback, policy key or dynamic key)."""
+        queue = self.queue
+        if self.choose is not None:
+            return self._pick_by_callback()
+        if self.compat:
+            queue.sort(key=self.keys.__getitem__)  # stable; persists
+            return queue[0]
+        if self.dynamic:
+            best, j = None, -1
+            for b in queue:  # index order; strict < keeps the lowest index
+                kv = self.dynamic_fn(self.t - self.s[b], self.q[b], self.n[b])
+                if best is None or kv < best:
+                    best, j = kv, b
+            return j
+        return min(queue, key=self.keys.__getitem__)
+
+    def _pick_by_callback(self) -> int:
+        if self.compat:
+            self.queue.sort(key=self.s.__getitem__)  # the reference's observation builder
+        view = DecisionView(
+            t=self.t,
+            free_nodes=self.F,
+            queue=tuple(self.queue),  # correct mode: kept in index = (submit, index) order
+            running=tuple(self.running),
+            submit=self.s,
+            run=self.r,
+            req_time=self.q,
+            procs=self.n,
+            nodes=self.k,
+            starts=self.start,
+            num_nodes=self.N,
+            procs_per_node=self.ppn,
+        )
+        j = int(self.choose(view))
+        if not (0 <= j < self.L and self.waiting[j]):
+            raise ConfigError(f"choose returned {j}, which is not a waiting job")
+        return j
+
+    # -- waiting until the committed job fits ---------------------------------------------------
+    def wait_without_backfilling(self, j: int, n_arrived: int) -> None:
+        while self.k[j] > self.F:
+            self.advance()
+
+    def _rlscheduler_shadow(self, j: int) -> int:
+        """The one shadow time of spec §2.6, from requested run times."""
+        t, k, est = self.t, self.k, self.est
+        shadow = t
+        if self.compat:
+            self.running.sort(key=est.__getitem__)  # stable; persists (affects release ties)
+            cap = self.F * self.ppn
+            for x in self.running:
+                cap += k[x] * self.ppn
+                shadow = est[x]
+                if cap >= self.n[j]:
+                    break
+        else:
+            avail = self.F
+            for x in sorted(self.running, key=est.__getitem__):
+                avail += k[x]
+                shadow = est[x]
+                if avail >= k[j]:
+                    break
+        return shadow
+
+    def wait_rlscheduler(self, j: int, n_arrived: int) -> None:
+        """The reference's greedy backfilling: one shadow, then every event a pass over the
+        queue starting each job that fits now and ends (by request) before the shadow."""
+        shadow = self._rlscheduler_shadow(j)
+        self.res.entry_shadow[j] = shadow
+        while self.k[j] > self.F:
+            if self.compat:
+                self.queue.sort(key=self.s.__getitem__)  # stable; persists
+            if self.record:
+                self.res.pass_log.append((self.t, j, n_arrived, tuple(self.queue)))
+            if self.F > 0 or self.zero_k:  # (nothing can fit when no node is free)
+                for b in list(self.queue):  # snapshot
+                    if self.t + self.q[b] < shadow and self.k[b] <= self.F:
+                        self.start_job(b, backfilled=True)
+            self.advance()
+
+    def _easy_reservation(self, j: int) -> tuple:
+        """(shadow, extra nodes) from effective estimated ends e' = max(start + q, t)."""
+        t = self.t
+        ends = sorted((max(self.est[x], t), self.k[x]) for x in self.running)
+        avail, shadow = self.F, None
+        for e, kx in ends:
+            if shadow is not None and e > shadow:
+                break
+            avail += kx
+            if shadow is None and avail >= self.k[j]:
+                shadow = e
+        return shadow, avail - self.k[j]
+
+    def wait_easy(self, j: int, n_arrived: int) -> None:
+        """True EASY (correct mode): the reservation recomputed at every event; a job may
+        start if it fits now and ends by the shadow, or uses only the extra nodes."""
+        first = True
+        while self.k[j] > self.F:
+            shadow, extra = self._easy_reservation(j)
+            if first:
+                self.res.entry_shadow[j] = shadow
+                self.res.entry_extra[j] = extra
+                first = False
+            if self.record:
+                scan = tuple(b for b in self.queue if b != j)
+                self.res.pass_log.append((self.t, j, n_arrived, scan))
+            for b in list(self.queue):  # index order = (submit, index)
+                kb = self.k[b]
+                if b == j or kb > self.F:
+                    continue
+                if self.t + self.q[b] <= shadow:
+                    self.start_job(b, backfilled=True)
+                elif kb <= extra:
+                    self.start_job(b, backfilled=True)
+                    extra -= kb
+            self.advance()
+
+    # -- the loop --------------------------------------------------------------------------------
+    def run(self) -> SimResult:
+        wait = {
+            "none": self.wait_without_backfilling,
+            "rlscheduler": self.wait_rlscheduler,
+            "easy": self.wait_easy,
+        }[self.backfill]
+        while True:  # at a decision point: the queue is non-empty
+            j = self.pick()
+            self.res.decisions += 1
+            if self.record:
+                self.res.decision_log.append((self.t, j, self.nxt, tuple(self.queue)))
+            if self.k[j] > self.F:
+                wait(j, self.nxt)
+            self.start_job(j)
+            if not self.queue:
+                if self.nxt >= self.L:
+                    break
+                while not self.queue:
+                    self.advance()
+        self.res.events = self.events
+        self.res.end_time = self.t
+        return self.res
+
+
 def simulate_detailed(
     submit,
     run,
@@ -263,201 +473,9 @@ def simulate_detailed(
     s, r, q, n, k, N, ppn = _checked_inputs(
         submit, run, req_time, procs, num_nodes, procs_per_node, policy, backfill, compat, choose
     )
-    L = len(s)
-    if L == 0:
+    if len(s) == 0:
         return SimResult(starts=[], backfilled=[])
-    # The event loop below stays one function on purpose: its nested helpers share the
-    # reference's mutable lists (queue, running, start, finish) exactly as the reference's code
-    # does, so it can be read side by side with it; split up, a dozen lists would travel
-    # between functions.
-
-    dynamic = policy in ("wfp3", "unicep") and not compat
-    keys = None
-    if policy is not None and not dynamic:
-        keys = priority_keys(policy, s, q, n)
-        if not compat:
-            keys = [(kv, i) for i, kv in enumerate(keys)]  # ties -> lowest index
-
-    start = [-1] * L
-    fin = [0] * L  # actual finish of started jobs
-    est = [0] * L  # estimated (requested) finish of started jobs
-    bf = [False] * L
-    res = SimResult(starts=start, backfilled=bf)
-
-    # state
-    t = s[0]
-    F = N
-    queue = [0]  # list of waiting job indices (list order matters in compat mode)
-    running: list = []  # list of running job indices (list order matters)
-    nxt = 1
-    events = 0
-    fin_get = fin.__getitem__
-    est_get = est.__getitem__
-    s_get = s.__getitem__
-    waiting = [False] * L
-    waiting[0] = True
-    zero_k = 0 in k
-
-    def advance() -> None:
-        """advance_one(): exactly one event (arrival wins ties; one release)."""
-        nonlocal t, F, nxt, events
-        events += 1
-        if running:
-            running.sort(key=fin_get)  # stable; persists
-            f0 = fin[running[0]]
-        else:
-            f0 = _INF
-        if nxt < L and s[nxt] <= f0:
-            if s[nxt] > t:
-                t = s[nxt]
-            queue.append(nxt)
-            waiting[nxt] = True
-            nxt += 1
-        else:
-            x = running.pop(0)
-            if f0 > t:
-                t = f0
-            F += k[x]
-
-    def start_job(b: int) -> None:
-        nonlocal F
-        F -= k[b]
-        start[b] = t
-        fin[b] = t + r[b]
-        est[b] = t + q[b]
-        running.append(b)
-        queue.remove(b)
-        waiting[b] = False
-
-    while True:
-        # ---------------- decision point (queue non-empty) ----------------
-        if choose is not None:
-            if compat:
-                queue.sort(key=s_get)  # the reference's observation builder
-                qv = tuple(queue)
-            else:
-                qv = tuple(queue)  # kept in index = (submit, index) order
-            j = choose(
-                DecisionView(
-                    t=t,
-                    free_nodes=F,
-                    queue=qv,
-                    running=tuple(running),
-                    submit=s,
-                    run=r,
-                    req_time=q,
-                    procs=n,
-                    nodes=k,
-                    starts=start,
-                    num_nodes=N,
-                    procs_per_node=ppn,
-                )
-            )
-            j = int(j)
-            if not (0 <= j < L and waiting[j]):
-                raise ConfigError(f"choose returned {j}, which is not a waiting job")
-        elif compat:
-            queue.sort(key=keys.__getitem__)  # stable; persists
-            j = queue[0]
-        elif dynamic:
-            fn = _wfp3_dynamic if policy == "wfp3" else _unicep_dynamic
-            best = None
-            j = -1
-            for b in queue:  # index order; strict < keeps the lowest index
-                kv = fn(t - s[b], q[b], n[b])
-                if best is None or kv < best:
-                    best = kv
-                    j = b
-        else:
-            j = min(queue, key=keys.__getitem__)
-        res.decisions += 1
-        kj = k[j]
-        if record:
-            res.decision_log.append((t, j, nxt, tuple(queue)))
-            n_arrived = nxt
-
-        # ---------------- wait until the committed job fits ----------------
-        if kj > F:
-            if backfill == "none":
-                while kj > F:
-                    advance()
-            elif backfill == "rlscheduler":
-                # shadow time, computed once, from requested run times
-                if compat:
-                    running.sort(key=est_get)  # stable; persists (affects release ties)
-                    cap = F * ppn
-                    shadow = t
-                    nj = n[j]
-                    for x in running:
-                        cap += k[x] * ppn
-                        shadow = est[x]
-                        if cap >= nj:
-                            break
-                else:
-                    avail = F
-                    shadow = t
-                    for x in sorted(running, key=est_get):
-                        avail += k[x]
-                        shadow = est[x]
-                        if avail >= kj:
-                            break
-                res.entry_shadow[j] = shadow
-                while kj > F:
-                    if compat:
-                        queue.sort(key=s_get)  # stable; persists
-                    if record:
-                        res.pass_log.append((t, j, n_arrived, tuple(queue)))
-                    if F > 0 or zero_k:  # (nothing can fit when no node is free)
-                        for b in list(queue):  # snapshot
-                            if t + q[b] < shadow and k[b] <= F:
-                                start_job(b)
-                                bf[b] = True
-                    advance()
-            else:  # easy (compat=False only)
-                first = True
-                while kj > F:
-                    # reservation from effective estimated ends e' = max(start + q, t)
-                    ep = sorted((est[x] if est[x] > t else t, k[x]) for x in running)
-                    avail = F
-                    shadow = None
-                    for e, kx in ep:
-                        if shadow is not None and e > shadow:
-                            break
-                        avail += kx
-                        if shadow is None and avail >= kj:
-                            shadow = e
-                    extra = avail - kj
-                    if first:
-                        res.entry_shadow[j] = shadow
-                        res.entry_extra[j] = extra
-                        first = False
-                    if record:
-                        res.pass_log.append((t, j, n_arrived, tuple(b for b in queue if b != j)))
-                    for b in list(queue):  # index order = (submit, index)
-                        if b == j:
-                            continue
-                        kb = k[b]
-                        if kb <= F:
-                            if t + q[b] <= shadow:
-                                start_job(b)
-                                bf[b] = True
-                            elif kb <= extra:
-                                start_job(b)
-                                bf[b] = True
-                                extra -= kb
-                    advance()
-
-        # ---------------- start the committed job ----------------
-        start_job(j)
-        if not queue:
-            if nxt >= L:
-                break
-            while not queue:
-                advance()
-
-    res.events = events
-    res.end_time = t
-    return res
+    return _Run(s, r, q, n, k, N, ppn, policy, backfill, compat, choose, record).run()
 
 
 def simulate(

@@ -39,6 +39,7 @@ __all__ = [
 #: one line per system: the module whose ``SYSTEM`` attribute is its :class:`System`
 SYSTEM_MODULES: tuple[str, ...] = (
     "jaxsched.systems.rlscheduler",
+    "jaxsched.systems.splitwindow",
     "jaxsched.systems.a2cscheduler",
 )
 
@@ -125,7 +126,11 @@ def system_of_run(path) -> System:
 
 
 def load_model(path):
-    """A trained model of any system from a run directory or checkpoint file (dispatch on
-    :func:`system_of_run`); returns ``(system, model)``."""
+    """A trained model of any system from a run directory, a checkpoint file or the name of a
+    shipped model (:mod:`jaxsched.models`), dispatched on :func:`system_of_run`; returns
+    ``(system, model)``."""
+    from jaxsched.models import resolve
+
+    path = resolve(path)
     system = system_of_run(path)
     return system, system.load_model(path)

@@ -115,6 +115,12 @@ class PPOConfig:
             reference): constant learning rates. The step count lives in the optimiser state, so
             ``--resume`` continues the schedule.
         lr_end_fraction: end value of the decay as a fraction of the initial learning rate.
+        minibatch_size: 0 (default, the reference): full-batch steps. ``> 0``: minibatched
+            PPO — ``train_pi_iters`` and ``train_v_iters`` then count *epochs*; each epoch
+            shuffles the update's ``num_envs * rollout_steps`` samples (padding steps included;
+            they carry no weight) and takes one step per minibatch of this many samples (the
+            last one wraps around the shuffle); the KL early stop is checked after every
+            policy minibatch step. Not combinable with ``slot_buckets``.
     """
 
     num_envs: int = 100
@@ -139,6 +145,7 @@ class PPOConfig:
     max_grad_norm: float | None = None
     lr_anneal_epochs: int = 0
     lr_end_fraction: float = 0.0
+    minibatch_size: int = 0
 
     def __post_init__(self):
         def need(cond, what):
@@ -182,6 +189,11 @@ class PPOConfig:
             isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0,
             f"lr_anneal_epochs must be an integer >= 0, got {v!r}",
         )
+        v = self.minibatch_size
+        need(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0,
+            f"minibatch_size must be an integer >= 0, got {v!r}",
+        )
         need(
             0.0 <= self.lr_end_fraction <= 1.0,
             f"lr_end_fraction must be in [0, 1], got {self.lr_end_fraction!r}",
@@ -218,7 +230,7 @@ class PPOConfig:
 
 #: fields added to :class:`PPOConfig` after checkpoints were first saved, with their defaults
 #: (left out of ``to_dict`` while at the default)
-_LATER_FIELDS = {"lr_anneal_epochs": 0, "lr_end_fraction": 0.0}
+_LATER_FIELDS = {"lr_anneal_epochs": 0, "lr_end_fraction": 0.0, "minibatch_size": 0}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -482,6 +494,17 @@ def _make_update(cfg: PPOConfig, collect, loss_fns, pi_tx, v_tx):
         grad_pi, pi_eval, grad_v, v_eval, pi_data, v_data = loss_fns(
             x, action, logp_old, adv_f, target_f, w_f
         )
+        if cfg.minibatch_size:
+            key, k_mb = jax.random.split(key)
+            pi_res, v_res = _minibatch_phases(
+                cfg, k_mb, ts, (grad_pi, grad_v, v_eval), pi_data, v_data, pi_tx, v_tx
+            )
+            (pparams, pi_opt), pi_iters, stopped, kl_seen = pi_res
+            (vparams, v_opt), v_loss_old = v_res
+            return _finish_update(
+                cfg, ts, tr, completed, w, adv, key, pi_eval, v_eval, pi_data, v_data,
+                (pparams, pi_opt, pi_iters, stopped, kl_seen), (vparams, v_opt, v_loss_old),
+            )  # fmt: skip
 
         # policy: full-batch steps; KL measured with the gradient (before the step), stop after
         # the step at which it exceeded the limit (Spinning Up / RLScheduler).
@@ -527,6 +550,70 @@ def _make_update(cfg: PPOConfig, collect, loss_fns, pi_tx, v_tx):
     return update
 
 
+def _minibatch_index(key, n: int, mb: int, epochs: int):
+    """int32 ``[epochs * ceil(n / mb), mb]``: per epoch a shuffle of ``0 .. n−1`` cut into
+    minibatches (the last one wrapping around)."""
+    n_mb = -(-n // mb)
+    perms = jax.vmap(lambda k: jax.random.permutation(k, n))(jax.random.split(key, epochs))
+    perms = jnp.take(perms, jnp.arange(n_mb * mb) % n, axis=1)
+    return perms.reshape(epochs * n_mb, mb).astype(jnp.int32)
+
+
+def _minibatch_phases(cfg, key, ts, fns, pi_data, v_data, pi_tx, v_tx):
+    """The policy and value phases of a minibatched update (``PPOConfig.minibatch_size``):
+    returns ``((pi_carry, iters, stopped, kl_seen), (v_carry, v_loss_first))``."""
+    grad_pi, grad_v, v_eval = fns
+    n = jax.tree_util.tree_leaves(pi_data)[0].shape[0]
+    mb = cfg.minibatch_size
+    k_pi, k_v = jax.random.split(key)
+    kl_limit = None if cfg.target_kl is None else cfg.kl_stop_factor * cfg.target_kl
+    pi_idx = _minibatch_index(k_pi, n, mb, max(cfg.train_pi_iters, 1))
+    v_idx = _minibatch_index(k_v, n, mb, max(cfg.train_v_iters, 1))
+    take = lambda data, idx: jax.tree_util.tree_map(lambda a: a[idx], data)  # noqa: E731
+
+    def pi_step(c):
+        params, opt, i = c
+        (_, (kl, _, _)), g = grad_pi(params, *take(pi_data, pi_idx[i]))
+        upd, opt = pi_tx.update(g, opt, params)
+        return (optax.apply_updates(params, upd), opt, i + 1), kl
+
+    n_pi = cfg.train_pi_iters * pi_idx.shape[0] // max(cfg.train_pi_iters, 1)
+    carry = (ts.policy_params, ts.policy_opt_state, jnp.zeros((), jnp.int32))
+    (pp, po, _), iters, stopped, kl_seen = kl_early_stop_loop(pi_step, carry, n_pi, kl_limit)
+
+    def v_body(c, idx):
+        params, opt = c
+        loss, g = grad_v(params, *take(v_data, idx))
+        upd, opt = v_tx.update(g, opt, params)
+        return (optax.apply_updates(params, upd), opt), loss
+
+    n_v = cfg.train_v_iters * v_idx.shape[0] // max(cfg.train_v_iters, 1)
+    (vp, vo), losses = jax.lax.scan(v_body, (ts.value_params, ts.value_opt_state), v_idx[:n_v])
+    v_first = losses[0] if n_v > 0 else v_eval(ts.value_params, *v_data)
+    return ((pp, po), iters, stopped, kl_seen), ((vp, vo), v_first)
+
+
+def _finish_update(cfg, ts, tr, completed, w, adv, key, pi_eval, v_eval, pi_data, v_data, p, v):
+    """The metrics and new :class:`TrainState` of a minibatched update (``p`` = policy params,
+    opt state, iterations, stopped, kl_seen; ``v`` = value params, opt state, first loss)."""
+    pparams, pi_opt, pi_iters, stopped, kl_seen = p
+    vparams, v_opt, v_loss_old = v
+    ent_old = masked_mean(tr.entropy, w)
+    pi_loss_old = -masked_mean(adv, w) - cfg.entropy_coef * ent_old
+    pi_loss_new, (kl_new, _, clip_frac) = pi_eval(pparams, *pi_data)
+    pi = (pi_loss_old, pi_loss_new, pi_iters, stopped, kl_seen, kl_new, clip_frac, ent_old)
+    metrics = _update_metrics(cfg, ts, tr, completed, w, pi, (v_loss_old, v_eval(vparams, *v_data)))
+    new_ts = TrainState(
+        policy_params=pparams,
+        value_params=vparams,
+        policy_opt_state=pi_opt,
+        value_opt_state=v_opt,
+        rng=jax.random.key_data(key),
+        step=ts.step + 1,
+    )
+    return new_ts, metrics
+
+
 def _check_args(config, trajectory_filter, filter_value_fn, slot_buckets, chunk_size):
     if not isinstance(config, PPOConfig):
         raise ConfigError(f"make_train: config must be a PPOConfig, got {type(config).__name__}")
@@ -534,6 +621,8 @@ def _check_args(config, trajectory_filter, filter_value_fn, slot_buckets, chunk_
         raise ConfigError("make_train: trajectory_filter and filter_value_fn go together")
     if slot_buckets is not None:
         check_buckets(slot_buckets, chunk_size)
+        if config.minibatch_size:
+            raise ConfigError("make_train: minibatch_size and slot_buckets do not go together")
 
 
 def make_train(

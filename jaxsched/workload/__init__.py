@@ -7,13 +7,13 @@
 * :mod:`jaxsched.workload.stats`: trace statistics and reports (incl. RLScheduler Table II);
 * :mod:`jaxsched.workload.sampling`: sequence start indices (gym-compatible and our own);
 * :mod:`jaxsched.workload.lublin`: the Lublin–Feitelson synthetic workload generator (imported
-  on demand, not re-exported here), on the C library's RNG in :mod:`~jaxsched.workload.drand48`.
+  on demand, not re-exported here), on the C library's RNG in :mod:`~jaxsched.workload.drand48`;
+* :mod:`jaxsched.workload.bundled`: the demo's default trace (checkout, or regenerated).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from jaxsched.workload.bundled import default_trace_path
 from jaxsched.workload.sampling import fixed_starts, gym_np_random, reference_starts, uniform_starts
 from jaxsched.workload.stats import format_stats, jobs_summary, trace_stats
 from jaxsched.workload.swf import (
@@ -45,11 +45,3 @@ __all__ = [
     "fixed_starts",
     "default_trace_path",
 ]
-
-
-def default_trace_path() -> Path:
-    """The trace the demo uses: ``traces/lublin-1.swf`` at the top of the checkout (next to the
-    ``jaxsched`` package directory)."""
-    import jaxsched
-
-    return Path(jaxsched.__file__).resolve().parent.parent / "traces" / "lublin-1.swf"

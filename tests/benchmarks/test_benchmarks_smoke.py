@@ -379,7 +379,7 @@ def test_throughput_reference_flag_checks_dir(tmp_path, capsys):
 # score_checkpoints.py
 # ----------------------------------------------------------------------------------------------
 #: the committed no-backfilling policy's greedy bsld on the paper's test sequences (seed 1,
-#: 10 x 1024 jobs), as recorded in models/lublin1-none/README.md
+#: 10 x 1024 jobs), as recorded in jaxsched/models/lublin1-none/README.md
 SHIPPED_NONE_TEST = 260.12
 
 
@@ -388,7 +388,7 @@ def test_score_checkpoints_on_the_shipped_model(tmp_path, capsys):
     logged for that epoch (another code path, computed during training), and its test value is
     the recorded one."""
     SC = _load("score_checkpoints")
-    run = REPO / "models" / "lublin1-none"
+    run = REPO / "jaxsched" / "models" / "lublin1-none"
     logged = {
         r["epoch"]: r["val_bsld"]
         for r in map(json.loads, (run / "log.jsonl").open())
@@ -419,7 +419,7 @@ def test_score_checkpoints_minutes_window(capsys):
     checkpoint (epoch 14) falls out just below its cumulative epoch time and is chosen just
     above it."""
     SC = _load("score_checkpoints")
-    run = REPO / "models" / "lublin1-none"
+    run = REPO / "jaxsched" / "models" / "lublin1-none"
     rows = [json.loads(x) for x in (run / "log.jsonl").read_text().splitlines() if x.strip()]
     total = sum(r["seconds"] for r in rows if r["epoch"] <= 14)
     assert 60 < total < 3600  # the README's 18.7 minutes, roughly

@@ -221,17 +221,6 @@ def test_generate_lublin_real_module(capsys, tmp_path):
     assert t.n_jobs == 50 and t.max_nodes == 256
 
 
-def test_demo_prints_trace_info_and_heuristic_tables(capsys):
-    rc, out, err = run(capsys, "demo", "--sequences", "1", "--train-epochs", "0")
-    assert rc == 0, err
-    assert "lublin-1.swf" in out and "jobs:         10,000" in out
-    assert "rules rlscheduler: 10,000 jobs loaded" in out
-    # the reference-mode table and the correct-mode table, one row per paper heuristic
-    assert "bsld (rlscheduler)" in out and "bsld (easy)" in out
-    for p in ("fcfs", "wfp3", "unicep", "sjf", "f1"):
-        assert sum(line.startswith(p + " ") for line in out.splitlines()) == 2
-
-
 def test_demo_missing_default_trace(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(
         jaxsched.workload, "default_trace_path", lambda: tmp_path / "traces" / "lublin-1.swf"
@@ -244,30 +233,26 @@ def test_demo_missing_default_trace(capsys, monkeypatch, tmp_path):
 
 
 def test_demo_trains_and_compares(capsys, tmp_path):
-    """The main job's training part, shrunk: one tiny epoch, then the learned policy as one more
-    row next to the heuristics on the held-out sequence."""
+    """The main job, shrunk: the trace report, the heuristics and both shipped models on the
+    same sequences with their paired differences, EASY in the correct mode, then one tiny
+    epoch of live training and its learning-curve picture."""
     out = tmp_path / "demo"
     rc, text, err = run(
-        capsys,
-        "demo",
-        "--sequences",
-        "1",
-        "--train-epochs",
-        "1",
-        "--trajectories",
-        "2",
-        "--iters",
-        "2",
-        "--out",
-        str(out),
-    )
+        capsys, "demo", "--sequences", "2", "--jobs", "128", "--train-epochs", "1",
+        "--trajectories", "2", "--iters", "2", "--out", str(out),
+    )  # fmt: skip
     assert rc == 0, err
+    assert "lublin-1.swf" in text and "jobs:         10,000" in text
+    assert "rules rlscheduler: 10,000 jobs loaded" in text
+    # three tables (no bf + shipped model, reference bf + shipped model, correct mode / EASY),
+    # one row per paper heuristic in each
+    assert "bsld (no bf)" in text and "bsld (rlscheduler)" in text and "bsld (easy)" in text
+    for p in ("fcfs", "wfp3", "unicep", "sjf", "f1"):
+        assert sum(line.startswith(p + " ") for line in text.splitlines()) == 3
+    for model in ("lublin1-none", "lublin1-bf-fast"):
+        (row,) = [ln for ln in text.splitlines() if ln.startswith(model + " ") and " - " not in ln]
+        assert float(row.split()[1].replace(",", "")) >= 1.0  # its bsld
+        assert f"{model} - " in text and "paired on the same 2 sequences" in text
+    assert "A SHORT live training run" in text
     assert (out / "run.json").is_file() and (out / "log.jsonl").read_text().count("\n") == 1
-    tail = text.split("held-out test sequences")[-1]
-    rows = {
-        line.split()[0]: line.split()[-1]
-        for line in tail.splitlines()
-        if line.split() and line.split()[0] in ("fcfs", "sjf", "rl")
-    }
-    assert set(rows) == {"fcfs", "sjf", "rl"}
-    assert float(rows["rl"].replace(",", "")) >= 1.0
+    assert (out / "training_curve.png").is_file()

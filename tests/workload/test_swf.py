@@ -685,5 +685,5 @@ def test_trace_stats_general_and_report():
 
 
 def test_default_trace_path():
-    p = default_trace_path()
-    assert p == REPO / "traces" / "lublin-1.swf"
+    assert default_trace_path() == REPO / "traces" / "lublin-1.swf"
+    # (the demo on it: tests/cli/test_cli_trace.py::test_demo_trains_and_compares)

@@ -16,10 +16,16 @@ DESCRIPTION = (
 
 
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
-    """Add the flags of ``jaxsched train rlscheduler`` to its parser.
+    """Add the flags of ``jaxsched train rlscheduler`` to its parser, in ``--help`` groups."""
+    _add_problem_arguments(p.add_argument_group("problem"))
+    _add_run_arguments(p.add_argument_group("run"))
+    _add_ppo_arguments(p.add_argument_group("PPO"))
+    _add_validation_arguments(p.add_argument_group("validation"))
+    _add_filter_arguments(p.add_argument_group("trajectory filtering"))
 
-    (Over 100 lines: a flat list of ``add_argument`` calls, one per flag, read as the flags'
-    reference; splitting it would only scatter them.)"""
+
+def _add_problem_arguments(p) -> None:
+    """Flags: what to train for: the trace, the metric, the simulator's semantics."""
     from jaxsched.sim.metrics import METRICS
 
     p.add_argument("trace", metavar="TRACE", help="SWF file (.swf or .swf.gz)")
@@ -35,6 +41,17 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         "the correct mode",
     )
     p.add_argument(
+        "--length",
+        type=positive_int,
+        default=256,
+        metavar="L",
+        help="jobs per training sequence (default 256)",
+    )
+
+
+def _add_run_arguments(p) -> None:
+    """Flags: the run directory: epochs, seed, resume, checkpoints, progress."""
+    p.add_argument(
         "--epochs",
         type=positive_int,
         required=True,
@@ -47,18 +64,35 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         "--resume", action="store_true", help="continue the run in DIR from its newest checkpoint"
     )
     p.add_argument(
+        "--keep-checkpoints",
+        type=nonneg_int,
+        default=1,
+        metavar="K",
+        help="keep the newest K epoch checkpoints in DIR (default 1; 0 keeps every epoch's)",
+    )
+    p.add_argument(
+        "--init-from",
+        default=None,
+        metavar="CKPT",
+        help="start from the networks and optimiser states of this checkpoint (a "
+        "file, or a run directory's newest) instead of a fresh initialisation, "
+        "e.g. to continue a run with other settings (the reference's "
+        "--pre_trained)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="log lines instead of a bar")
+    p.add_argument(
+        "--no-compare", action="store_true", help="do not evaluate SJF/F1 on each epoch's sequences"
+    )
+
+
+def _add_ppo_arguments(p) -> None:
+    """Flags: PPO and the networks."""
+    p.add_argument(
         "--trajectories",
         type=positive_int,
         default=None,
         metavar="N",
         help="sequences per epoch (default 100)",
-    )
-    p.add_argument(
-        "--length",
-        type=positive_int,
-        default=256,
-        metavar="L",
-        help="jobs per training sequence (default 256)",
     )
     p.add_argument(
         "--pi-iters",
@@ -95,10 +129,10 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         "--policy-net", default="kernel", help="kernel (default), mlp_v1, mlp_v2, mlp_v3, lenet"
     )
     p.add_argument("--value-net", default="kernel", help="kernel (default) or mlp")
-    p.add_argument(
-        "--no-compare", action="store_true", help="do not evaluate SJF/F1 on each epoch's sequences"
-    )
-    p.add_argument("--no-progress", action="store_true", help="log lines instead of a bar")
+
+
+def _add_validation_arguments(p) -> None:
+    """Flags: validation (model choice on held-out sequences)."""
     p.add_argument(
         "--validate",
         type=nonneg_int,
@@ -129,6 +163,10 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         help="seed of the validation starts, drawn as the reference does "
         "(default 2; the paper's test sequences are seed 1)",
     )
+
+
+def _add_filter_arguments(p) -> None:
+    """Flags: trajectory filtering (spec §7)."""
     p.add_argument(
         "--filter",
         choices=("off", "paper", "reference"),
@@ -145,22 +183,6 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         metavar="K",
         help="with --filter: phase 1 = the first K epochs, then all sequences "
         "(phase 2); default 0 = filtered for the whole run",
-    )
-    p.add_argument(
-        "--init-from",
-        default=None,
-        metavar="CKPT",
-        help="start from the networks and optimiser states of this checkpoint (a "
-        "file, or a run directory's newest) instead of a fresh initialisation, "
-        "e.g. to continue a run with other settings (the reference's "
-        "--pre_trained)",
-    )
-    p.add_argument(
-        "--keep-checkpoints",
-        type=nonneg_int,
-        default=1,
-        metavar="K",
-        help="keep the newest K epoch checkpoints in DIR (default 1; 0 keeps every epoch's)",
     )
 
 

@@ -373,7 +373,7 @@ def test_shipped_lublin1_model_loads_and_schedules_well(name, backfill, epoch, f
     the first eight of the paper's test sequences (256 jobs each, to stay quick; two sequences
     were too few: the 5-minute model is worse than FCFS on one of them)."""
     repo = REPO
-    pol = load_policy(repo / "models" / name)
+    pol = load_policy(repo / "jaxsched" / "models" / name)
     assert pol.epoch == epoch and pol.run.metric == "bsld" and pol.run.backfill == backfill
     jobs = read_swf(repo / "traces" / "lublin-1.swf").jobs("rlscheduler")
     starts = [1981, 2756, 4299, 8850, 3316, 2714, 5228, 7762]

@@ -1,0 +1,146 @@
+"""Split-window environment speed and heuristic baselines on Lublin-1.
+
+1. Environment steps/s: ``B`` vmapped episodes of :class:`SplitWindowEnv` played to their end
+   (1,000 placements) by a fixed observation policy (P1, or ``--policy random``: uniform over
+   the M + 1 actions), compile time reported separately.
+2. The heuristics FCFS / SJF (fewest cores) / LCFS / SJF-run x back-filling none / rlscheduler /
+   easy on the same ``--episodes`` evaluation episodes (starts ``RandomState(--seed)``), the
+   §8 metrics as mean ± standard error.
+3. With ``--model DIR``: the trained agent of a ``jaxsched train splitwindow`` run (newest
+   checkpoint, greedy) on the same episodes, in its own window (``--head``/``--tail`` are
+   then taken from the run).
+
+    PYTHONPATH=. .venv/bin/python benchmarks/splitwindow_env.py --batch 16 --episodes 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsched.envs.splitwindow import SplitWindowEnv, obs_policy, run_episodes
+from jaxsched.envs.splitwindow_baselines import baseline_names, run_baselines
+from jaxsched.nets.splitwindow import SWActor
+from jaxsched.workload import read_swf
+
+METRICS = ("avg_wait", "util", "avg_queue_len", "avg_bsld", "job_load", "steps")
+
+
+def _shared(arg) -> Path:
+    if arg:
+        return Path(arg)
+    if os.environ.get("JAXSCHED_SHARED"):
+        return Path(os.environ["JAXSCHED_SHARED"])
+    return Path(__file__).resolve().parent.parent.parent / "shared"
+
+
+def env_speed(env, starts, policy: str) -> dict:
+    """Compile seconds, run seconds and agent steps/s of playing ``starts`` to the end."""
+    h, t = env.cfg.head, env.cfg.tail
+
+    def act(s, o, a):
+        if policy == "random":
+            key = jax.random.fold_in(jax.random.PRNGKey(a), s.steps)
+            return jax.random.randint(key, (), 0, env.num_actions, jnp.int32)
+        return obs_policy(o.obs, policy, h, t, env.cfg.n_cores)
+
+    fn = jax.jit(lambda e, s: run_episodes(e, s, act, jnp.arange(s.shape[0])))
+    t0 = time.perf_counter()
+    comp = fn.lower(env, starts).compile()
+    t1 = time.perf_counter()
+    out = jax.block_until_ready(comp(env, starts))
+    t2 = time.perf_counter()
+    steps = int(np.sum(out["steps"]))
+    return {
+        "compile_s": round(t1 - t0, 2),
+        "run_s": round(t2 - t1, 3),
+        "steps": steps,
+        "steps_per_s": round(steps / (t2 - t1)),
+        "mean_steps_per_episode": float(np.mean(out["steps"])),
+        "max_steps_per_episode": int(np.max(out["steps"])),
+    }
+
+
+def _paired(model: dict, base: dict, names) -> dict:
+    """Model minus each heuristic on the same episodes: mean and paired standard error of the
+    per-episode differences of average wait and utilisation (printed)."""
+    out = {}
+    for i, name in enumerate(names):
+        row = {}
+        for k in ("avg_wait", "util"):
+            d = np.asarray(model[k], np.float64) - np.asarray(base[k][i], np.float64)
+            row[k] = [float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d)))] if len(d) > 1 else [
+                float(d.mean()), float("nan")]  # fmt: skip
+        out[name] = row
+        print(f"DBF - {name:18s} wait {row['avg_wait'][0]:+.4g}±{row['avg_wait'][1]:.2g}  "
+              f"util {row['util'][0]:+.4f}±{row['util'][1]:.2g}")  # fmt: skip
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--shared", default=None)
+    ap.add_argument("--trace", default="lublin_256.swf.gz")
+    ap.add_argument("--head", type=int, default=20)
+    ap.add_argument("--tail", type=int, default=0)
+    ap.add_argument("--batch", default="16", help="comma list of batch sizes for the speed test")
+    ap.add_argument("--policy", default="P1", help="P1..P4 or random")
+    ap.add_argument("--episodes", type=int, default=20, help="evaluation episodes (0: skip)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--skip-baselines", action="store_true")
+    ap.add_argument("--model", default=None, help="a splitwindow run directory or checkpoint")
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args(argv)
+    jobs = read_swf(_shared(a.shared) / "traces" / a.trace).jobs("rlscheduler")
+    env = SplitWindowEnv(jobs, a.head, a.tail)
+    rng = np.random.RandomState(a.seed)
+    res = {"trace": a.trace, "window": f"{a.head}-{a.tail}", "cpu": os.cpu_count(), "speed": []}
+    for b in [int(x) for x in a.batch.split(",")]:
+        starts = rng.randint(0, env.cfg.sample_high + 1, size=b).astype(np.int32)
+        r = {"batch": b, "policy": a.policy, **env_speed(env, starts, a.policy)}
+        print(json.dumps(r))
+        res["speed"].append(r)
+    starts = np.random.RandomState(a.seed).randint(0, env.cfg.sample_high + 1, a.episodes)
+    if a.episodes and not a.skip_baselines:
+        t0 = time.perf_counter()
+        m = base = run_baselines(env, starts)
+        res["baselines_s"] = round(time.perf_counter() - t0, 1)
+        table = {}
+        for i, name in enumerate(baseline_names()):
+            table[name] = {
+                k: [float(np.mean(m[k][i])), float(np.std(m[k][i]) / np.sqrt(a.episodes))]
+                for k in METRICS
+            }
+            row = "  ".join(f"{k} {v[0]:.4g}±{v[1]:.2g}" for k, v in table[name].items())
+            print(f"{name:18s} {row}")
+        res["baselines"] = table
+        print(f"baselines: {a.episodes} episodes x {len(table)} in {res['baselines_s']} s")
+    if a.model and a.episodes:
+        from jaxsched.systems.splitwindow.run import greedy_metrics, load_model, make_env
+
+        model = load_model(a.model)
+        menv = make_env(jobs, model.run)
+        actor = SWActor(menv.num_actions, tuple(model.run.hidden), model.run.activation)
+        m = greedy_metrics(menv, actor, model.params, starts)
+        name = f"DBF {model.run.head}-{model.run.tail} (epoch {model.epoch})"
+        res["model"] = {
+            k: [float(np.mean(m[k])), float(np.std(m[k]) / np.sqrt(a.episodes))] for k in METRICS
+        }
+        row = "  ".join(f"{k} {v[0]:.4g}±{v[1]:.2g}" for k, v in res["model"].items())
+        print(f"{name:18s} {row}")
+        if "baselines" in res:
+            res["paired"] = _paired(m, base, baseline_names())
+    if a.json:
+        Path(a.json).write_text(json.dumps(res, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

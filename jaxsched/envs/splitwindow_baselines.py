@@ -1,0 +1,136 @@
+"""Heuristic baselines of the split-window paper (spec ``split_window.md`` §7) in the same
+online environment: FCFS, SJF (fewest requested cores, the paper's definition; ``sjf-run``:
+shortest requested run time, RLScheduler's SJF) and LCFS, each without back-filling or with
+
+* ``"rlscheduler"`` back-filling: when the highest-priority job p does not fit, compute its
+  earliest start (shadow) from the running jobs' end times, then start, in arrival order,
+  every queued job that fits now and ends (now + r) no later than the shadow;
+* ``"easy"``: true EASY — also jobs that fit now and need no more than the cores left over at
+  the shadow after p's reservation (those then shrink).
+
+The heuristics see the whole queue (no window). At every cycle (an arrival or the
+completions of one instant, the same events as the agent's) they start jobs until neither p
+nor a back-fill candidate can start, then the next event is processed; the episode ends on
+the ``placements``-th placement like the agent's, so :meth:`SplitWindowEnv.metrics` applies.
+Per cycle the ``steps`` counter grows by one, the invisible-job counters use the env's window
+size M, and ``reward_sum`` adds ℜ(t) at the end of each cycle (what a Fwd would get).
+
+Everything is traced (policy and back-filling are int codes), so :func:`run_baselines` runs
+all combinations in one compiled, vmapped call.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsched.envs.splitwindow import SplitWindowEnv, SWState
+from jaxsched.errors import ConfigError
+from jaxsched.sim import cores as C
+from jaxsched.sim.types import BIG
+
+__all__ = ["PRIORITIES", "BACKFILLS", "baseline_names", "run_baselines"]
+
+PRIORITIES = ("fcfs", "sjf", "lcfs", "sjf-run")
+BACKFILLS = ("none", "rlscheduler", "easy")
+
+
+def _priority_pos(env: SplitWindowEnv, sim: C.CoreState, prio):
+    """int32 queue position of the highest-priority queued job (ties: arrival order)."""
+    q = sim.q_job.shape[0]
+    pos = jnp.arange(q, dtype=jnp.int64)
+    j = jnp.maximum(sim.q_job, 0)
+    primary = jnp.stack(
+        [jnp.zeros_like(pos), env.data.cores[j].astype(jnp.int64), -pos, env.data.run[j]]
+    )[prio]
+    key = jnp.where(pos < sim.q_len, primary * (2 * q) + pos, BIG)
+    return jnp.argmin(key).astype(jnp.int32)
+
+
+def _backfill_pos(env: SplitWindowEnv, sim: C.CoreState, p, bf):
+    """int32 queue position of the first (arrival order) back-fill candidate, −1 if none."""
+    busy = sim.core_tag >= 0
+    free = jnp.sum(~busy).astype(jnp.int32)
+    need = env.data.cores[jnp.maximum(sim.q_job[p], 0)]
+    ends = jnp.sort(jnp.where(busy, sim.core_end, BIG))
+    shadow = ends[jnp.clip(need - free - 1, 0, ends.shape[0] - 1)]
+    extra = free + jnp.sum(busy & (sim.core_end <= shadow)) - need
+    pos = jnp.arange(sim.q_job.shape[0], dtype=jnp.int32)
+    j = jnp.maximum(sim.q_job, 0)
+    c, r = env.data.cores[j], env.data.run[j]
+    ok = (pos < sim.q_len) & (pos != p) & (c <= free)
+    short = sim.t + r <= shadow
+    ok = ok & jnp.where(bf == 2, short | (c <= extra), short) & (bf > 0)
+    return jnp.where(ok.any(), jnp.argmax(ok).astype(jnp.int32), -1)
+
+
+def _cycle(env: SplitWindowEnv, sim: C.CoreState, prio, bf) -> C.CoreState:
+    """Start jobs at the current clock until nothing more can start (or the episode ends)."""
+
+    def body(c):
+        s, _ = c
+        p = _priority_pos(env, s, prio)
+        j = jnp.maximum(s.q_job[p], 0)
+        fits = (s.q_len > 0) & (env.data.cores[j] <= jnp.sum(s.core_tag < 0))
+        b = jnp.where(fits | (s.q_len == 0), -1, _backfill_pos(env, s, p, bf))
+        pos = jnp.where(fits, p, b)
+        s2, ok = C.start_job(env.data, s, pos, pos >= 0)
+        return s2, ok & (s2.placed < env.cfg.placements)
+
+    return jax.lax.while_loop(lambda c: c[1], body, (sim, jnp.asarray(True)))[0]
+
+
+def _episode(env: SplitWindowEnv, start, prio, bf) -> dict:
+    cfg, m = env.cfg, env.window
+    w1, w2, w3 = cfg.weights
+
+    def body(s: SWState) -> SWState:
+        L = s.sim.q_len
+        sim = _cycle(env, s.sim, prio, bf)
+        end = sim.placed >= cfg.placements
+        t1, t2, t3 = C.reward_terms(sim, cfg.n_cores)
+        r = jnp.where(end, 0.0, -(w1 * t1 + w2 * t2 + w3 * t3))
+        sim = C.advance_one(env.data, sim, cfg.completions, enabled=~end)
+        return s.replace(
+            sim=sim,
+            steps=s.steps + 1,
+            sum_invisible=s.sum_invisible + jnp.maximum(L - m, 0),
+            partial=s.partial + (L > m).astype(jnp.int32),
+            reward_sum=s.reward_sum + r,
+            done=end | sim.exhausted | sim.overflow,
+        )
+
+    s = jax.lax.while_loop(lambda s: ~s.done, body, env.init_state_at(start))
+    return env.metrics(s)
+
+
+def baseline_names(priorities=PRIORITIES, backfills=BACKFILLS) -> list[str]:
+    """Labels ``"<priority>+<backfill>"`` (e.g. ``"sjf+easy"``) in :func:`run_baselines`
+    order."""
+    return [f"{p}+{b}" for p in priorities for b in backfills]
+
+
+def run_baselines(env: SplitWindowEnv, starts, priorities=PRIORITIES, backfills=BACKFILLS):
+    """§8 metrics of every heuristic × back-filling on the episodes ``starts``: dict of host
+    arrays ``[H, B]`` (H = ``len(priorities) * len(backfills)``, in :func:`baseline_names`
+    order). One compiled call; raises :class:`~jaxsched.sim.cores.QueueOverflow` if a queue
+    outgrew ``queue_cap``."""
+    for p in priorities:
+        if p not in PRIORITIES:
+            raise ConfigError(f"unknown heuristic {p!r}; choose from {', '.join(PRIORITIES)}")
+    for b in backfills:
+        if b not in BACKFILLS:
+            raise ConfigError(f"unknown back-filling {b!r}; choose from {', '.join(BACKFILLS)}")
+    pr = np.asarray([PRIORITIES.index(p) for p in priorities for _ in backfills], np.int32)
+    bf = np.asarray([BACKFILLS.index(b) for _ in priorities for b in backfills], np.int32)
+    out = _run(env, np.asarray(starts, np.int32), pr, bf)
+    out = jax.tree_util.tree_map(np.asarray, out)
+    C.check_overflow(out["overflow"], env.cfg.queue_cap)
+    return out
+
+
+@jax.jit
+def _run(env, starts, pr, bf):
+    per_start = jax.vmap(_episode, in_axes=(None, 0, None, None))
+    return jax.vmap(per_start, in_axes=(None, None, 0, 0))(env, starts, pr, bf)

@@ -1,0 +1,71 @@
+"""``jaxsched train splitwindow`` flags and their translation into a training run."""
+
+from __future__ import annotations
+
+import argparse
+
+from jaxsched.cli.args import csv_ints, int_arg, nonneg_int, positive_int
+
+__all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args"]
+
+HELP = "split-window deep back-filling (DBF): MLP actor-critic trained with minibatched PPO"
+DESCRIPTION = (
+    "Train a split-window DBF agent (head M_h, tail M_t window of the queue) with PPO on "
+    "1,000-placement episodes from random offsets of TRACE; a checkpoint and a log line every "
+    "epoch in --out DIR."
+)
+
+
+def add_train_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the flags of ``jaxsched train splitwindow`` to its parser."""
+    p.add_argument("trace", metavar="TRACE", help="SWF file (.swf or .swf.gz)")
+    p.add_argument("--head", type=nonneg_int, required=True, metavar="M_H", help="head slots")
+    p.add_argument("--tail", type=nonneg_int, default=0, metavar="M_T", help="tail slots")
+    p.add_argument("--epochs", type=positive_int, required=True, metavar="E",
+                   help="total PPO updates (with --resume: including the ones done)")  # fmt: skip
+    p.add_argument("--out", required=True, metavar="DIR", help="run directory")
+    p.add_argument("--resume", action="store_true", help="continue the run in DIR")
+    p.add_argument("--seed", type=int_arg, default=0, metavar="S")
+    p.add_argument("--envs", type=positive_int, default=16, metavar="E",
+                   help="episodes collected in parallel per update (default 16)")  # fmt: skip
+    p.add_argument("--steps", type=positive_int, default=4096, metavar="T",
+                   help="decisions per environment per update; longer episodes are dropped "
+                   "(default 4096)")  # fmt: skip
+    p.add_argument("--placements", type=positive_int, default=1000, metavar="P",
+                   help="placements per episode (default 1000)")  # fmt: skip
+    p.add_argument("--minibatch", type=positive_int, default=128, metavar="B")
+    p.add_argument("--ppo-epochs", type=positive_int, default=10, metavar="K",
+                   help="passes over each update's samples (default 10)")  # fmt: skip
+    p.add_argument("--lr", type=float, default=3e-4, metavar="LR")
+    p.add_argument("--hidden", type=csv_ints, default=[1024, 512, 256], metavar="H1,H2,...")
+    p.add_argument("--activation", choices=("relu", "tanh"), default="relu")
+    p.add_argument("--sigma", choices=("remaining", "elapsed"), default="remaining")
+    p.add_argument("--mask", action="store_true", help="mask invalid picks (paper: no mask)")
+    p.add_argument("--queue-cap", type=positive_int, default=4096, metavar="Q")
+    p.add_argument("--validate", type=nonneg_int, default=0, metavar="K",
+                   help="every K epochs run the greedy policy on the fixed evaluation "
+                   "episodes; best checkpoint (lowest average wait) in DIR/best.ckpt")  # fmt: skip
+    p.add_argument("--val-episodes", type=positive_int, default=100, metavar="N")
+    p.add_argument("--val-seed", type=int_arg, default=1, metavar="S")
+    p.add_argument("--no-progress", action="store_true", help="log lines instead of a bar")
+
+
+def train_from_args(args) -> int:
+    """``jaxsched train splitwindow ...``; returns the exit status."""
+    import jaxsched.sim  # noqa: F401  (enables x64)
+    from jaxsched.systems.splitwindow.run import train
+
+    ppo = dict(
+        num_envs=args.envs, max_episode_steps=args.steps, minibatch_size=args.minibatch,
+        train_pi_iters=args.ppo_epochs, train_v_iters=args.ppo_epochs, pi_lr=args.lr,
+        vf_lr=args.lr,
+    )  # fmt: skip
+    out = train(
+        args.trace, args.out, head=args.head, tail=args.tail, epochs=args.epochs,
+        resume=args.resume, validate_every=args.validate, progress=not args.no_progress,
+        placements=args.placements, queue_cap=args.queue_cap, sigma=args.sigma, mask=args.mask,
+        hidden=tuple(args.hidden), activation=args.activation, seed=args.seed,
+        val_episodes=args.val_episodes, val_seed=args.val_seed, ppo=ppo,
+    )  # fmt: skip
+    print(f"trained {args.epochs} epochs; checkpoint and log in {out}")
+    return 0

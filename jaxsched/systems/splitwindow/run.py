@@ -1,0 +1,202 @@
+"""Split-window DBF training driver (``jaxsched train splitwindow``) on the generic host loop
+:func:`jaxsched.train.loop.run_epochs`.
+
+Pieces: :class:`jaxsched.envs.splitwindow.SplitWindowEnv` (auto-reset, random trace offsets),
+the actor and critic MLPs of :mod:`jaxsched.nets.splitwindow`, and the compiled PPO update of
+:func:`jaxsched.train.make_train` with minibatches (spec §6: lr 3e-4, clip 0.2, γ 0.99,
+minibatches of 128, several epochs per update; assumptions: Adam, GAE λ 0.95, 10 epochs,
+value coefficient = a separate critic with the same learning rate, advantages normalised,
+gradient norm clipped at 0.5, no entropy bonus). One update = ``--envs`` episodes collected in
+parallel (each scan ``--steps`` decisions long; an episode that does not end within it is
+dropped and counted in ``incomplete_episodes``).
+
+Run directory (``--out DIR``): ``run.json`` ("system": "splitwindow", trace, window, PPO and
+net settings), ``log.jsonl`` (per epoch: return, episode length, KL, losses, seconds, and
+with ``--validate`` the greedy policy's §8 metrics on the fixed evaluation episodes),
+checkpoints, ``best.ckpt``/``best.json`` (lowest validation average wait).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsched.envs import AutoResetWrapper
+from jaxsched.envs.splitwindow import SplitWindowEnv, run_episodes
+from jaxsched.errors import ConfigError
+from jaxsched.nets.splitwindow import SWActor, SWCritic
+from jaxsched.train.checkpoint import load_checkpoint
+from jaxsched.train.loop import BestCheckpoint, EpochSpec, open_run, run_epochs, start_or_resume
+from jaxsched.train.ppo import PPOConfig, make_train
+from jaxsched.workload import read_swf
+
+__all__ = ["RunConfig", "train", "make_env", "make_trainer", "eval_starts", "greedy_metrics"]
+
+SYSTEM_NAME = "splitwindow"
+#: the §8 metrics logged for validation (prefix ``val_``)
+VAL_METRICS = ("avg_wait", "util", "avg_queue_len", "avg_bsld", "job_load", "mean_invisible")
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    """What a run trains (``run.json``)."""
+
+    trace: str
+    head: int
+    tail: int
+    placements: int = 1000
+    queue_cap: int = 4096
+    sigma: str = "remaining"
+    mask: bool = False
+    hidden: tuple = (1024, 512, 256)
+    activation: str = "relu"
+    seed: int = 0
+    val_episodes: int = 100
+    val_seed: int = 1
+    ppo: dict = dataclasses.field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"system": SYSTEM_NAME, **dataclasses.asdict(self), "hidden": list(self.hidden)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> RunConfig:
+        d = {k: v for k, v in d.items() if k != "system"}
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise ConfigError(f"run.json: unknown field(s) {', '.join(unknown)}")
+        return cls(**{**d, "hidden": tuple(d.get("hidden", (1024, 512, 256)))})
+
+
+def make_env(jobs, rc: RunConfig) -> SplitWindowEnv:
+    """The run's environment (observation float32)."""
+    return SplitWindowEnv(
+        jobs, rc.head, rc.tail, placements=rc.placements, queue_cap=rc.queue_cap,
+        sigma=rc.sigma, mask=rc.mask,
+    )  # fmt: skip
+
+
+def ppo_config(**over) -> PPOConfig:
+    """Spec §6 PPO settings (module docstring), overridable."""
+    base = dict(
+        num_envs=16, episodes_per_env=1, max_episode_steps=4096, gamma=0.99, gae_lambda=0.95,
+        clip_ratio=0.2, pi_lr=3e-4, vf_lr=3e-4, train_pi_iters=10, train_v_iters=10,
+        target_kl=None, minibatch_size=128, max_grad_norm=0.5, value_target="gae",
+    )  # fmt: skip
+    return PPOConfig(**{**base, **over})
+
+
+def make_trainer(env: SplitWindowEnv, rc: RunConfig):
+    """The PPO trainer of a run."""
+    actor = SWActor(env.num_actions, tuple(rc.hidden), rc.activation)
+    critic = SWCritic(tuple(rc.hidden), rc.activation)
+    info = lambda ts: {"start": ts.extras["start"]}  # noqa: E731
+    cfg = PPOConfig.from_dict(rc.ppo)
+    return make_train(cfg, AutoResetWrapper(env), actor, critic, episode_info_fn=info), actor
+
+
+def eval_starts(env: SplitWindowEnv, n: int, seed: int) -> np.ndarray:
+    """The fixed evaluation episodes: ``n`` starts drawn with ``RandomState(seed)`` from the
+    environment's start range."""
+    return np.random.RandomState(seed).randint(0, env.cfg.sample_high + 1, size=n).astype(np.int32)
+
+
+@functools.lru_cache(maxsize=8)
+def _greedy_fn(actor):
+    """``jit((env, params, starts) -> metrics)`` of the greedy policy, one per actor module
+    (so repeated validations reuse the compiled code)."""
+
+    def run(env, params, starts):
+        def act(_, o, __):
+            logits = actor.apply(params, o.obs)
+            return jnp.argmax(jnp.where(o.mask, logits, -jnp.inf)).astype(jnp.int32)
+
+        return run_episodes(env, starts, act)
+
+    return jax.jit(run)
+
+
+def greedy_metrics(env: SplitWindowEnv, actor, params, starts) -> dict:
+    """§8 metrics (host arrays ``[B]``) of the greedy (argmax) policy on ``starts``."""
+    out = _greedy_fn(actor)(env, params, jnp.asarray(starts, jnp.int32))
+    return jax.tree_util.tree_map(np.asarray, out)
+
+
+def _row(epoch, m, trainer) -> dict:
+    keys = ("episodes", "incomplete_episodes", "steps", "episode_return", "episode_length",
+            "approx_kl", "entropy", "clip_frac", "pi_loss", "v_loss")  # fmt: skip
+    return {k: float(m[k]) for k in keys}
+
+
+def _message(row) -> str:
+    msg = f"return {row['episode_return']:.1f} len {row['episode_length']:.0f}"
+    if "val_avg_wait" in row:
+        msg += f" | val wait {row['val_avg_wait']:.0f} util {row['val_util']:.3f}"
+    return msg
+
+
+def train(trace, out, *, head: int, tail: int, epochs: int, resume: bool = False,
+          validate_every: int = 0, progress: bool = True, log=print, **settings) -> Path:  # fmt: skip
+    """Train (or resume) a run; ``settings`` are :class:`RunConfig` fields (``ppo`` a dict of
+    :class:`PPOConfig` overrides). Returns the run directory."""
+    out = Path(out)
+    t0 = time.perf_counter()
+    saved = open_run(out, resume)
+    if saved is not None:
+        rc = RunConfig.from_dict(saved)
+    else:
+        ppo = ppo_config(**settings.pop("ppo", {})).to_dict()
+        rc = RunConfig(trace=str(trace), head=head, tail=tail, ppo=ppo, **settings)
+    jobs = read_swf(rc.trace).jobs("rlscheduler")
+    env = make_env(jobs, rc)
+    trainer, actor = make_trainer(env, rc)
+    state = trainer.init(jax.random.PRNGKey(rc.seed))
+    state, history, done = start_or_resume(
+        out, state, trainer, resume=resume, run_json=rc.to_dict(), log=log
+    )
+    starts = eval_starts(env, rc.val_episodes, rc.val_seed)
+    best = BestCheckpoint(out)
+
+    def validate(st, epoch, ck):
+        m = greedy_metrics(env, actor, st.policy_params, starts)
+        row = {f"val_{k}": float(np.mean(m[k])) for k in VAL_METRICS}
+        best.offer(row["val_avg_wait"], epoch, ck)
+        return row
+
+    spec = EpochSpec(
+        trainer_at=lambda e: trainer, row=_row, message=_message,
+        validate=validate if validate_every else None, validate_every=validate_every,
+    )  # fmt: skip
+    run_epochs(out, state, history, spec, done_epochs=done, epochs=epochs, t0=t0,
+               progress=progress, log=log)  # fmt: skip
+    return out
+
+
+@dataclasses.dataclass
+class Model:
+    """A trained actor: ``path`` (checkpoint), ``epoch``, ``params``, ``run`` (RunConfig)."""
+
+    path: Path
+    epoch: int
+    params: object
+    run: RunConfig
+
+
+def load_model(path) -> Model:
+    """The newest (or the given) checkpoint of a split-window run."""
+    p = Path(path)
+    run_dir = p if p.is_dir() else p.parent
+    rc = RunConfig.from_dict(json.loads((run_dir / "run.json").read_text()))
+    jobs = read_swf(rc.trace).jobs("rlscheduler")
+    env = make_env(jobs, rc)
+    trainer, _ = make_trainer(env, rc)
+    target = trainer.init(jax.random.PRNGKey(rc.seed))
+    ck = load_checkpoint(p, target=target, config=trainer.run_config())
+    return Model(Path(getattr(ck, "path", p)), ck.epoch, ck.state.policy_params, rc)
