@@ -37,7 +37,7 @@ import json
 import time
 from pathlib import Path
 
-from jaxsched.conformance import pending, rlscheduler
+from jaxsched.conformance import pending, rlscheduler, schedinspector
 from jaxsched.conformance.base import (
     DEFAULT_TOLERANCE,
     Report,
@@ -51,7 +51,7 @@ from jaxsched.errors import JaxschedError
 __all__ = ["SCHEMAS", "UnknownSchema", "check_file", "find_schema", "load_document"]
 
 #: The registry, in matching order (see the module docstring).
-SCHEMAS = (*pending.SCHEMAS, rlscheduler)
+SCHEMAS = (schedinspector, *pending.SCHEMAS, rlscheduler)
 
 
 class UnknownSchema(JaxschedError):
