@@ -517,3 +517,17 @@ def _final_values(env, state):
 def _zero_values(env, state):
     z = {k: jnp.zeros((), jnp.float64) for k in METRICS}
     return z, dict(z)
+
+
+# ----------------------------------------------------------------------------------------------
+# Compiled entry points shared by every env of the same configuration
+# ----------------------------------------------------------------------------------------------
+#: ``jit_reset_at(env, start)``: :meth:`SchedInspectorEnv.reset_at`, compiled once per
+#: configuration (the trace data are arguments).
+jit_reset_at = jax.jit(lambda env, start: env.reset_at(start))
+#: ``jit_step(env, state, action)``: :meth:`SchedInspectorEnv.step`, compiled.
+jit_step = jax.jit(lambda env, state, action: env.step(state, action))
+#: ``jit_features(env, state)``: float64 features (:meth:`SchedInspectorEnv.features64`).
+jit_features = jax.jit(lambda env, state: env.features64(state))
+#: ``jit_final(env, state)``: ``(inspected values, base values)`` of a state.
+jit_final = jax.jit(lambda env, state: (env.inspected_values(state), env.base_values(state)))
