@@ -37,7 +37,10 @@ __all__ = [
 ]
 
 #: one line per system: the module whose ``SYSTEM`` attribute is its :class:`System`
-SYSTEM_MODULES: tuple[str, ...] = ("jaxsched.systems.rlscheduler",)
+SYSTEM_MODULES: tuple[str, ...] = (
+    "jaxsched.systems.rlscheduler",
+    "jaxsched.systems.schedinspector",
+)
 
 #: the system of a ``run.json`` without a ``"system"`` key (run directories from before the
 #: registry, and the shipped ``models/``)
