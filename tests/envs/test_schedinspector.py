@@ -246,9 +246,16 @@ def test_always_accept_equals_base():
     starts = jnp.asarray([0, 9, 30], jnp.int32)
 
     def accept_all(env, start):
-        st, _ = env.reset_at(start)
-        st = jax.lax.while_loop(lambda s: ~s.sim.done, lambda s: env.step(s, 0)[0], st)
-        return env.inspected_values(st), env.base_values(st), st.decisions, st.sim.start
+        """Action 0 at every decision: the transition's accept path, decision by decision
+        (the full step adds the reject branch and the reward, checked by the hand cases)."""
+        st = env.init_state_at(start)
+        seq = env._sequence(st.start)
+
+        def body(s):
+            return s.replace(sim=env._accept(seq, s.sim, env.proposed_slot(s)))
+
+        st = jax.lax.while_loop(lambda s: ~s.sim.done, body, st)
+        return env.inspected_values(st), env.base_values(st), st.sim.decisions, st.sim.start
 
     per_env = jax.vmap(accept_all, in_axes=(None, 0))
     for bf in ("none", "rlscheduler"):
