@@ -25,7 +25,7 @@ def _one_line_error(capsys, argv, needle):
 
 
 def test_registry_lookup():
-    assert systems.names() == ("rlscheduler",)
+    assert systems.names()[0] == "rlscheduler" and "schedinspector" in systems.names()
     s = systems.get("rlscheduler")
     assert isinstance(s, systems.System) and s.name == "rlscheduler"
     with pytest.raises(ConfigError, match="unknown system 'nope'; choose one of rlscheduler"):
@@ -120,7 +120,7 @@ def fake_system(monkeypatch):
 
 
 def test_a_new_system_plugs_in_by_one_line(fake_system, capsys, tmp_path):
-    assert systems.names() == ("rlscheduler", "fake")
+    assert systems.names()[0] == "rlscheduler" and systems.names()[-1] == "fake"
     assert main(["train", "fake", "--n", "4"]) == 0
     assert fake_system == [("train", 4)] and "fake trained" in capsys.readouterr().out
     run = tmp_path / "fake-run"
