@@ -158,7 +158,8 @@ class SchedInspectorEnv(Environment):
         :func:`jaxsched.workload.schedinspector.inspector_jobs` (every job kept).
       base: base scheduler name or ``sched_algo`` index (:data:`BASES`), default SJF.
       length: jobs per sequence (128 for training, 256 for evaluation).
-      backfill: ``"none"`` or ``"rlscheduler"`` (the reference's greedy backfilling).
+      backfill: ``"none"`` or ``"rlscheduler"`` (the reference's greedy backfilling; static:
+        each mode compiles only its own transition).
       metric: ``bsld``, ``wait``, ``util`` or ``mbsld``.
       mode: ``"compat"`` or ``"paper"``. reward: one of :data:`REWARDS` (default: ``ratio``
         in compat, ``percentage`` in paper mode).
