@@ -67,3 +67,11 @@ def test_evaluate(run, capsys):
     assert [r["value"] for r in rows] == list(map(float, res["inspected"]["bsld"]))
     assert evaluate_main([str(trace), "--model", str(out), "--jobs", "16", "--sequences", "2"]) == 0
     assert "difference" in capsys.readouterr().out
+
+
+def test_shipped_model_loads():
+    from shared_data import REPO
+
+    system, model = systems.load_model(REPO / "models" / "si-lublin1-sjf")
+    assert system.name == "schedinspector" and model.epoch == 80
+    assert model.run.base == "sjf" and model.run.trace == "traces/lublin-1.swf"
