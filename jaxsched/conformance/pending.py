@@ -44,12 +44,6 @@ def _first_row(doc) -> dict:
 
 SCHEMAS = (
     Pending(
-        "schedinspector",
-        "SchedInspector inspector runs",
-        "schedinspector",
-        lambda d: ("protocol" in d and "results" in d) or "inspector" in _first_row(d),
-    ),
-    Pending(
         "cqsim-reference",
         "CQSim/DRAS schedules",
         "cqsim",

@@ -41,6 +41,7 @@ SYSTEM_MODULES: tuple[str, ...] = (
     "jaxsched.systems.rlscheduler",
     "jaxsched.systems.splitwindow",
     "jaxsched.systems.a2cscheduler",
+    "jaxsched.systems.schedinspector",
 )
 
 #: the system of a ``run.json`` without a ``"system"`` key (run directories from before the

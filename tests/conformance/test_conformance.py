@@ -306,7 +306,7 @@ def test_missing_file(tmp_path):
     assert_one_error_line(rc, out, err, f, "No such file")
 
 
-@pytest.mark.parametrize("folder", ["schedinspector", "cqsim"])
+@pytest.mark.parametrize("folder", ["cqsim"])
 def test_other_systems_not_supported_yet(folder):
     files = sorted((REF / folder).glob("*.json"))
     assert files

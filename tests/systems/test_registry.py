@@ -26,7 +26,8 @@ def _one_line_error(capsys, argv, needle):
 
 def test_registry_lookup():
     names = systems.names()
-    assert names[0] == "rlscheduler" and "splitwindow" in names and "a2c" in names
+    assert names[0] == "rlscheduler"
+    assert {"splitwindow", "a2c", "schedinspector"} <= set(names)
     s = systems.get("rlscheduler")
     assert isinstance(s, systems.System) and s.name == "rlscheduler"
     with pytest.raises(ConfigError, match="unknown system 'nope'; choose one of rlscheduler"):

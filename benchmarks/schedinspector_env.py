@@ -1,0 +1,122 @@
+"""SchedInspector: spec §8.4 oracle values and environment throughput.
+
+1. ``--oracle``: the base schedulers alone on the reference evaluation sequences of spec §8.2
+   (Lublin ``lublin_256.swf``, 50 × 256 jobs, starts ``R.randint(0, M − 256)`` with the gym
+   seeding of seed 1 / 2) against the reference environment's values of spec §8.4.
+2. ``--throughput``: vectorised inspector-environment steps per second under random
+   accept/reject actions (auto-reset), compile time reported apart.
+
+Usage::
+
+    python benchmarks/schedinspector_env.py --traces ../shared/traces --oracle --throughput
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsched.envs import AutoResetWrapper
+from jaxsched.envs.schedinspector import SchedInspectorEnv
+from jaxsched.workload import read_swf
+from jaxsched.workload.sampling import gym_np_random
+from jaxsched.workload.schedinspector import inspector_jobs
+
+#: spec §8.4: (seed, metric, backfill, base) -> reference value
+ORACLE = {
+    (1, "bsld", "none", "fcfs"): 2165.887,
+    (1, "bsld", "none", "lcfs"): 2281.645,
+    (1, "bsld", "none", "sqf"): 344.793,
+    (1, "bsld", "none", "sjf"): 333.196,
+    (1, "bsld", "none", "saf"): 336.901,
+    (1, "bsld", "none", "srf"): 406.471,
+    (1, "bsld", "none", "f1"): 290.775,
+    (1, "bsld", "rlscheduler", "sjf"): 59.048,
+    (1, "bsld", "rlscheduler", "f1"): 51.253,
+    (2, "util", "none", "sjf"): 0.6149,
+    (2, "util", "none", "f1"): 0.6737,
+    (2, "util", "rlscheduler", "sjf"): 0.6399,
+    (2, "util", "rlscheduler", "f1"): 0.6906,
+}
+
+
+def eval_starts(seed: int, n: int, length: int, m: int) -> list[int]:
+    """Spec §8.2: ``R.randint(0, M − L)`` per iteration, R the gym-seeded RandomState."""
+    r = gym_np_random(seed)
+    return [int(r.randint(0, m - length)) for _ in range(n)]
+
+
+@jax.jit
+def _base_values(env, starts):
+    return jax.vmap(lambda s: env.base_values(env.init_state_at(s)))(starts)
+
+
+def oracle(trace: Path) -> bool:
+    jobs, wait = inspector_jobs(read_swf(trace))
+    ok = True
+    for (seed, metric, bf, base), want in ORACLE.items():
+        env = SchedInspectorEnv(jobs, base=base, length=256, backfill=bf, job_slice=0,
+                                swf_wait=wait)  # fmt: skip
+        starts = jnp.asarray(eval_starts(seed, 50, 256, jobs.n_jobs), jnp.int32)
+        got = float(np.mean(np.asarray(_base_values(env, starts)[metric])))
+        digits = 3 if metric == "bsld" else 4
+        hit = round(got, digits) == want
+        ok &= hit
+        print(f"seed {seed} {metric:4s} {bf:11s} {base:5s} reference {want:<9} "
+              f"ours {got:.6f} {'ok' if hit else 'MISMATCH'}", flush=True)  # fmt: skip
+    return ok
+
+
+def throughput(trace: Path, batch: int, steps: int, backfill: str) -> None:
+    jobs, wait = inspector_jobs(read_swf(trace))
+    env = AutoResetWrapper(SchedInspectorEnv(jobs, length=128, backfill=backfill, swf_wait=wait))
+
+    def run(key):
+        keys = jax.random.split(key, batch)
+        st, ts = jax.vmap(env.reset)(keys)
+
+        def body(c, k):
+            st, ts = c
+            a = jax.random.bernoulli(k, 0.3, (batch,)).astype(jnp.int32)
+            a = jnp.where(ts.observation.mask[:, 1], a, 0)
+            st, ts = jax.vmap(env.step)(st, a)
+            return (st, ts), ts.last().sum()
+
+        return jax.lax.scan(body, (st, ts), jax.random.split(key, steps))[1].sum()
+
+    f = jax.jit(run)
+    t0 = time.perf_counter()
+    c = f.lower(jax.random.PRNGKey(0)).compile()
+    t1 = time.perf_counter()
+    jax.block_until_ready(c(jax.random.PRNGKey(1)))
+    t2 = time.perf_counter()
+    episodes = int(c(jax.random.PRNGKey(2)))
+    t3 = time.perf_counter()
+    print(f"backfill {backfill}: {batch} envs x {steps} steps: compile {t1 - t0:.1f} s, "
+          f"{batch * steps / (t3 - t2):,.0f} steps/s (run {t3 - t2:.2f} s, first run "
+          f"{t2 - t1:.2f} s, {episodes} episodes ended)", flush=True)  # fmt: skip
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--traces", default="../shared/traces")
+    p.add_argument("--oracle", action="store_true")
+    p.add_argument("--throughput", action="store_true")
+    p.add_argument("--batch", type=int, default=100)
+    p.add_argument("--steps", type=int, default=512)
+    a = p.parse_args()
+    tdir = Path(a.traces)
+    if a.oracle:
+        print("all oracle values reproduced" if oracle(tdir / "lublin_256.swf.gz") else "MISMATCH")
+    if a.throughput:
+        for bf in ("none", "rlscheduler"):
+            throughput(tdir / "lublin_256.swf.gz", a.batch, a.steps, bf)
+
+
+if __name__ == "__main__":
+    main()

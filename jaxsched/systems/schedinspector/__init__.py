@@ -1,0 +1,73 @@
+"""SchedInspector (Zhang, Dai, Xie, HPDC'22): an RL inspector that accepts or rejects a base
+scheduler's proposed job, trained with PPO.
+
+* ``config.py`` — :class:`RunConfig` (``run.json``), environments, PPO settings.
+* ``run.py`` — the training driver on the generic host loop.
+* ``evaluate.py`` — loading a model; base alone vs base + inspector, paired difference ±
+  s.e., rejection ratio; rows for ``jaxsched evaluate --model``.
+* ``cli.py`` — ``jaxsched train schedinspector`` flags; ``python -m
+  jaxsched.systems.schedinspector TRACE --model DIR`` (the comparison table).
+"""
+
+from __future__ import annotations
+
+from jaxsched.systems import System
+from jaxsched.systems.schedinspector import cli as _cli
+from jaxsched.systems.schedinspector.config import SYSTEM_NAME
+
+
+def _load_model(path):
+    from jaxsched.systems.schedinspector.evaluate import load_inspector
+
+    return load_inspector(path)
+
+
+def _model_rows(
+    model, jobs, starts, length, backfills, metrics, compat, *, sample=False, name="inspector", **kw
+):
+    """The inspected values (rows of :class:`jaxsched.sim.evaluate.EvalResult`) of the model on
+    ``starts`` (indices of SchedInspector's own job list of ``jobs.path``, which keeps every
+    job), one run per backfill mode; metrics outside bsld/wait/util/mbsld are skipped."""
+    import dataclasses
+
+    from jaxsched.systems.schedinspector.evaluate import compare
+
+    rows = []
+    for bf in backfills:
+        if bf not in ("none", "rlscheduler"):
+            continue
+        m = dataclasses.replace(model, run=dataclasses.replace(model.run, backfill=bf))
+        res = compare(m, starts, length, trace=jobs.path or model.run.trace, sample=sample)
+        for k, s in enumerate(res["starts"]):
+            for metric in metrics:
+                if metric in res["inspected"]:
+                    v = float(res["inspected"][metric][k])
+                    rows.append(
+                        {
+                            "start": s,
+                            "jobs": length,
+                            "policy": name,
+                            "backfill": bf,
+                            "metric": metric,
+                            "value": v,
+                        }
+                    )
+    return rows
+
+
+def _plot(out, path=None):
+    from jaxsched.errors import ConfigError
+
+    raise ConfigError("no training-curve plot for SchedInspector runs yet (see DIR/log.jsonl)")
+
+
+SYSTEM = System(
+    name=SYSTEM_NAME,
+    help=_cli.HELP,
+    description=_cli.DESCRIPTION,
+    add_train_arguments=_cli.add_train_arguments,
+    train=_cli.train_from_args,
+    load_model=_load_model,
+    model_rows=_model_rows,
+    plot=_plot,
+)

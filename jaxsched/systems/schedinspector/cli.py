@@ -1,0 +1,122 @@
+"""``jaxsched train schedinspector`` flags and their translation into a training run."""
+
+from __future__ import annotations
+
+import argparse
+
+from jaxsched.cli.args import int_arg, nonneg_int, positive_int
+
+__all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args", "evaluate_main"]
+
+HELP = "SchedInspector: an inspector that may reject a base scheduler's decisions (PPO)"
+DESCRIPTION = (
+    "Train a SchedInspector policy (accept/reject the base scheduler's proposed job) with PPO "
+    "on sequences sampled from TRACE (spec section 6 defaults); a checkpoint and a log line "
+    "every epoch in --out DIR."
+)
+
+
+def add_train_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the flags of ``jaxsched train schedinspector``."""
+    from jaxsched.envs.schedinspector import METRICS, MODES
+    from jaxsched.policies.inspector_bases import BASES
+
+    p.add_argument("trace", metavar="TRACE", help="SWF file (.swf or .swf.gz)")
+    p.add_argument("--base", default="sjf", help=f"base scheduler ({', '.join(BASES)})")
+    p.add_argument("--metric", choices=METRICS, default="bsld")
+    p.add_argument("--backfill", choices=("none", "rlscheduler"), default="none")
+    p.add_argument("--mode", choices=MODES, default="compat")
+    p.add_argument("--epochs", type=positive_int, required=True, metavar="E")
+    p.add_argument("--out", required=True, metavar="DIR", help="run directory")
+    p.add_argument("--seed", type=int_arg, default=0, metavar="S")
+    p.add_argument("--resume", action="store_true", help="continue the run in DIR")
+    p.add_argument("--trajectories", type=positive_int, default=100, metavar="N")
+    p.add_argument("--length", type=positive_int, default=128, metavar="L")
+    p.add_argument(
+        "--max-steps",
+        type=positive_int,
+        default=None,
+        metavar="T",
+        help="decisions per trajectory before it is dropped (default 10 x L)",
+    )
+    p.add_argument(
+        "--slice",
+        type=nonneg_int,
+        default=10000,
+        metavar="U",
+        help="training starts from the first U jobs (0 = all; default 10000)",
+    )
+    p.add_argument("--pi-iters", type=positive_int, default=80, metavar="K")
+    p.add_argument("--v-iters", type=positive_int, default=80, metavar="K")
+    p.add_argument("--pi-lr", type=float, default=3e-4, metavar="LR")
+    p.add_argument("--vf-lr", type=float, default=1e-3, metavar="LR")
+    p.add_argument(
+        "--validate",
+        type=nonneg_int,
+        default=0,
+        metavar="K",
+        help="greedy validation on K sequences of 256 jobs (reference draw)",
+    )
+    p.add_argument("--validate-every", type=positive_int, default=10, metavar="E")
+    p.add_argument(
+        "--eval-length",
+        type=positive_int,
+        default=256,
+        metavar="L",
+        help="jobs per validation sequence (default 256)",
+    )
+    p.add_argument("--no-progress", action="store_true")
+
+
+def train_from_args(args: argparse.Namespace) -> int:
+    from jaxsched.policies.inspector_bases import BASES, base_code
+    from jaxsched.systems.schedinspector.config import RunConfig
+    from jaxsched.systems.schedinspector.run import train
+
+    rc = RunConfig(
+        trace=str(args.trace),
+        base=BASES[base_code(args.base)],
+        metric=args.metric,
+        backfill=args.backfill,
+        mode=args.mode,
+        length=args.length,
+        job_slice=args.slice,
+        seed=args.seed,
+        num_envs=args.trajectories,
+        max_steps=args.max_steps or 10 * args.length,
+        pi_lr=args.pi_lr,
+        vf_lr=args.vf_lr,
+        train_pi_iters=args.pi_iters,
+        train_v_iters=args.v_iters,
+        validate=args.validate,
+        validate_every=args.validate_every,
+        eval_length=args.eval_length,
+    )
+    train(rc, args.out, epochs=args.epochs, resume=args.resume, progress=not args.no_progress)
+    return 0
+
+
+def evaluate_main(argv=None) -> int:
+    """``python -m jaxsched.systems.schedinspector TRACE --model DIR [--seed S] [--sequences K]
+    [--jobs L] [--sample]``: base alone vs base + inspector (paired difference ± s.e.,
+    rejection ratio) on sequences drawn as the reference's test script (spec §8.2)."""
+    from jaxsched.systems.schedinspector.config import load_jobs
+    from jaxsched.systems.schedinspector.evaluate import compare, format_compare, load_inspector
+    from jaxsched.workload.sampling import gym_np_random
+
+    p = argparse.ArgumentParser(prog="python -m jaxsched.systems.schedinspector")
+    p.add_argument("trace")
+    p.add_argument("--model", required=True)
+    p.add_argument("--seed", type=int_arg, default=1)
+    p.add_argument("--sequences", type=positive_int, default=50)
+    p.add_argument("--jobs", type=positive_int, default=256)
+    p.add_argument("--sample", action="store_true", help="sampled actions (the reference)")
+    a = p.parse_args(argv)
+    model = load_inspector(a.model)
+    jobs, _ = load_jobs(a.trace, model.run.mode)
+    r = gym_np_random(a.seed)
+    starts = [int(r.randint(0, jobs.n_jobs - a.jobs)) for _ in range(a.sequences)]
+    res = compare(model, starts, a.jobs, trace=a.trace, sample=a.sample)
+    print(f"{a.trace}: model {model.path} (epoch {model.epoch}), seed {a.seed}")
+    print(format_compare(res))
+    return 0

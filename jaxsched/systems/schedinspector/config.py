@@ -1,0 +1,99 @@
+"""SchedInspector's run configuration (``run.json``), its environments and PPO settings
+(spec ``schedinspector.md`` §6)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from jaxsched.errors import ConfigError
+from jaxsched.train.ppo import PPOConfig
+
+__all__ = ["SYSTEM_NAME", "RunConfig", "load_jobs", "make_env", "ppo_config"]
+
+SYSTEM_NAME = "schedinspector"
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    """What a run trains (spec §6 defaults): base scheduler, metric, backfilling, mode, the
+    training sequences (``length`` jobs from the first ``job_slice`` jobs), PPO (``num_envs``
+    trajectories per epoch, ``max_steps`` decisions per trajectory: longer ones are dropped),
+    validation (``validate`` held-out sequences of ``eval_length`` jobs every
+    ``validate_every`` epochs, starts drawn with ``validate_seed``)."""
+
+    trace: str
+    base: str = "sjf"
+    metric: str = "bsld"
+    backfill: str = "none"
+    mode: str = "compat"
+    length: int = 128
+    job_slice: int = 10000
+    seed: int = 0
+    num_envs: int = 100
+    max_steps: int = 1280
+    gamma: float = 1.0
+    gae_lambda: float = 0.97
+    clip_ratio: float = 0.2
+    pi_lr: float = 3e-4
+    vf_lr: float = 1e-3
+    train_pi_iters: int = 80
+    train_v_iters: int = 80
+    target_kl: float = 0.01
+    validate: int = 0
+    validate_every: int = 10
+    validate_seed: int = 2
+    eval_length: int = 256
+
+    def to_dict(self) -> dict:
+        return {"system": SYSTEM_NAME, **dataclasses.asdict(self)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> RunConfig:
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(d) - names - {"system"}
+        if unknown:
+            raise ConfigError(f"unknown run settings: {', '.join(sorted(unknown))}")
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+def load_jobs(trace_path: str, mode: str):
+    """``(jobs, swf_wait)`` of a trace under SchedInspector's parse rules."""
+    from jaxsched.workload import read_swf
+    from jaxsched.workload.schedinspector import inspector_jobs
+
+    return inspector_jobs(read_swf(trace_path), mode)
+
+
+def make_env(rc: RunConfig, jobs, wait, *, length: int | None = None, evaluation: bool = False):
+    """The training environment (no rejection mask, spec §3.5) or, with ``evaluation``, the
+    evaluation one (mask on, every start allowed)."""
+    from jaxsched.envs.schedinspector import SchedInspectorEnv
+
+    return SchedInspectorEnv(
+        jobs,
+        base=rc.base,
+        length=length or rc.length,
+        backfill=rc.backfill,
+        metric=rc.metric,
+        mode=rc.mode,
+        max_rejections_mask=evaluation,
+        job_slice=0 if evaluation else rc.job_slice,
+        swf_wait=wait,
+    )
+
+
+def ppo_config(rc: RunConfig) -> PPOConfig:
+    """Spec §6: one trajectory per environment per epoch, scanned for ``max_steps`` steps."""
+    return PPOConfig(
+        num_envs=rc.num_envs,
+        episodes_per_env=1,
+        max_episode_steps=rc.max_steps,
+        gamma=rc.gamma,
+        gae_lambda=rc.gae_lambda,
+        clip_ratio=rc.clip_ratio,
+        pi_lr=rc.pi_lr,
+        vf_lr=rc.vf_lr,
+        train_pi_iters=rc.train_pi_iters,
+        train_v_iters=rc.train_v_iters,
+        target_kl=rc.target_kl,
+    )

@@ -1,0 +1,145 @@
+"""A trained inspector: loading it, running base alone vs base + inspector on the same
+sequences (greedy, or sampled as the reference's test script), the paired difference and the
+rejection ratio, and its rows for ``jaxsched evaluate --model``.
+
+Example::
+
+    from jaxsched.systems.schedinspector.evaluate import load_inspector, compare
+    model = load_inspector("runs/si")
+    print(format_compare(compare(model, starts=[9149, 8144], length=256)))
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Sequence as Seq
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsched.errors import CheckpointError
+from jaxsched.nets.categorical import gumbel_argmax
+from jaxsched.nets.schedinspector import InspectorPolicy
+from jaxsched.systems.schedinspector.config import RunConfig, load_jobs, make_env
+from jaxsched.train.checkpoint import load_checkpoint
+from jaxsched.train.loop import RUN_FILE
+
+__all__ = ["LoadedInspector", "load_inspector", "inspect_runs", "compare", "format_compare"]
+
+
+@dataclasses.dataclass
+class LoadedInspector:
+    """``run`` (:class:`RunConfig`), ``params`` (policy), ``epoch``, ``path`` (checkpoint)."""
+
+    run: RunConfig
+    params: object
+    epoch: int
+    path: Path
+
+
+def load_inspector(path) -> LoadedInspector:
+    """The newest checkpoint of a run directory (or a checkpoint file)."""
+    p = Path(path)
+    run_file = (p if p.is_dir() else p.parent) / RUN_FILE
+    if not run_file.is_file():
+        raise CheckpointError(f"{run_file}: missing (not a jaxsched training directory)")
+    try:
+        rc = RunConfig.from_dict(json.loads(run_file.read_text()))
+    except (ValueError, TypeError) as e:
+        raise CheckpointError(f"{run_file}: unreadable run settings: {e}") from None
+    ck = load_checkpoint(p)
+    st = ck.state
+    if not isinstance(st, dict) or "policy_params" not in st:
+        raise CheckpointError(f"{ck.path}: no policy parameters in this checkpoint")
+    params = jax.tree_util.tree_map(jnp.asarray, st["policy_params"])
+    return LoadedInspector(run=rc, params=params, epoch=ck.epoch, path=ck.path)
+
+
+def _act(params, obs, key, sample):
+    logits = InspectorPolicy().apply(params, obs.obs, obs.mask)
+    return jnp.where(sample, gumbel_argmax(key, logits), jnp.argmax(logits)).astype(jnp.int32)
+
+
+@jax.jit
+def _runs(env, params, starts, key, sample):
+    def one(start, k):
+        st, ts = env.reset_at(start)
+
+        def body(c):
+            s, ts, k = c
+            k, sub = jax.random.split(k)
+            s, ts = env.step(s, _act(params, ts.observation, sub, sample))
+            return s, ts, k
+
+        st, ts, _ = jax.lax.while_loop(lambda c: ~c[0].sim.done, body, (st, ts, k))
+        return env.inspected_values(st), env.base_values(st), st.decisions, st.rejections
+
+    return jax.vmap(one)(starts, jax.random.split(key, starts.shape[0]))
+
+
+def inspect_runs(env, params, starts: Seq[int], *, sample: bool = False, seed: int = 0) -> dict:
+    """Base alone and base + inspector on the sequences ``starts`` of ``env`` (an evaluation
+    environment: mask on). Returns numpy arrays per sequence: ``inspected`` and ``base`` (dicts
+    of the sequence values), ``decisions``, ``rejections``."""
+    ins, base, dec, rej = jax.device_get(
+        _runs(
+            env,
+            params,
+            jnp.asarray(np.asarray(starts, np.int32)),
+            jax.random.PRNGKey(seed),
+            jnp.asarray(bool(sample)),
+        )
+    )
+    return {"inspected": ins, "base": base, "decisions": dec, "rejections": rej}
+
+
+def compare(
+    model: LoadedInspector,
+    starts: Seq[int],
+    length: int = 256,
+    *,
+    trace=None,
+    sample: bool = False,
+    seed: int = 0,
+) -> dict:
+    """:func:`inspect_runs` of a loaded model on its own trace (or ``trace``)."""
+    rc = model.run
+    jobs, wait = load_jobs(trace or rc.trace, rc.mode)
+    env = make_env(rc, jobs, wait, length=length, evaluation=True)
+    out = inspect_runs(env, model.params, starts, sample=sample, seed=seed)
+    out.update(starts=list(map(int, starts)), length=length, metric=rc.metric, base_name=rc.base)
+    return out
+
+
+def _mean_se(x) -> tuple[float, float]:
+    x = np.asarray(x, np.float64)
+    se = float(np.std(x, ddof=1) / math.sqrt(len(x))) if len(x) > 1 else float("nan")
+    return float(np.mean(x)), se
+
+
+def format_compare(res: dict) -> str:
+    """Base alone vs base + inspector per metric, the paired difference (inspected − base,
+    mean ± standard error over the sequences) and the rejection ratio."""
+    n = len(res["starts"])
+    lines = [
+        f"{n} sequences x {res['length']} jobs, base {res['base_name']}, "
+        f"trained for {res['metric']}",
+        f"{'metric':8s} {'base':>12s} {'inspected':>12s} {'difference ± s.e.':>24s} "
+        f"{'improvement':>11s}",
+    ]
+    for m in ("bsld", "wait", "util", "mbsld"):
+        b, i = np.asarray(res["base"][m]), np.asarray(res["inspected"][m])
+        d, se = _mean_se(i - b)
+        imp = (b.mean() - i.mean()) / b.mean() if m != "util" else (i.mean() - b.mean())
+        lines.append(
+            f"{m:8s} {b.mean():12.4f} {i.mean():12.4f} {d:+14.4f} ± {se:<8.4f} {100 * imp:+10.2f}%"
+        )
+    dec, rej = np.asarray(res["decisions"]), np.asarray(res["rejections"])
+    lines.append(
+        f"rejection ratio {rej.sum() / max(dec.sum(), 1):.4f} ({rej.sum()} of {dec.sum()})"
+    )
+    return "\n".join(lines)

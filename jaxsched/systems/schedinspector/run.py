@@ -1,0 +1,110 @@
+"""SchedInspector's training driver (``jaxsched train schedinspector``) on the generic host
+loop :func:`jaxsched.train.loop.run_epochs`: the inspector environment with auto-reset, the
+inspector networks and the compiled PPO update of :func:`jaxsched.train.make_train`.
+
+Run directory (``--out DIR``): ``run.json`` ("system": "schedinspector", the
+:class:`RunConfig`), ``log.jsonl`` (per epoch: mean reward, decisions per trajectory,
+trajectories kept, KL, losses, seconds; with validation the base and inspected values on the
+held-out sequences and the rejection ratio), checkpoints, ``best.ckpt`` with validation.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+
+from jaxsched.envs import AutoResetWrapper
+from jaxsched.nets.schedinspector import InspectorPolicy, InspectorValue
+from jaxsched.systems.schedinspector.config import RunConfig, load_jobs, make_env, ppo_config
+from jaxsched.systems.schedinspector.evaluate import inspect_runs
+from jaxsched.train.loop import BestCheckpoint, EpochSpec, open_run, run_epochs, start_or_resume
+from jaxsched.train.ppo import make_train
+
+__all__ = ["train", "build"]
+
+
+def build(rc: RunConfig):
+    """``(trainer, jobs, wait)`` of a run configuration."""
+    jobs, wait = load_jobs(rc.trace, rc.mode)
+    env = AutoResetWrapper(make_env(rc, jobs, wait))
+    trainer = make_train(ppo_config(rc), env, InspectorPolicy(), InspectorValue())
+    return trainer, jobs, wait
+
+
+def _validation(rc: RunConfig, jobs, wait, out: Path):
+    """The validation callback: greedy inspector vs base on ``rc.validate`` sequences."""
+    from jaxsched.workload import reference_starts
+
+    env = make_env(rc, jobs, wait, length=rc.eval_length, evaluation=True)
+    starts = reference_starts(rc.validate_seed, rc.validate, rc.eval_length, jobs.n_jobs)
+    best = BestCheckpoint(out, higher_is_better=True, extra={"starts": list(map(int, starts))})
+
+    def validate(state, epoch, ck):
+        r = inspect_runs(env, state.policy_params, starts)
+        b, i = float(np.mean(r["base"][rc.metric])), float(np.mean(r["inspected"][rc.metric]))
+        imp = (i - b) if rc.metric == "util" else (b - i) / b
+        best.offer(imp, epoch, ck)
+        ratio = float(r["rejections"].sum() / max(r["decisions"].sum(), 1))
+        return {"val_base": b, "val_inspected": i, "val_improvement": imp, "val_rejection": ratio}
+
+    return validate
+
+
+def _row(epoch, m, trainer) -> dict:
+    return {
+        "reward": float(m["episode_return"]),
+        "decisions": float(m["episode_length"]),
+        "trajectories": int(m["episodes"]),
+        "dropped": int(m["incomplete_episodes"]),
+        "pi_iters": int(m["pi_iters"]),
+        "approx_kl": float(m["approx_kl"]),
+        "v_loss": float(m["v_loss"]),
+    }
+
+
+def _message(row) -> str:
+    msg = f"reward {row['reward']:+.4f} decisions {row['decisions']:.0f}"
+    if "val_base" in row:
+        msg += (
+            f" | val base {row['val_base']:.3f} insp {row['val_inspected']:.3f} "
+            f"rej {row['val_rejection']:.3f}"
+        )
+    return msg
+
+
+def train(
+    rc: RunConfig, out, *, epochs: int, resume: bool = False, progress: bool = True, log=print
+):
+    """Train (or continue) a run in ``out`` up to ``epochs`` epochs; returns the state."""
+    t0 = time.perf_counter()
+    out = Path(out)
+    saved = open_run(out, resume)
+    if saved is not None:
+        rc = RunConfig.from_dict(saved)
+    trainer, jobs, wait = build(rc)
+    state = trainer.init(jax.random.PRNGKey(rc.seed))
+    state, history, done = start_or_resume(
+        out, state, trainer, resume=resume, run_json=rc.to_dict(), log=log
+    )
+    spec = EpochSpec(
+        trainer_at=lambda e: trainer,
+        row=_row,
+        message=_message,
+        validate=_validation(rc, jobs, wait, out) if rc.validate else None,
+        validate_every=rc.validate_every if rc.validate else 0,
+    )
+    state, _ = run_epochs(
+        out,
+        state,
+        history,
+        spec,
+        done_epochs=done,
+        epochs=epochs,
+        t0=t0,
+        progress=progress,
+        log=log,
+    )
+    return state

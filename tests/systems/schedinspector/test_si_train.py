@@ -1,0 +1,77 @@
+"""``jaxsched train schedinspector`` end to end on a tiny trace: one epoch, --resume to a
+second, validation columns and best checkpoint, the model loaded back and evaluated (base
+alone vs base + inspector), the registry entry and run.json."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from jaxsched import systems
+from jaxsched.cli import main as jaxsched_main
+from jaxsched.systems.schedinspector.cli import evaluate_main
+from jaxsched.systems.schedinspector.evaluate import compare, format_compare
+
+
+def _trace(tmp_path):
+    rng = np.random.default_rng(5)
+    lines = ["; MaxNodes: 8", "; MaxProcs: 8"]
+    s = np.sort(rng.integers(0, 20000, 80))
+    for i in range(80):
+        r, n = int(rng.choice([10, 100, 900, 3000])), int(rng.choice([1, 2, 4, 8]))
+        lines.append(f"{i + 1} {s[i]} 0 {r} {n} -1 -1 {n} {r} -1 1 1 1 1 1 1 -1 -1")
+    p = tmp_path / "tiny.swf"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("si")
+    trace, out = _trace(tmp), tmp / "run"
+    args = [
+        "train", "schedinspector", str(trace), "--base", "sjf", "--metric", "bsld",
+        "--backfill", "none", "--out", str(out), "--length", "8", "--trajectories", "4",
+        "--max-steps", "24", "--pi-iters", "2", "--v-iters", "2", "--validate", "2",
+        "--validate-every", "1", "--eval-length", "16", "--no-progress",
+    ]  # fmt: skip
+    assert jaxsched_main(args + ["--epochs", "1"]) == 0
+    assert jaxsched_main(args + ["--epochs", "2", "--resume"]) == 0
+    return trace, out
+
+
+def test_run_directory(run):
+    trace, out = run
+    rj = json.loads((out / "run.json").read_text())
+    assert rj["system"] == "schedinspector" and rj["base"] == "sjf" and rj["max_steps"] == 24
+    log = [json.loads(x) for x in (out / "log.jsonl").read_text().splitlines()]
+    assert [r["epoch"] for r in log] == [1, 2]
+    for r in log:
+        assert 0 <= r["val_rejection"] <= 1 and r["val_base"] >= 1 and r["trajectories"] <= 4
+    assert (out / "best.ckpt").is_file()
+    assert systems.system_of_run(out).name == "schedinspector"
+
+
+def test_evaluate(run, capsys):
+    trace, out = run
+    system, model = systems.load_model(out)
+    assert model.epoch == 2
+    res = compare(model, [3, 40], length=16, trace=str(trace))
+    text = format_compare(res)
+    assert "rejection ratio" in text and "bsld" in text
+    assert (np.asarray(res["decisions"]) >= 16 - 16).all()
+    rows = system.model_rows(model, type("J", (), {"path": str(trace)})(), [3, 40], 16,
+                             ["none"], ["bsld"], True, name="si")  # fmt: skip
+    assert [r["value"] for r in rows] == list(map(float, res["inspected"]["bsld"]))
+    assert evaluate_main([str(trace), "--model", str(out), "--jobs", "16", "--sequences", "2"]) == 0
+    assert "difference" in capsys.readouterr().out
+
+
+def test_shipped_model_loads():
+    from shared_data import REPO
+
+    system, model = systems.load_model(REPO / "jaxsched" / "models" / "si-lublin1-sjf")
+    assert system.name == "schedinspector" and model.epoch == 80
+    assert model.run.base == "sjf" and model.run.trace == "traces/lublin-1.swf"
