@@ -10,9 +10,22 @@ from shared_data import REPO
 
 
 def pytest_configure(config):
+    """XLA compiles the tests' programs with most optimisations off (about a third less compile
+    time, which is most of the suite's time; the results are the same programs' results, and
+    benchmarks and the ``jaxsched`` commands keep full optimisation);
+    ``JAXSCHED_TEST_XLA_OPT=full`` runs the suite fully optimised.  Then the compile cache."""
+    if os.environ.get("JAXSCHED_TEST_XLA_OPT", "").lower() != "full":
+        os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"] = "1"  # also for the commands tests start
+        import jax
+
+        jax.config.update("jax_disable_most_optimizations", True)
+    _enable_compile_cache()
+
+
+def _enable_compile_cache():
     """Keep XLA's compiled programs of the test run in ``.cache/xla-tests`` (JAX's persistent
-        compilation cache): tests that rebuild the same program (new closures, new processes) and
-        a second run of the suite skip the compile; the ``jaxsched`` commands the tests run use the
+    compilation cache): tests that rebuild the same program (new closures, new processes) and a
+    second run of the suite skip the compile; the ``jaxsched`` commands the tests run use the
     same folder. ``JAXSCHED_TEST_CACHE=off`` disables it."""
     where = os.environ.get("JAXSCHED_TEST_CACHE", str(REPO / ".cache" / "xla-tests"))
     if where.lower() in ("off", "0", "none", ""):

@@ -232,14 +232,15 @@ def test_demo_missing_default_trace(capsys, monkeypatch, tmp_path):
     )
 
 
-def test_demo_trains_and_compares(capsys, tmp_path):
+def test_demo_compares_shipped_models_with_heuristics(capsys, tmp_path):
     """The main job, shrunk: the trace report, the heuristics and both shipped models on the
-    same sequences with their paired differences, EASY in the correct mode, then one tiny
-    epoch of live training and its learning-curve picture."""
+    same sequences with their paired differences, EASY in the correct mode; the short live
+    training run only announced (--train-epochs 0 here: its two commands, train and plot, are
+    tested in tests/systems/rlscheduler/)."""
     out = tmp_path / "demo"
     rc, text, err = run(
-        capsys, "demo", "--sequences", "2", "--jobs", "128", "--train-epochs", "1",
-        "--trajectories", "2", "--iters", "2", "--out", str(out),
+        capsys, "demo", "--sequences", "2", "--jobs", "128", "--train-epochs", "0",
+        "--out", str(out),
     )  # fmt: skip
     assert rc == 0, err
     assert "lublin-1.swf" in text and "jobs:         10,000" in text
@@ -253,6 +254,4 @@ def test_demo_trains_and_compares(capsys, tmp_path):
         (row,) = [ln for ln in text.splitlines() if ln.startswith(model + " ") and " - " not in ln]
         assert float(row.split()[1].replace(",", "")) >= 1.0  # its bsld
         assert f"{model} - " in text and "paired on the same 2 sequences" in text
-    assert "A SHORT live training run" in text
-    assert (out / "run.json").is_file() and (out / "log.jsonl").read_text().count("\n") == 1
-    assert (out / "training_curve.png").is_file()
+    assert "A SHORT live training run" not in text and not out.exists()

@@ -686,4 +686,4 @@ def test_trace_stats_general_and_report():
 
 def test_default_trace_path():
     assert default_trace_path() == REPO / "traces" / "lublin-1.swf"
-    # (the demo on it: tests/cli/test_cli_trace.py::test_demo_trains_and_compares)
+    # (the demo on it: tests/cli/test_cli_trace.py::test_demo_compares_shipped_models_with_heuristics)
