@@ -96,6 +96,7 @@ from jaxsched.sim import engine as E
 from jaxsched.sim import metrics as M
 from jaxsched.sim.batching import schedule_engine, sparse_cond
 from jaxsched.sim.nobf import schedule_nobf
+from jaxsched.sim.types import sequence_window
 
 __all__ = ["RLSchedulerEnv", "EnvState", "Observation", "jit_reset", "jit_reset_at", "jit_step"]
 
@@ -356,17 +357,8 @@ class RLSchedulerEnv(Environment):
 
     # -- the episode's workload ---------------------------------------------------------------
     def _sequence(self, start) -> E.Sequence:
-        d, L = self._data, self._config.length
-        cut = lambda a: jax.lax.dynamic_slice_in_dim(a, start, L)  # noqa: E731
-        return E.Sequence(
-            submit=cut(d.submit),
-            run=cut(d.run),
-            req=cut(d.req),
-            procs=cut(d.procs),
-            nodes=cut(d.nodes),
-            n_jobs=jnp.asarray(L, jnp.int32),
-            num_nodes=jnp.asarray(self._config.num_nodes, jnp.int32),
-        )
+        c = self._config
+        return sequence_window(self._data, start, c.length, c.num_nodes)
 
     def _params(self) -> E.SimParams:
         return E.SimParams(

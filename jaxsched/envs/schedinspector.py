@@ -53,6 +53,7 @@ from jaxsched.sim import inspect as I
 from jaxsched.sim.batching import schedule_engine, sparse_cond
 from jaxsched.sim.nobf import run_static_nobf, schedule_nobf
 from jaxsched.sim.primitives import argmin_unique
+from jaxsched.sim.types import sequence_window
 
 __all__ = [
     "SchedInspectorEnv",
@@ -303,17 +304,8 @@ class SchedInspectorEnv(Environment):
 
     # -- the episode's workload ----------------------------------------------------------------
     def _sequence(self, start) -> E.Sequence:
-        d, L = self._data, self._config.length
-        cut = lambda a: jax.lax.dynamic_slice_in_dim(a, start, L)  # noqa: E731
-        return E.Sequence(
-            submit=cut(d.submit),
-            run=cut(d.run),
-            req=cut(d.req),
-            procs=cut(d.procs),
-            nodes=cut(d.nodes),
-            n_jobs=jnp.asarray(L, jnp.int32),
-            num_nodes=jnp.asarray(self._config.num_nodes, jnp.int32),
-        )
+        c = self._config
+        return sequence_window(self._data, start, c.length, c.num_nodes)
 
     def _params(self) -> E.SimParams:
         return E.SimParams(

@@ -9,6 +9,7 @@ slots, ``W = ceil(L / 64)`` bitmask words. Times are int64 seconds (absolute tra
 from __future__ import annotations
 
 import chex
+import jax
 import jax.numpy as jnp
 from flax import struct
 
@@ -82,6 +83,24 @@ class Sequence:
     n_jobs: chex.Array
     num_nodes: chex.Array
     log2n: chex.Array = None
+
+
+def sequence_window(data, start, length: int, num_nodes: int) -> Sequence:
+    """The :class:`Sequence` of jobs ``start .. start+length-1`` of a whole trace's arrays.
+
+    ``data`` has int64 ``[U]`` fields ``submit``, ``run``, ``req``, ``procs`` and int32 ``nodes``
+    (an environment's trace data); ``start`` is an int32 scalar (may be traced), ``length`` and
+    ``num_nodes`` Python ints."""
+    cut = lambda a: jax.lax.dynamic_slice_in_dim(a, start, length)  # noqa: E731
+    return Sequence(
+        submit=cut(data.submit),
+        run=cut(data.run),
+        req=cut(data.req),
+        procs=cut(data.procs),
+        nodes=cut(data.nodes),
+        n_jobs=jnp.asarray(length, jnp.int32),
+        num_nodes=jnp.asarray(num_nodes, jnp.int32),
+    )
 
 
 @struct.dataclass
