@@ -48,7 +48,7 @@ from jaxsched.compile_cache import enable_compile_cache
 from jaxsched.errors import JaxschedError, SWFWarning
 
 #: the subcommand modules; importing one registers its commands, in this order (``--help``)
-SUBCOMMAND_MODULES = ("trace", "evaluate", "demo", "train", "conformance")
+SUBCOMMAND_MODULES = ("trace", "evaluate", "simulate", "demo", "train", "conformance")
 for _name in SUBCOMMAND_MODULES:
     importlib.import_module(f"jaxsched.cli.{_name}")
 

@@ -153,3 +153,38 @@ def write_schedule_swf(jobs: Jobs, start_times, path, *, header=None, alloc_proc
         f"; MaxProcs: {jobs.num_procs}",
     ] + _header_lines(header)
     return _write_text(path, "".join(h + "\n" for h in lines) + _format_rows(cols))
+
+
+#: the columns of :func:`write_schedule_csv` (Batsim's ``_jobs.csv``, which evalys reads)
+SCHEDULE_CSV_COLUMNS = (
+    "job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
+    "requested_time", "success", "final_state", "starting_time", "execution_time", "finish_time",
+    "waiting_time", "turnaround_time", "stretch", "allocated_resources",
+)  # fmt: skip
+
+
+def write_schedule_csv(jobs: Jobs, start_times, path, *, workload: str = "w0") -> str:
+    """Write a simulated schedule as Batsim's jobs CSV (the ``_jobs.csv`` evalys reads).
+
+    One row per started job of ``jobs``, in its order; columns :data:`SCHEDULE_CSV_COLUMNS`.
+    ``requested_number_of_resources`` is the job's processors, ``requested_time`` its
+    requested run time, ``allocated_resources`` left empty (the engine does not place jobs on
+    named processors); times in seconds. A job that never started has ``success`` 0, state
+    ``REJECTED`` and empty times."""
+    start = np.asarray(start_times, dtype=np.int64)
+    if start.shape != (jobs.n_jobs,):
+        raise ConfigError(f"start_times has shape {start.shape}, expected ({jobs.n_jobs},)")
+    out = [",".join(SCHEDULE_CSV_COLUMNS)]
+    for j in range(jobs.n_jobs):
+        s, sub, run = int(start[j]), int(jobs.submit[j]), int(jobs.run[j])
+        head = [str(int(jobs.job_id[j])), workload, "p", str(sub), str(int(jobs.procs[j]))]
+        head.append(str(int(jobs.req_time[j])))
+        if s < 0:
+            out.append(",".join(head + ["0", "REJECTED"] + [""] * 7))
+            continue
+        wait, turnaround = s - sub, s + run - sub
+        stretch = turnaround / max(run, 1)
+        times = [s, run, s + run, wait, turnaround]
+        row = head + ["1", "COMPLETED_SUCCESSFULLY"] + [str(v) for v in times]
+        out.append(",".join(row + [repr(float(stretch)), ""]))
+    return _write_text(path, "\n".join(out) + "\n")
