@@ -128,7 +128,7 @@ def test_help_exits_0(capsys):
 
 
 def test_subcommand_registry_has_room_for_more():
-    assert list(cli.COMMANDS)[:3] == ["trace", "evaluate", "demo"]
+    assert list(cli.COMMANDS)[:4] == ["trace", "evaluate", "simulate", "demo"]
 
     @cli.command("zz-test")
     def _add(sub):
