@@ -59,6 +59,7 @@ from jaxsched.nets.categorical import (
 from jaxsched.train import optim
 from jaxsched.train.kl_stop import kl_early_stop_loop
 from jaxsched.train.losses import masked_mean, ppo_clip_terms, value_loss
+from jaxsched.train.ppo_minibatch import minibatch_phases, update_metrics
 from jaxsched.train.prefix import check_buckets, chunked, prefix_input, sorted_chunks
 from jaxsched.train.returns import gae_advantages
 from jaxsched.train.rollout import (
@@ -66,7 +67,6 @@ from jaxsched.train.rollout import (
     Transition,
     default_done_fn,
     default_obs_fn,
-    episode_summaries,
     make_collect,
     to_f32,
 )
@@ -429,42 +429,6 @@ def _loss_builder(cfg: PPOConfig, nets: _Nets, slot_buckets, chunk_size, value_p
     return loss_fns
 
 
-def _update_metrics(cfg, ts, tr, completed, w, pi, v) -> dict:
-    """The metrics of one update (module docstring); ``pi`` = ``(pi_loss_old, pi_loss_new,
-    pi_iters, stopped, kl_seen, kl_new, clip_frac, ent_old)``, ``v`` = ``(v_loss_old,
-    v_loss_new)``."""
-    pi_loss_old, pi_loss_new, pi_iters, stopped, kl_seen, kl_new, clip_frac, ent_old = pi
-    n_valid = jnp.sum(w.astype(_F32))
-    n_episodes = jnp.sum((tr.done & w).astype(jnp.int32))
-    n_eps_f = jnp.maximum(n_episodes.astype(_F32), 1.0)
-    ret_sum = jnp.sum(jnp.where(w, tr.reward, 0.0))
-    metrics = {
-        "update": ts.step + 1,
-        "episodes": n_episodes,
-        "incomplete_episodes": jnp.asarray(cfg.num_episodes - jnp.sum(completed), jnp.int32),
-        "steps": n_valid.astype(jnp.int32),
-        "episode_return": ret_sum / n_eps_f,
-        "episode_length": n_valid / n_eps_f,
-        "reward_per_step": ret_sum / jnp.maximum(n_valid, 1.0),
-        "value_mean": masked_mean(tr.value, w),
-        "pi_loss_old": pi_loss_old,
-        "pi_loss": pi_loss_new,
-        "pi_iters": pi_iters,
-        "kl_stopped": stopped,
-        "approx_kl_seen": kl_seen,
-        "approx_kl": kl_new,
-        "entropy": ent_old,
-        "clip_frac": clip_frac,
-        "v_loss_old": v[0],
-        "v_loss": v[1],
-    }
-    metrics.update(episode_summaries(tr, cfg.episodes_per_env))
-    return {
-        k: (v.astype(_F32) if jnp.issubdtype(v.dtype, jnp.floating) else v)
-        for k, v in metrics.items()
-    }
-
-
 def _make_update(cfg: PPOConfig, collect, loss_fns, pi_tx, v_tx):
     """``update(train_state) -> (train_state, metrics)``, one epoch (module docstring), from the
     rollout ``collect(policy_params, value_params, key, step)``, the loss builder of
@@ -496,7 +460,7 @@ def _make_update(cfg: PPOConfig, collect, loss_fns, pi_tx, v_tx):
         )
         if cfg.minibatch_size:
             key, k_mb = jax.random.split(key)
-            pi_res, v_res = _minibatch_phases(
+            pi_res, v_res = minibatch_phases(
                 cfg, k_mb, ts, (grad_pi, grad_v, v_eval), pi_data, v_data, pi_tx, v_tx
             )
             (pparams, pi_opt), pi_iters, stopped, kl_seen = pi_res
@@ -536,7 +500,7 @@ def _make_update(cfg: PPOConfig, collect, loss_fns, pi_tx, v_tx):
         v_loss_new = v_eval(vparams, *v_data)
 
         pi = (pi_loss_old, pi_loss_new, pi_iters, stopped, kl_seen, kl_new, clip_frac, ent_old)
-        metrics = _update_metrics(cfg, ts, tr, completed, w, pi, (v_loss_old, v_loss_new))
+        metrics = update_metrics(cfg, ts, tr, completed, w, pi, (v_loss_old, v_loss_new))
         new_ts = TrainState(
             policy_params=pparams,
             value_params=vparams,
@@ -550,49 +514,6 @@ def _make_update(cfg: PPOConfig, collect, loss_fns, pi_tx, v_tx):
     return update
 
 
-def _minibatch_index(key, n: int, mb: int, epochs: int):
-    """int32 ``[epochs * ceil(n / mb), mb]``: per epoch a shuffle of ``0 .. n−1`` cut into
-    minibatches (the last one wrapping around)."""
-    n_mb = -(-n // mb)
-    perms = jax.vmap(lambda k: jax.random.permutation(k, n))(jax.random.split(key, epochs))
-    perms = jnp.take(perms, jnp.arange(n_mb * mb) % n, axis=1)
-    return perms.reshape(epochs * n_mb, mb).astype(jnp.int32)
-
-
-def _minibatch_phases(cfg, key, ts, fns, pi_data, v_data, pi_tx, v_tx):
-    """The policy and value phases of a minibatched update (``PPOConfig.minibatch_size``):
-    returns ``((pi_carry, iters, stopped, kl_seen), (v_carry, v_loss_first))``."""
-    grad_pi, grad_v, v_eval = fns
-    n = jax.tree_util.tree_leaves(pi_data)[0].shape[0]
-    mb = cfg.minibatch_size
-    k_pi, k_v = jax.random.split(key)
-    kl_limit = None if cfg.target_kl is None else cfg.kl_stop_factor * cfg.target_kl
-    pi_idx = _minibatch_index(k_pi, n, mb, max(cfg.train_pi_iters, 1))
-    v_idx = _minibatch_index(k_v, n, mb, max(cfg.train_v_iters, 1))
-    take = lambda data, idx: jax.tree_util.tree_map(lambda a: a[idx], data)  # noqa: E731
-
-    def pi_step(c):
-        params, opt, i = c
-        (_, (kl, _, _)), g = grad_pi(params, *take(pi_data, pi_idx[i]))
-        upd, opt = pi_tx.update(g, opt, params)
-        return (optax.apply_updates(params, upd), opt, i + 1), kl
-
-    n_pi = cfg.train_pi_iters * pi_idx.shape[0] // max(cfg.train_pi_iters, 1)
-    carry = (ts.policy_params, ts.policy_opt_state, jnp.zeros((), jnp.int32))
-    (pp, po, _), iters, stopped, kl_seen = kl_early_stop_loop(pi_step, carry, n_pi, kl_limit)
-
-    def v_body(c, idx):
-        params, opt = c
-        loss, g = grad_v(params, *take(v_data, idx))
-        upd, opt = v_tx.update(g, opt, params)
-        return (optax.apply_updates(params, upd), opt), loss
-
-    n_v = cfg.train_v_iters * v_idx.shape[0] // max(cfg.train_v_iters, 1)
-    (vp, vo), losses = jax.lax.scan(v_body, (ts.value_params, ts.value_opt_state), v_idx[:n_v])
-    v_first = losses[0] if n_v > 0 else v_eval(ts.value_params, *v_data)
-    return ((pp, po), iters, stopped, kl_seen), ((vp, vo), v_first)
-
-
 def _finish_update(cfg, ts, tr, completed, w, adv, key, pi_eval, v_eval, pi_data, v_data, p, v):
     """The metrics and new :class:`TrainState` of a minibatched update (``p`` = policy params,
     opt state, iterations, stopped, kl_seen; ``v`` = value params, opt state, first loss)."""
@@ -602,7 +523,7 @@ def _finish_update(cfg, ts, tr, completed, w, adv, key, pi_eval, v_eval, pi_data
     pi_loss_old = -masked_mean(adv, w) - cfg.entropy_coef * ent_old
     pi_loss_new, (kl_new, _, clip_frac) = pi_eval(pparams, *pi_data)
     pi = (pi_loss_old, pi_loss_new, pi_iters, stopped, kl_seen, kl_new, clip_frac, ent_old)
-    metrics = _update_metrics(cfg, ts, tr, completed, w, pi, (v_loss_old, v_eval(vparams, *v_data)))
+    metrics = update_metrics(cfg, ts, tr, completed, w, pi, (v_loss_old, v_eval(vparams, *v_data)))
     new_ts = TrainState(
         policy_params=pparams,
         value_params=vparams,

@@ -12,7 +12,9 @@ import pytest
 
 from jaxsched.errors import ConfigError
 from jaxsched.train import PPOConfig
-from jaxsched.train.ppo import TrainState, _minibatch_index, _minibatch_phases
+from jaxsched.train.ppo import TrainState
+from jaxsched.train.ppo_minibatch import minibatch_index as _minibatch_index
+from jaxsched.train.ppo_minibatch import minibatch_phases as _minibatch_phases
 
 N = 20
 X = jnp.asarray(np.random.RandomState(0).normal(size=(N,)), jnp.float32)
