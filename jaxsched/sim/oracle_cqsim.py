@@ -74,6 +74,7 @@ __all__ = [
     "reward_paper",
     "node_rows",
     "pg_state",
+    "dql_state",
     "fixed_policy",
     "cqsim_metrics",
 ]
@@ -245,6 +246,13 @@ def pg_state(view: View, W: int = 50) -> list:
     return rows + node_rows(view)
 
 
+def dql_state(view: View, j: int) -> list:
+    """DRAS-DQL input of §3 for candidate ``j``: [2 + N] rows, (n, t), (p, wait), node rows."""
+    return [(view.nodes[j], view.req_time[j]), (view.priority[j], view.t - view.submit[j])] + (
+        node_rows(view)
+    )
+
+
 def fixed_policy(name: str) -> Callable:
     """The reference's fixed DRAS policies: ``fcfs`` (slot 0), ``smallest`` / ``largest``
     (fewest / most requested nodes, the lowest slot on ties)."""
@@ -288,7 +296,7 @@ class _Run:
         self.decisions: list = []
         self.events = [(self.s[j], 1, j, j) for j in range(L)]
         heapq.heapify(self.events)
-        self.busy_area, self.t_log, self.t_first = 0.0, self.s[0] if L else 0, self.s[0] if L else 0
+        self.busy_area, self.t_log, self.t_first = 0.0, self.s[0], self.s[0]  # L >= 1
 
     # -- machine -------------------------------------------------------------------------------
     def start_job(self, j: int, backfilled: bool = False) -> None:

@@ -122,7 +122,8 @@ CASE_C = dict(
 
 def _recorder(log):
     def policy(level, window, view):
-        log.append((view.t, level, window, list(view.node_owner), C.pg_state(view, W=2)))
+        log.append((view.t, level, window, list(view.node_owner), C.pg_state(view, W=2),
+                    C.dql_state(view, window[0])))  # fmt: skip
         return 0
 
     return policy
@@ -138,9 +139,10 @@ def test_equal_time_finishes_in_start_order_first_fit_nodes():
     easy = C.simulate_cqsim(c["submit"], c["nodes"], c["run"], c["req_time"], num_nodes=4)
     assert easy.start == res.start and easy.cls == res.cls
     # at 20 j2 (node 3, started 2nd) finishes before j1 (nodes 0-1): j3 takes nodes 2, 3
-    t, level, window, owner, state = log[-1]
+    t, level, window, owner, state, dql = log[-1]
     assert (t, level, window, owner) == (21, 1, (4,), [-1, -1, 3, 3])
     assert state == [(1, 1), (0, 0), (0, 0), (0, 0), (1, 0), (1, 0), (0, 4), (0, 4)]
+    assert dql == [(1, 1), (0, 0), (1, 0), (1, 0), (0, 4), (0, 4)]
     # level 1 skipped while the reserved job heads the queue (at 2 only a level-2 decision)
     assert [(d.t, d.level, d.job) for d in res.decisions] == [
         (0, 1, 0), (1, 1, 1), (2, 2, 2), (15, 1, 3), (21, 1, 4)]  # fmt: skip
