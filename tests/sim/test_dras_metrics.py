@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
+from shared_data import SHARED
 
 from jaxsched.errors import ConfigError
 from jaxsched.sim import dras_metrics as M
@@ -66,3 +68,18 @@ def test_bad_schedules():
         M.schedule_metrics([5], [1], [1], [4], N=1)
     with pytest.raises(ConfigError, match="positive"):
         M.schedule_metrics([0], [0], [1], [0], N=1)
+
+
+def test_metrics_equal_the_reference_files():
+    """On a reference run: util = the files' util_node_seconds, response = turnaround."""
+    ref = json.loads(
+        (SHARED / "reference/cqsim/SDSC-SP2-1998-4.2-cln-a40000-n2000.json").read_text()
+    )
+    inp, N = ref["slices"][0]["input"], ref["machine_size"]
+    for run in ref["slices"][0]["runs"]:
+        m = M.schedule_metrics(inp["submit"], inp["run"], inp["nodes"], run["start"], N=N)
+        r = run["metrics"]
+        for mine, theirs in (("avg_wait", "avg_wait"), ("max_wait", "max_wait"),
+                             ("avg_response", "avg_turnaround"), ("avg_slowdown", "avg_slowdown"),
+                             ("util", "util_node_seconds")):  # fmt: skip
+            assert m[mine] == pytest.approx(r[theirs], rel=1e-9), (run["mode"], mine)

@@ -4,7 +4,9 @@
 2. the availability profile (spec §2.3) on hand-made points;
 3. event order (§2.1) and first-fit node identities (§2.2) on hand-computed schedules;
 4. the DRAS-PG loop corner cases (§2.5), the DQL loop (§2.6), the paper-mode switches (§13);
-5. the rewards (§6) and their recording times; the PG state rows (§3); input errors.
+5. the rewards (§6) and their recording times; the PG state rows (§3); input errors;
+6. hypothesis: the loops under "always the oldest" equal FCFS + EASY; capacity and submit
+   times respected under any fixed policy.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import functools
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from shared_data import SHARED
 
 from jaxsched.errors import ConfigError
@@ -261,3 +265,61 @@ def test_bad_input_one_line(kw, msg):
 def test_bad_policy_answer():
     with pytest.raises(ConfigError, match="slot"):
         _sim(CASE_B, 4, mode="dras", policy=lambda level, window, view: 7)
+
+
+# ----------------------------------------------------------------------------------------------
+# 6. Properties on random small slices: the loops' switches reduce to each other
+# ----------------------------------------------------------------------------------------------
+@st.composite
+def slices(draw):
+    N = draw(st.sampled_from([4, 8]))
+    L = draw(st.integers(1, 18))
+    gaps = draw(st.lists(st.integers(0, 6), min_size=L, max_size=L))
+    submit = [sum(gaps[: i + 1]) for i in range(L)]
+    nodes = draw(st.lists(st.integers(1, N), min_size=L, max_size=L))
+    req = draw(st.lists(st.integers(1, 12), min_size=L, max_size=L))
+    run = [draw(st.integers(1, q)) for q in req]
+    return dict(submit=submit, nodes=nodes, run=run, req_time=req), N
+
+
+def _capacity_ok(res, case, N) -> bool:
+    ev = sorted([(e, -n) for e, n in zip(res.end, case["nodes"])]
+                + [(s, n) for s, n in zip(res.start, case["nodes"])])  # fmt: skip
+    used = 0
+    for _, dn in ev:  # releases first at equal times
+        used += dn
+        if used > N:
+            return False
+    return True
+
+
+HYP = settings(max_examples=40, deadline=None)
+
+
+@HYP
+@given(inst=slices(), W=st.sampled_from([1, 2, 50]))
+def test_fcfs_policy_loops_equal_easy(inst, W):
+    case, N = inst
+    easy = _sim(case, N, mode="easy")
+    assert all(s >= x for s, x in zip(easy.start, case["submit"])) and _capacity_ok(easy, case, N)
+    for kw in (dict(mode="dras", window=W), dict(mode="dql", window=None)):
+        res = _sim(case, N, policy=C.fixed_policy("fcfs"), **kw)
+        assert (res.start, res.cls) == (easy.start, easy.cls), kw
+    paper = _sim(case, N, mode="dras", policy=C.fixed_policy("fcfs"), paper=True)
+    assert paper.start == _sim(case, N, mode="easy", durations="estimate").start
+    head = _sim(case, N, mode="immediate",
+                policy=lambda v: [v.queue[0]] if v.nodes[v.queue[0]] <= v.free else [])  # fmt: skip
+    assert head.start == _sim(case, N, mode="none").start
+
+
+@HYP
+@given(inst=slices(), name=st.sampled_from(["smallest", "largest"]), W=st.sampled_from([1, 3]))
+def test_any_policy_respects_capacity_and_submit(inst, name, W):
+    case, N = inst
+    for kw in (dict(mode="dras", window=W), dict(mode="dql", window=W), dict(mode="cons")):
+        pol = C.fixed_policy(name) if kw["mode"] != "cons" else None
+        res = _sim(case, N, policy=pol, **kw)
+        assert all(s >= x for s, x in zip(res.start, case["submit"])), kw
+        assert _capacity_ok(res, case, N), kw
+        if kw["mode"] == "dql":  # every start recorded once, after it
+            assert sorted(d.job for d in res.decisions) == list(range(len(case["submit"])))
