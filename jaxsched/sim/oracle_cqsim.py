@@ -277,8 +277,9 @@ class _Run:
     ``queue`` (waiting jobs, arrival order), ``running`` (start order), per job ``start``,
     ``held`` (ever held a reservation), ``bf`` (backfilled), per node owner / estimated end."""
 
-    def __init__(self, jobs, N, mode, policy, W, reserve, persistent, durations):
+    def __init__(self, jobs, N, mode, policy, W, reserve, persistent, durations, after_pass):
         self.s, self.n, self.r, self.q, self.p = jobs
+        self.after_pass = after_pass
         self.N, self.mode, self.policy, self.W = N, mode, policy, W
         self.reserve_pick, self.persistent = reserve == "pick", persistent
         self.dur = self.r if durations == "run" else self.q
@@ -477,6 +478,8 @@ class _Run:
             else:
                 self.queue.append(j)
             do_pass()
+            if self.after_pass is not None:
+                self.after_pass(self.instance, self.decisions)
             self.instance += 1
             self.busy_area += busy * (t - self.t_log)  # utilisation log: value since last event
             self.t_log, busy = t, self.N - self.free
@@ -522,11 +525,14 @@ def simulate_cqsim(
     submit, nodes, run, req_time, *, num_nodes: int, mode: str = "easy",
     policy: Callable | None = None, window: int | None = 50, reserve: str = "oldest",
     persistent: bool = True, durations: str = "run", paper: bool = False, priority=None,
+    after_pass: Callable | None = None,
 ) -> CqsimResult:  # fmt: skip
     """Simulate one slice (L jobs, submit times nondecreasing, run <= req_time) on
     ``num_nodes`` nodes.  ``mode`` and ``policy`` as in the module docstring; ``window``: W of
     the DRAS loops (``dql``: None = the whole queue, the code's ``use_window = 0``);
-    ``paper=True`` is ``reserve="pick", persistent=False, durations="estimate"``.
+    ``paper=True`` is ``reserve="pick", persistent=False, durations="estimate"``;
+    ``after_pass(instance, decisions)`` is called after every scheduling pass with the pass
+    index and the list of all :class:`Decision` so far (e.g. a PG update every 10 passes).
     Returns a :class:`CqsimResult` (lists of length L)."""
     if paper:
         reserve, persistent, durations = "pick", False, "estimate"
@@ -536,7 +542,7 @@ def simulate_cqsim(
         raise ConfigError("mode 'dras' needs a window size W >= 1")
     if not jobs[0]:
         return CqsimResult([], [], [])
-    return _Run(jobs, N, mode, policy, window, reserve, persistent, durations).run()
+    return _Run(jobs, N, mode, policy, window, reserve, persistent, durations, after_pass).run()
 
 
 def cqsim_metrics(submit, nodes, run, start, *, num_nodes: int, util: float = math.nan) -> dict:

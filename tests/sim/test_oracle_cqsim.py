@@ -171,8 +171,14 @@ def test_dras_reserves_the_oldest_even_if_it_fits():
     assert res.cls == [C.READY, C.RESERVED, C.RESERVED, C.RESERVED]
     assert [(d.t, d.job, d.slot) for d in res.decisions] == [(0, 0, 0), (1, 1, 0), (10, 3, 1),
                                                               (15, 3, 0)]  # fmt: skip
-    fcfs = _sim(CASE_B, 4, mode="dras", policy=C.fixed_policy("fcfs"))
+    calls = []
+    fcfs = _sim(CASE_B, 4, mode="dras", policy=C.fixed_policy("fcfs"),
+                after_pass=lambda i, d: calls.append((i, len(d))))  # fmt: skip
     assert fcfs.start == [0, 10, 10, 15]
+    # passes: submits 0..3, finishes at 10 (j0), 15 (j1, j2 in start order), 20 (j3); at 10
+    # level 1 is skipped for the reserved j1, then picks j2 (starts) and j3 (does not fit)
+    assert calls == [(0, 1), (1, 2), (2, 2), (3, 2), (4, 4), (5, 4), (6, 4), (7, 4)]
+    assert fcfs.passes == 8
     # level-1 reward before the (failed) start: util = running/N, wait 7 s, max_wait 8 s
     d = res.decisions[2]
     assert d.reward5 == pytest.approx((1 / 4 + 7 / 21600 + 4 / 4) / 3, rel=1e-12)
