@@ -424,7 +424,7 @@ class _Run:
             self.reserved = R
             self.held[R] = True
             if len(Q) > 1:
-                self.level2(R, self.W, after_start_only=False)
+                self.level2(R, self.W)
             return
 
     def pass_dql(self) -> None:
@@ -442,9 +442,9 @@ class _Run:
         if self.queue:
             self.held[self.queue[0]] = True
             if len(self.queue) > 1:
-                self.level2(self.queue[0], None, after_start_only=True)
+                self.level2(self.queue[0], None)
 
-    def level2(self, R: int, W, after_start_only: bool) -> None:
+    def level2(self, R: int, W) -> None:
         """Level-2 backfilling around the reservation of ``R``: choose among the Fits
         candidates (first ``W``, all if None) until none remain, then start the chosen."""
         prof = self.profile()
@@ -523,13 +523,14 @@ def _checked(submit, nodes, run, req_time, N, priority, mode, policy, reserve, d
 
 def simulate_cqsim(
     submit, nodes, run, req_time, *, num_nodes: int, mode: str = "easy",
-    policy: Callable | None = None, window: int | None = 50, reserve: str = "oldest",
+    policy: Callable | None = None, window: int | None = None, reserve: str = "oldest",
     persistent: bool = True, durations: str = "run", paper: bool = False, priority=None,
     after_pass: Callable | None = None,
 ) -> CqsimResult:  # fmt: skip
     """Simulate one slice (L jobs, submit times nondecreasing, run <= req_time) on
     ``num_nodes`` nodes.  ``mode`` and ``policy`` as in the module docstring; ``window``: W of
-    the DRAS loops (``dql``: None = the whole queue, the code's ``use_window = 0``);
+    the DRAS loops (``dras``: None = 50; ``dql``: None = the whole queue, the code's
+    ``use_window = 0``);
     ``paper=True`` is ``reserve="pick", persistent=False, durations="estimate"``;
     ``after_pass(instance, decisions)`` is called after every scheduling pass with the pass
     index and the list of all :class:`Decision` so far (e.g. a PG update every 10 passes).
@@ -538,8 +539,10 @@ def simulate_cqsim(
         reserve, persistent, durations = "pick", False, "estimate"
     jobs, N = _checked(submit, nodes, run, req_time, num_nodes, priority, mode, policy, reserve,
                        durations)  # fmt: skip
-    if mode == "dras" and not window:
-        raise ConfigError("mode 'dras' needs a window size W >= 1")
+    if mode == "dras" and window is None:
+        window = 50
+    if window is not None and int(window) < 1:
+        raise ConfigError(f"window must be >= 1 (or None), got {window}")
     if not jobs[0]:
         return CqsimResult([], [], [])
     return _Run(jobs, N, mode, policy, window, reserve, persistent, durations, after_pass).run()

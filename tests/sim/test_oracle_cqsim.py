@@ -259,6 +259,7 @@ def test_reward_type5_hand_values():
         (dict(nodes=[0, 1]), "CQSim drops it"),
         (dict(mode="fifo"), "unknown mode"),
         (dict(mode="dras"), "needs policy"),
+        (dict(mode="dql", policy=C.fixed_policy("fcfs"), window=0), "window must be"),
     ],
 )
 def test_bad_input_one_line(kw, msg):
