@@ -181,7 +181,7 @@ class View:
     chooses among (level 1: the first W waiting jobs; level 2: the first W backfill candidates;
     ``immediate`` mode: the whole queue).  ``reserved`` is the reserved job or -1;
     ``instance`` counts scheduling passes from 0.  Per node: ``node_owner`` (-1 free) and
-    ``node_est_end`` (start + req_time of the owner)."""
+    ``node_est_end`` (start + req_time of the owner, 0 when free)."""
 
     t: int
     level: int
@@ -324,7 +324,7 @@ class _Run:
         self.running.remove(j)
         for i in range(self.N):
             if self.owner[i] == j:
-                self.owner[i] = -1
+                self.owner[i], self.est[i] = -1, 0
 
     def profile(self) -> Profile:
         return Profile(
