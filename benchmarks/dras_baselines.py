@@ -4,6 +4,7 @@ and which PWA trace has the widest jobs relative to its machine (issue 17 §4).
     PYTHONPATH=. .venv/bin/python benchmarks/dras_baselines.py                  # SDSC-SP2
     PYTHONPATH=. .venv/bin/python benchmarks/dras_baselines.py --jobs 5000      # a prefix
     PYTHONPATH=. .venv/bin/python benchmarks/dras_baselines.py --widths         # trace widths
+    PYTHONPATH=. .venv/bin/python benchmarks/dras_baselines.py --plots DIR      # + Fig. 6/7/9
 
 Loading follows CQSim (reference README "How the job list is loaded"): fields 1, 2, 4, 8, 9,
 the run time cut to the estimate, jobs with id/submit/run/estimate/size <= 0 dropped, N = the
@@ -105,6 +106,7 @@ def main(argv=None) -> None:
     ap.add_argument("--jobs", type=int, default=None, help="first K jobs of the test period")
     ap.add_argument("--shared", default=None)
     ap.add_argument("--widths", action="store_true", help="only the trace-width table")
+    ap.add_argument("--plots", default=None, help="write Fig. 6/7/9 PNGs into this folder")
     a = ap.parse_args(argv)
     shared = shared_dir(a.shared)
     if a.widths:
@@ -123,6 +125,15 @@ def main(argv=None) -> None:
         f"{m} {table[m]['max_wait'] / 3600:.1f} h ({table[m]['max_wait'] / base:.2f}x)"
         for m in table))  # fmt: skip
     print("oracle seconds:", ", ".join(f"{m} {s:.1f}" for m, s in seconds.items()))
+    if a.plots:
+        from jaxsched.systems.dras import plot
+
+        out = Path(a.plots)
+        out.mkdir(parents=True, exist_ok=True)
+        for f in (plot.plot_kiviat(table, out / "kiviat.png"),
+                  plot.plot_wait_vs_size(schedules, out / "wait_vs_size.png"),
+                  plot.plot_weekly(schedules, out / "weekly.png")):  # fmt: skip
+            print("wrote", f)
 
 
 if __name__ == "__main__":

@@ -54,6 +54,7 @@ def plot_kiviat(table: dict, path) -> Path:
         ax.fill(ang, r, alpha=0.1)
     ax.set_xticks(ang[:-1], _AXIS_LABELS)
     ax.set_ylim(0, 1)
+    ax.set_rlabel_position(180 / k)  # radial ticks between the first two axes
     ax.legend(loc="lower left", bbox_to_anchor=(-0.15, -0.15), fontsize=8)
     return _save(fig, plt, path)
 
