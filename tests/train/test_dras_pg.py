@@ -1,0 +1,150 @@
+"""DRAS-PG updates (jaxsched.train.pg, spec dras.md §7.2) and the masked return helpers of
+jaxsched.train.returns, on hand-computed numbers and a tiny network (W = 3, N = 4)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxsched.errors import ConfigError
+from jaxsched.nets.dras import DRASPolicy
+from jaxsched.train.pg import PGBatch, PGConfig, make_pg, pg_advantages, pg_loss
+from jaxsched.train.returns import masked_discounted_cumsum, masked_standardize
+
+W, N = 3, 4
+R = 2 * W + N
+NET = DRASPolicy(hidden=(5, 4), window=W)
+T = np.array([True, True, True, True])
+
+
+def test_masked_discounted_cumsum_hand():
+    g = masked_discounted_cumsum(jnp.asarray([1.0, 2.0, 3.0]), T[:3], 0.6)
+    np.testing.assert_allclose(g, [1 + 0.6 * 3.8, 2 + 0.6 * 3, 3], rtol=1e-6)
+    # padding in the middle and at the end is skipped and gives 0
+    g = masked_discounted_cumsum(
+        jnp.asarray([1.0, 9.0, 2.0, 3.0, 7.0]), np.array([1, 0, 1, 1, 0], bool), 0.6
+    )
+    np.testing.assert_allclose(g, [3.28, 0, 3.8, 3, 0], rtol=1e-6)
+
+
+def test_masked_standardize_hand_and_zero_std():
+    x = jnp.asarray([1.0, 5.0, 3.0, 100.0])
+    v = np.array([1, 0, 1, 0], bool)
+    np.testing.assert_allclose(masked_standardize(x, v), [-1, 0, 1, 0], atol=1e-6)
+    np.testing.assert_allclose(masked_standardize(jnp.full(4, 2.0), T), [0, 0, 0, 0])
+
+
+def test_config_modes():
+    c, p = PGConfig().resolved(), PGConfig(mode="paper").resolved()
+    assert (c.gamma, c.lr, c.standardize, c.baseline, c.masked_loss) == (
+        0.6,
+        0.01,
+        True,
+        False,
+        False,
+    )
+    assert (p.gamma, p.lr, p.standardize, p.baseline, p.masked_loss) == (
+        1.0,
+        0.001,
+        False,
+        True,
+        True,
+    )
+    assert PGConfig(mode="paper", gamma=0.9).resolved().gamma == 0.9
+    with pytest.raises(ConfigError):
+        PGConfig(mode="fast").resolved()
+
+
+def test_paper_baseline_per_step_index():
+    cfg = PGConfig(mode="paper").resolved()
+    z = jnp.zeros(4)
+    v1 = np.array([1, 1, 1, 0], bool)
+    adv1, bs, bn = pg_advantages(jnp.asarray([1.0, 1.0, 1.0, 0.0]), v1, z, z, cfg)
+    np.testing.assert_allclose(adv1, [3, 2, 1, 0])  # no past update: b = 0
+    np.testing.assert_allclose(bn, [1, 1, 1, 0])
+    adv2, bs, bn = pg_advantages(jnp.asarray([2.0, 0.0, 0.0, 4.0]), T, bs, bn, cfg)
+    np.testing.assert_allclose(adv2, [6 - 3, 4 - 2, 4 - 1, 4 - 0])  # G_k − mean of past G_k
+    np.testing.assert_allclose(bs / np.maximum(bn, 1), [4.5, 3, 2.5, 4])
+
+
+def _batch(rng, capacity, valid):
+    obs = rng.uniform(0, 3, (capacity, R, 2)).astype(np.float32)
+    return PGBatch(
+        jnp.asarray(obs),
+        jnp.asarray(rng.integers(0, W, capacity), jnp.int32),
+        jnp.asarray(rng.integers(1, W + 1, capacity), jnp.int32),
+        jnp.asarray(rng.uniform(0, 1, capacity), jnp.float32),
+        jnp.asarray(valid, bool),
+    )
+
+
+@pytest.fixture(scope="module")
+def params():
+    return NET.init(jax.random.PRNGKey(0), jnp.zeros((R, 2)))
+
+
+def test_code_loss_matches_numpy(params):
+    b = _batch(np.random.default_rng(0), 4, [1, 1, 0, 1])
+    adv, _, _ = pg_advantages(b.reward, b.valid, jnp.zeros(4), jnp.zeros(4), PGConfig().resolved())
+    z = np.asarray(NET.apply(params, b.obs), np.float64)
+    p = np.exp(z) / np.exp(z).sum(-1, keepdims=True)
+    pa = np.clip(p[np.arange(4), np.asarray(b.action)], 1e-8, 1 - 1e-8)
+    want = np.sum(np.where(b.valid, -np.log(pa) * np.asarray(adv), 0))
+    got = pg_loss(params, NET.apply, b, adv, masked=False)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_update_raises_probability_of_better_action(params):
+    init, update, _ = make_pg(NET.apply, capacity=2)
+    obs = jnp.broadcast_to(jnp.linspace(0, 1, 2 * R).reshape(R, 2), (2, R, 2))
+    b = PGBatch(obs, jnp.asarray([0, 1]), jnp.asarray([3, 3]), jnp.asarray([0.0, 1.0]), T[:2])
+    st, m = jax.jit(update)(init(params), b)  # G = [0.6, 1] -> Ĝ = [-1, 1]
+    p = lambda q: jax.nn.softmax(NET.apply(q, obs[0]))  # noqa: E731
+    assert p(st.params)[1] / p(st.params)[0] > p(params)[1] / p(params)[0]
+    assert float(m["decisions"]) == 2
+
+
+def test_padding_anywhere_equals_unpadded(params):
+    rng = np.random.default_rng(1)
+    full = _batch(rng, 3, [1, 1, 1])
+    junk = _batch(rng, 1, [0])
+    at = (
+        lambda i: jax.tree_util.tree_map(  # noqa: E731
+            lambda a, j: jnp.concatenate([a[:i], j, a[i:]]), full, junk
+        )
+    )
+    for cfg in (PGConfig(), PGConfig(mode="paper")):
+        init3, up3, _ = make_pg(NET.apply, cfg, capacity=3)
+        init4, up4, _ = make_pg(NET.apply, cfg, capacity=4)
+        ref, _ = jax.jit(up3)(init3(params), full)
+        for i in (1, 3):
+            got, _ = jax.jit(up4)(init4(params), at(i))
+            jax.tree_util.tree_map(
+                lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7),
+                ref.params,
+                got.params,
+            )
+
+
+def test_vmap_per_env_and_mean(params):
+    rng = np.random.default_rng(2)
+    b1, b2 = _batch(rng, 4, [1, 1, 1, 0]), _batch(rng, 4, [1, 1, 0, 0])
+    init, update, update_mean = make_pg(NET.apply, capacity=4)
+    s0 = init(params)
+    stack = lambda *t: jax.tree_util.tree_map(lambda *a: jnp.stack(a), *t)  # noqa: E731
+    both, _ = jax.jit(jax.vmap(update))(stack(s0, s0), stack(b1, b2))
+    for e, b in enumerate((b1, b2)):
+        one, _ = jax.jit(update)(s0, b)
+        jax.tree_util.tree_map(
+            lambda a, c, e=e: np.testing.assert_allclose(a[e], c, rtol=1e-5, atol=1e-7),
+            both.params,
+            one.params,
+        )
+    # the mean rule: two identical environments = one
+    same, _ = jax.jit(update_mean)(s0, stack(b1, b1))
+    one, _ = jax.jit(update)(s0, b1)
+    jax.tree_util.tree_map(
+        lambda a, c: np.testing.assert_allclose(a, c, rtol=1e-5, atol=1e-7), same.params, one.params
+    )
