@@ -82,7 +82,12 @@ def _batch(rng, capacity, valid):
 
 @pytest.fixture(scope="module")
 def params():
-    return NET.init(jax.random.PRNGKey(0), jnp.zeros((R, 2)))
+    # random stand-ins of init's output (init's PRNG code is slow to compile on CPU)
+    shapes = jax.eval_shape(NET.init, jax.random.PRNGKey(0), jnp.zeros((R, 2)))
+    rng = np.random.default_rng(7)
+    return jax.tree_util.tree_map(
+        lambda s: jnp.asarray(rng.uniform(-0.7, 0.7, s.shape), jnp.float32), shapes
+    )
 
 
 def test_code_loss_matches_numpy(params):
@@ -96,55 +101,60 @@ def test_code_loss_matches_numpy(params):
     np.testing.assert_allclose(got, want, rtol=1e-5)
 
 
-def test_update_raises_probability_of_better_action(params):
-    init, update, _ = make_pg(NET.apply, capacity=2)
-    obs = jnp.broadcast_to(jnp.linspace(0, 1, 2 * R).reshape(R, 2), (2, R, 2))
-    b = PGBatch(obs, jnp.asarray([0, 1]), jnp.asarray([3, 3]), jnp.asarray([0.0, 1.0]), T[:2])
-    st, m = jax.jit(update)(init(params), b)  # G = [0.6, 1] -> Ĝ = [-1, 1]
+@pytest.fixture(scope="module")
+def code4():
+    """The code rule at capacity 4: ``init`` and the jitted ``update``, ``vmap(update)``,
+    ``update_mean`` (shared by the tests: one compile each)."""
+    init, update, update_mean = make_pg(NET.apply, capacity=4)
+    return init, jax.jit(update), jax.jit(jax.vmap(update)), jax.jit(update_mean)
+
+
+def _close(a, b):
+    jax.tree_util.tree_map(
+        lambda x, y: np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-7), a, b
+    )
+
+
+def test_update_raises_probability_of_better_action(params, code4):
+    init, update, _, _ = code4
+    obs = jnp.broadcast_to(jnp.linspace(0, 1, 2 * R).reshape(R, 2), (4, R, 2))
+    valid = np.array([1, 1, 0, 0], bool)
+    b = PGBatch(obs, jnp.asarray([0, 1, 2, 2]), jnp.full(4, 3), jnp.asarray([0.0, 1, 5, 5]), valid)
+    st, m = update(init(params), b)  # G = [0.6, 1] -> Ĝ = [-1, 1]
     p = lambda q: jax.nn.softmax(NET.apply(q, obs[0]))  # noqa: E731
     assert p(st.params)[1] / p(st.params)[0] > p(params)[1] / p(params)[0]
     assert float(m["decisions"]) == 2
 
 
-def test_padding_anywhere_equals_unpadded(params):
+def test_padding_anywhere_equals_unpadded(params, code4):
     rng = np.random.default_rng(1)
     full = _batch(rng, 3, [1, 1, 1])
     junk = _batch(rng, 1, [0])
-    at = (
-        lambda i: jax.tree_util.tree_map(  # noqa: E731
-            lambda a, j: jnp.concatenate([a[:i], j, a[i:]]), full, junk
-        )
-    )
-    for cfg in (PGConfig(), PGConfig(mode="paper")):
-        init3, up3, _ = make_pg(NET.apply, cfg, capacity=3)
-        init4, up4, _ = make_pg(NET.apply, cfg, capacity=4)
-        ref, _ = jax.jit(up3)(init3(params), full)
-        for i in (1, 3):
-            got, _ = jax.jit(up4)(init4(params), at(i))
-            jax.tree_util.tree_map(
-                lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7),
-                ref.params,
-                got.params,
-            )
+
+    def at(i):
+        return jax.tree_util.tree_map(lambda a, j: jnp.concatenate([a[:i], j, a[i:]]), full, junk)
+
+    init3, up3, _ = make_pg(NET.apply, capacity=3)
+    ref, _ = jax.jit(up3)(init3(params), full)
+    init4, up4, _, _ = code4
+    for i in (1, 3):
+        _close(ref.params, up4(init4(params), at(i))[0].params)
+    # paper mode (masked log-prob, baseline arrays): padding positions agree with each other
+    initp, upp, _ = make_pg(NET.apply, PGConfig(mode="paper"), capacity=4)
+    upp = jax.jit(upp)
+    a, b = upp(initp(params), at(1))[0], upp(initp(params), at(3))[0]
+    _close(a.params, b.params)
+    assert not np.allclose(a.params["params"]["out"]["bias"], ref.params["params"]["out"]["bias"])
 
 
-def test_vmap_per_env_and_mean(params):
+def test_vmap_per_env_and_mean(params, code4):
+    init, update, vupdate, update_mean = code4
     rng = np.random.default_rng(2)
     b1, b2 = _batch(rng, 4, [1, 1, 1, 0]), _batch(rng, 4, [1, 1, 0, 0])
-    init, update, update_mean = make_pg(NET.apply, capacity=4)
     s0 = init(params)
     stack = lambda *t: jax.tree_util.tree_map(lambda *a: jnp.stack(a), *t)  # noqa: E731
-    both, _ = jax.jit(jax.vmap(update))(stack(s0, s0), stack(b1, b2))
+    both, _ = vupdate(stack(s0, s0), stack(b1, b2))
     for e, b in enumerate((b1, b2)):
-        one, _ = jax.jit(update)(s0, b)
-        jax.tree_util.tree_map(
-            lambda a, c, e=e: np.testing.assert_allclose(a[e], c, rtol=1e-5, atol=1e-7),
-            both.params,
-            one.params,
-        )
+        _close(jax.tree_util.tree_map(lambda x, e=e: x[e], both.params), update(s0, b)[0].params)
     # the mean rule: two identical environments = one
-    same, _ = jax.jit(update_mean)(s0, stack(b1, b1))
-    one, _ = jax.jit(update)(s0, b1)
-    jax.tree_util.tree_map(
-        lambda a, c: np.testing.assert_allclose(a, c, rtol=1e-5, atol=1e-7), same.params, one.params
-    )
+    _close(update_mean(s0, stack(b1, b1))[0].params, update(s0, b1)[0].params)

@@ -1,0 +1,127 @@
+"""DRAS-DQL (jaxsched.train.dql, spec dras.md §7.3): hand-computed Ĝ and Δ, the sign of each
+update rule, the per-decision Adam steps against a plain loop, padding, ε-greedy and decay."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+from jaxsched.errors import ConfigError
+from jaxsched.nets.dras import DRASValue
+from jaxsched.train.dql import (
+    DQLBatch,
+    DQLConfig,
+    decay_epsilon,
+    dql_deltas,
+    episode_epsilon,
+    eps_greedy,
+    make_dql,
+)
+
+N = 4
+NET = DRASValue(hidden=(5, 4))
+
+
+@pytest.fixture(scope="module")
+def params():
+    # random stand-ins of init's output (init's PRNG code is slow to compile on CPU)
+    shapes = jax.eval_shape(NET.init, jax.random.PRNGKey(0), jnp.zeros((2 + N, 2)))
+    rng = np.random.default_rng(7)
+    return jax.tree_util.tree_map(
+        lambda s: jnp.asarray(rng.uniform(-0.7, 0.7, s.shape), jnp.float32), shapes
+    )
+
+
+@pytest.fixture(scope="module")
+def code_update():
+    """The code rule's ``(init, jitted update)``, shared by the tests (one compile per shape)."""
+    init, update = make_dql(NET.apply)
+    return init, jax.jit(update)
+
+
+def test_deltas_hand_computed():
+    # G = [1 + 0.6·(0 + 0.6·2), 0 + 0.6·2, 2] = [1.72, 1.2, 2]; Ĝ = G / 2
+    # δ = V − Ĝ = [-0.36, -0.4, -0.1]; Δ2 = -0.1, Δ1 = -0.4 + 0.6·Δ2, Δ0 = -0.36 + 0.6·Δ1
+    v, r = np.array([0.5, 0.2, 0.9, 7.0]), np.array([1.0, 0.0, 2.0, 5.0])
+    ghat, d = dql_deltas(v, r, np.array([1, 1, 1, 0], bool))
+    np.testing.assert_allclose(ghat, [0.86, 0.6, 1.0, 0.0], rtol=1e-6)
+    np.testing.assert_allclose(d, [-0.636, -0.46, -0.1, 0.0], rtol=1e-5, atol=1e-7)
+    # padding in the middle is skipped
+    ghat2, d2 = dql_deltas(v[[0, 3, 1, 2]], r[[0, 3, 1, 2]], np.array([1, 0, 1, 1], bool))
+    np.testing.assert_allclose(d2, [-0.636, 0.0, -0.46, -0.1], rtol=1e-5, atol=1e-7)
+
+
+def _batch(rng, c, valid):
+    obs = rng.uniform(0, 2, (c, 2 + N, 2)).astype(np.float32)
+    return DQLBatch(
+        jnp.asarray(obs), jnp.asarray(rng.uniform(0, 1, c), jnp.float32), jnp.asarray(valid, bool)
+    )
+
+
+def test_sign_conventions_move_v_away_or_toward_target(params, code_update):
+    b = _batch(np.random.default_rng(0), 3, [True, False, False])  # Ĝ = 1 > sigmoid V
+    v0 = float(NET.apply(params, b.obs[0]))
+    for sign, closer in (("code", False), ("descent", True)):
+        if sign == "code":
+            init, update = code_update
+        else:
+            init, update = make_dql(NET.apply, DQLConfig(sign=sign))
+            update = jax.jit(update)
+        st, _ = update(init(params), b)
+        v1 = float(NET.apply(st.params, b.obs[0]))
+        assert (abs(v1 - 1.0) < abs(v0 - 1.0)) == closer, (sign, v0, v1)
+
+
+def test_per_decision_adam_steps_match_loop_and_padding(params, code_update):
+    rng = np.random.default_rng(1)
+    full = _batch(rng, 3, [1, 1, 1])
+    init, update = code_update
+    got, m = update(init(params), full)
+    # oracle: decision-time V and ∇V (batch start), then one Adam step per decision, in order
+    v = NET.apply(params, full.obs)
+    _, big = dql_deltas(v, full.reward, full.valid)
+    tx = optax.adam(0.001)
+
+    @jax.jit
+    def adam_step(p, opt, s, d):  # one decision's step with the batch-start gradient
+        g = jax.tree_util.tree_map(lambda x: -d * x, jax.grad(NET.apply)(params, s))
+        u, opt = tx.update(g, opt, p)
+        return optax.apply_updates(p, u), opt
+
+    p, opt = params, tx.init(params)
+    for t in range(3):
+        p, opt = adam_step(p, opt, full.obs[t], big[t])
+    close = lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)  # noqa: E731
+    jax.tree_util.tree_map(close, got.params, p)
+    assert float(m["decisions"]) == 3
+    # the same three decisions with a padding row in between, at capacity 4
+    junk = _batch(rng, 1, [0])
+    padded = jax.tree_util.tree_map(lambda a, j: jnp.concatenate([a[:1], j, a[1:]]), full, junk)
+    got4, _ = update(init(params), padded)
+    jax.tree_util.tree_map(close, got4.params, p)
+
+
+def test_eps_greedy_and_decay():
+    vals = jnp.asarray([0.2, 0.9, 0.5, 5.0])
+    valid = jnp.asarray([True, True, True, False])
+    keys = jax.random.split(jax.random.PRNGKey(0), 3000)
+    picks = jax.jit(jax.vmap(eps_greedy, in_axes=(0, None, None, 0)))
+    p = np.asarray(picks(keys, vals, valid, jnp.repeat(jnp.asarray([0.0, 1.0]), 1500)))
+    assert np.all(p[:1500] == 1)  # ε = 0: the valid argmax
+    rand = p[1500:]  # ε = 1: uniform over the valid candidates
+    assert rand.max() == 2 and abs(np.mean(rand == 0) - 1 / 3) < 0.05
+    cfg = DQLConfig()
+    eps = 1.0
+    for ready in (True, False, True, True):
+        eps = decay_epsilon(eps, ready, cfg)
+    np.testing.assert_allclose(eps, 0.99**3, rtol=1e-6)
+    assert float(decay_epsilon(0.0101, True, cfg)) == pytest.approx(0.01)
+    assert DQLConfig(mode="paper").resolved().eps_decay == 0.995
+    assert episode_epsilon(0.3, cfg, training=False) == 1.0  # the code resets at every run
+    assert episode_epsilon(0.3, DQLConfig(eps_reset="never")) == 0.3
+    assert episode_epsilon(0.3, DQLConfig(test_eps=0.0), training=False) == 0.0
+    with pytest.raises(ConfigError):
+        DQLConfig(sign="up").resolved()
