@@ -109,28 +109,34 @@ def test_input_norm_equals_prescaled_input(x_pg):
     np.testing.assert_allclose(net_n.apply(p, x_pg), net.apply(p, scaled), rtol=1e-5)
 
 
+TRUNC = jax.jit(dras.truncated_probs)
+
+
 def test_truncated_probs_hand_case_and_underflow():
-    logits = jnp.log(jnp.asarray([[0.1, 0.3, 0.6], [0.1, 0.3, 0.6]]))
-    p = np.asarray(dras.truncated_probs(logits, jnp.asarray([2, 3])))
-    np.testing.assert_allclose(p, [[0.25, 0.75, 0.0], [0.1, 0.3, 0.6]], rtol=1e-6)
-    # valid slots underflow to 0 -> all mass on slot 0 (the code's fallback)
-    p0 = dras.truncated_probs(jnp.asarray([-200.0, -200.0, 200.0]), 2)
-    np.testing.assert_array_equal(np.asarray(p0), [1.0, 0.0, 0.0])
+    logits = np.log(np.array([[0.1, 0.3, 0.6], [0.1, 0.3, 0.6], [1, 1, 1]], np.float32))
+    logits[2] = [-200.0, -200.0, 200.0]  # valid slots underflow to 0 -> slot 0 (the code)
+    p = np.asarray(TRUNC(logits, np.array([2, 3, 2])))
+    np.testing.assert_allclose(p, [[0.25, 0.75, 0], [0.1, 0.3, 0.6], [1, 0, 0]], rtol=1e-6)
 
 
 def test_sample_slot_respects_count_and_probs():
-    logits = jnp.log(jnp.asarray([0.1, 0.3, 0.6]))
+    logits = np.log(np.array([0.1, 0.3, 0.6], np.float32))
     keys = jax.random.split(KEY, 4000)
-    a = np.asarray(jax.vmap(lambda k: dras.sample_slot(k, logits, 2))(keys))
+    a = np.asarray(jax.jit(jax.vmap(lambda k: dras.sample_slot(k, logits, 2)))(keys))
     assert a.max() <= 1
     assert abs(np.mean(a == 1) - 0.75) < 0.03
 
 
+@jax.jit
+def _log_probs(z, a):
+    return dras.unmasked_log_prob(z, a), dras.masked_log_prob(z, np.array([2, 2]), a)
+
+
 def test_log_probs_unmasked_and_masked():
-    z = jnp.asarray([[1.0, 2.0, 0.5], [0.0, 0.0, 40.0]])
-    a = jnp.asarray([1, 0])
-    sm = np.exp(np.asarray(z)) / np.exp(np.asarray(z)).sum(-1, keepdims=True)
+    z = np.array([[1.0, 2.0, 0.5], [0.0, 0.0, 40.0]], np.float32)
+    a = np.array([1, 0])
+    sm = np.exp(z) / np.exp(z).sum(-1, keepdims=True)
     want = np.log(np.clip(sm[[0, 1], [1, 0]], 1e-8, 1 - 1e-8))
-    np.testing.assert_allclose(dras.unmasked_log_prob(z, a), want, rtol=1e-5)
-    got = dras.masked_log_prob(z, jnp.asarray([2, 2]), a)
-    np.testing.assert_allclose(got, [2 - np.log(np.e + np.e**2), np.log(0.5)], rtol=1e-5)
+    unmasked, masked = _log_probs(z, a)
+    np.testing.assert_allclose(unmasked, want, rtol=1e-5)
+    np.testing.assert_allclose(masked, [2 - np.log(np.e + np.e**2), np.log(0.5)], rtol=1e-5)

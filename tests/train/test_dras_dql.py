@@ -39,7 +39,7 @@ def params():
 def code_update():
     """The code rule's ``(init, jitted update)``, shared by the tests (one compile per shape)."""
     init, update = make_dql(NET.apply)
-    return init, jax.jit(update)
+    return jax.jit(init), jax.jit(update)
 
 
 def test_deltas_hand_computed():
@@ -56,32 +56,39 @@ def test_deltas_hand_computed():
 
 def _batch(rng, c, valid):
     obs = rng.uniform(0, 2, (c, 2 + N, 2)).astype(np.float32)
-    return DQLBatch(
-        jnp.asarray(obs), jnp.asarray(rng.uniform(0, 1, c), jnp.float32), jnp.asarray(valid, bool)
-    )
+    return DQLBatch(obs, rng.uniform(0, 1, c).astype(np.float32), np.asarray(valid, bool))
+
+
+V = jax.jit(NET.apply)
 
 
 def test_sign_conventions_move_v_away_or_toward_target(params, code_update):
-    b = _batch(np.random.default_rng(0), 3, [True, False, False])  # Ĝ = 1 > sigmoid V
-    v0 = float(NET.apply(params, b.obs[0]))
+    b = _batch(np.random.default_rng(0), 4, [True, False, False, False])  # Ĝ = 1 > sigmoid V
+    v0 = float(V(params, b.obs[0]))
     for sign, closer in (("code", False), ("descent", True)):
         if sign == "code":
             init, update = code_update
         else:
             init, update = make_dql(NET.apply, DQLConfig(sign=sign))
-            update = jax.jit(update)
+            init, update = jax.jit(init), jax.jit(update)
         st, _ = update(init(params), b)
-        v1 = float(NET.apply(st.params, b.obs[0]))
+        v1 = float(V(st.params, b.obs[0]))
         assert (abs(v1 - 1.0) < abs(v0 - 1.0)) == closer, (sign, v0, v1)
 
 
 def test_per_decision_adam_steps_match_loop_and_padding(params, code_update):
     rng = np.random.default_rng(1)
     full = _batch(rng, 3, [1, 1, 1])
-    init, update = code_update
-    got, m = update(init(params), full)
-    # oracle: decision-time V and ∇V (batch start), then one Adam step per decision, in order
-    v = NET.apply(params, full.obs)
+    junk = _batch(rng, 1, [0])
+    init, update = code_update  # capacity 4: three decisions and one padding row
+    got = {
+        i: update(init(params), jax.tree_util.tree_map(
+            lambda a, j, i=i: np.concatenate([a[:i], j, a[i:]]), full, junk
+        ))
+        for i in (1, 3)
+    }  # fmt: skip
+    # oracle, unpadded: decision-time V and ∇V (batch start), then one Adam step per decision
+    v = V(params, full.obs)
     _, big = dql_deltas(v, full.reward, full.valid)
     tx = optax.adam(0.001)
 
@@ -91,17 +98,13 @@ def test_per_decision_adam_steps_match_loop_and_padding(params, code_update):
         u, opt = tx.update(g, opt, p)
         return optax.apply_updates(p, u), opt
 
-    p, opt = params, tx.init(params)
+    p, opt = params, init(params).opt_state  # the same Adam state, built by the jitted init
     for t in range(3):
         p, opt = adam_step(p, opt, full.obs[t], big[t])
     close = lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)  # noqa: E731
-    jax.tree_util.tree_map(close, got.params, p)
-    assert float(m["decisions"]) == 3
-    # the same three decisions with a padding row in between, at capacity 4
-    junk = _batch(rng, 1, [0])
-    padded = jax.tree_util.tree_map(lambda a, j: jnp.concatenate([a[:1], j, a[1:]]), full, junk)
-    got4, _ = update(init(params), padded)
-    jax.tree_util.tree_map(close, got4.params, p)
+    for st, m in got.values():
+        jax.tree_util.tree_map(close, st.params, p)
+        assert float(m["decisions"]) == 3
 
 
 def test_eps_greedy_and_decay():
