@@ -56,7 +56,10 @@ _F32 = jnp.float32
 class DQLConfig:
     """DRAS-DQL settings; ``None`` fields take the mode's value (code / paper): ``sign``
     ``"code"`` / ``"descent"``, ``eps_decay`` 0.99 / 0.995.  Shared: γ = λ = 0.6, lr 0.001,
-    ε start 1.0, floor 0.01, reset ``"every_run"``."""
+    ε start 1.0, floor 0.01, reset ``"every_run"``.  ``target_norm``: ``"max"`` (the code:
+    Ĝ = G / max G, meaningful for the positive type-5 rewards) or ``"absmax"`` (G / max |G|,
+    for rewards that can be negative such as Eq. 2, where dividing by a negative maximum would
+    flip the targets' sign)."""
 
     mode: str = "code"
     gamma: float = 0.6
@@ -68,6 +71,7 @@ class DQLConfig:
     eps_min: float = 0.01
     eps_reset: str = "every_run"
     test_eps: float | None = None
+    target_norm: str = "max"
 
     def resolved(self) -> DQLConfig:
         if self.mode not in ("code", "paper"):
@@ -76,12 +80,14 @@ class DQLConfig:
         sign = self.sign or ("code" if code else "descent")
         if sign not in ("code", "descent"):
             raise ConfigError(f"unknown DQL update sign {sign!r}; choose code or descent")
+        if self.target_norm not in ("max", "absmax"):
+            raise ConfigError(f"unknown target_norm {self.target_norm!r}; choose max or absmax")
         if self.eps_reset not in ("every_run", "never"):
             raise ConfigError(f"unknown eps_reset {self.eps_reset!r}; choose every_run or never")
         decay = self.eps_decay if self.eps_decay is not None else (0.99 if code else 0.995)
         return DQLConfig(
             self.mode, self.gamma, self.lam, self.lr, sign, self.eps_start, decay,
-            self.eps_min, self.eps_reset, self.test_eps,
+            self.eps_min, self.eps_reset, self.test_eps, self.target_norm,
         )  # fmt: skip
 
 
@@ -101,13 +107,14 @@ class DQLState(NamedTuple):
     opt_state: object
 
 
-def dql_deltas(values, reward, valid, gamma: float = 0.6, lam: float = 0.6):
+def dql_deltas(values, reward, valid, gamma=0.6, lam=0.6, target_norm="max"):
     """``(Ĝ, Δ)`` float32 ``[C]`` of the code's update (module docstring) from the decision-time
     values ``V(s_t)`` float ``[C]``, rewards float ``[C]`` and valid bool ``[C]`` (0 on
-    padding)."""
+    padding); ``target_norm`` as in :class:`DQLConfig`."""
     valid = jnp.asarray(valid, bool)
     g = masked_discounted_cumsum(reward, valid, gamma)
-    gmax = jnp.max(jnp.where(valid, g, -jnp.inf))
+    gn = jnp.abs(g) if target_norm == "absmax" else g
+    gmax = jnp.max(jnp.where(valid, gn, -jnp.inf))
     ghat = jnp.where(valid, g / jnp.where((gmax != 0) & jnp.isfinite(gmax), gmax, 1.0), 0.0)
     delta = jnp.where(valid, jnp.asarray(values, _F32) - ghat, 0.0)
     return ghat.astype(_F32), masked_discounted_cumsum(delta, valid, lam)
@@ -130,7 +137,7 @@ def make_dql(apply_fn, cfg: DQLConfig = DQLConfig()):
     def update(state: DQLState, batch: DQLBatch):
         theta0 = state.params
         v = apply_fn(theta0, batch.obs)
-        _, big_delta = dql_deltas(v, batch.reward, batch.valid, cfg.gamma, cfg.lam)
+        _, big_delta = dql_deltas(v, batch.reward, batch.valid, cfg.gamma, cfg.lam, cfg.target_norm)
 
         def step(carry, inp):
             params, opt = carry

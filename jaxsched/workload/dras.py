@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from jaxsched.errors import ConfigError
+from jaxsched.errors import ConfigError, as_int
 from jaxsched.workload.jobs import Jobs
 
 __all__ = [
@@ -139,10 +139,11 @@ def sampled_jobset(jobs: Jobs, n_jobs: int, seed: int, mean_gap: float | None = 
     """``n_jobs`` jobs drawn uniformly with replacement from ``jobs``; Poisson arrivals (the first
     at 0) with mean gap ``mean_gap`` (default the trace's mean inter-arrival time); size,
     estimate, run time, user, group ... of the drawn jobs."""
+    n_jobs = as_int(n_jobs, "n_jobs", 1)
     rng = np.random.default_rng(seed)
     gap = _mean_interarrival(jobs) if mean_gap is None else float(mean_gap)
-    idx = rng.integers(0, jobs.n_jobs, int(n_jobs))
-    gaps = rng.exponential(gap, int(n_jobs))
+    idx = rng.integers(0, jobs.n_jobs, n_jobs)
+    gaps = rng.exponential(gap, n_jobs)
     submit = np.floor(np.cumsum(gaps) - gaps[0])
     return _new_jobs(jobs, submit, jobs.run[idx], jobs.req_time[idx], jobs.procs[idx], idx)
 
@@ -217,8 +218,8 @@ def _arrivals(model: GeneratorModel, n_jobs: int, rng) -> np.ndarray:
 def synthetic_jobset(model: GeneratorModel, n_jobs: int, seed: int, template: Jobs) -> Jobs:
     """``n_jobs`` synthetic jobs from ``model`` on ``template``'s machine (submit 0 = Monday
     00:00 local time)."""
+    n = as_int(n_jobs, "n_jobs", 1)
     rng = np.random.default_rng(seed)
-    n = int(n_jobs)
     submit = _arrivals(model, n, rng)
     pick = rng.integers(0, len(model.sizes), n)
     est = model.estimates[pick]
@@ -259,7 +260,7 @@ def curriculum_jobset(train: Jobs, index: int, cfg: CurriculumConfig = Curriculu
         raise ConfigError(f"curriculum index {index} outside 0..{len(kinds) - 1}")
     kind, seed = kinds[index], cfg.seed * 1_000_003 + int(index)
     weeks = weekly_jobsets(train)
-    size = cfg.jobs_per_set or max(2, round(np.mean([w.n_jobs for w in weeks])))
+    size = cfg.jobs_per_set or max(2, int(round(float(np.mean([w.n_jobs for w in weeks])))))
     if kind == "sampled":
         return kind, sampled_jobset(train, size, seed)
     if kind == "real":

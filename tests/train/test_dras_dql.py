@@ -52,6 +52,11 @@ def test_deltas_hand_computed():
     # padding in the middle is skipped
     ghat2, d2 = dql_deltas(v[[0, 3, 1, 2]], r[[0, 3, 1, 2]], np.array([1, 0, 1, 1], bool))
     np.testing.assert_allclose(d2, [-0.636, 0.0, -0.46, -0.1], rtol=1e-5, atol=1e-7)
+    # negative rewards, G = [-2, -5/3]: "max" divides by max G = -5/3 (flips the signs),
+    # "absmax" by max |G| = 2
+    neg = (v[:2], np.array([-1.0, -1 / 0.6]), np.array([True, True]))
+    np.testing.assert_allclose(dql_deltas(*neg)[0], [1.2, 1.0], rtol=1e-5)
+    np.testing.assert_allclose(dql_deltas(*neg, target_norm="absmax")[0], [-1.0, -5 / 6], rtol=1e-5)
 
 
 def _batch(rng, c, valid):

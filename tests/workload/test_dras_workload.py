@@ -100,5 +100,10 @@ def test_curriculum_order_and_determinism(train):
     np.testing.assert_array_equal(a.run, b.run)
     with pytest.raises(ConfigError):
         dras.curriculum_jobset(train, 4, cfg)
+    with pytest.raises(ConfigError):
+        dras.sampled_jobset(train, 0, 1)
+    # default jobset size: the mean weekly job count
+    _, s0 = dras.curriculum_jobset(train, 0, dras.CurriculumConfig())
+    assert s0.n_jobs == round(np.mean([w.n_jobs for w in weeks]))
     flags = dras.priority_from_size(train, 0.2)
     np.testing.assert_array_equal(flags, train.procs > 0.2 * 128)
