@@ -22,8 +22,11 @@ Optional input normalisation (``input_norm=(n_scale, t_scale)``, default None = 
 paper and code): before the convolution, job row A ``[n, t]`` becomes ``[n / n_scale,
 t / t_scale]``, job row B ``[p, w]`` becomes ``[p, w / t_scale]`` and node rows ``[f, τ]``
 become ``[f, τ / t_scale]`` (a typical choice: the node count N and the trace's largest
-estimate).  Raw seconds (up to 10^5–10^6) dominate a raw input's scale; the normalised
-variant keeps every entry in [0, ~1].  It equals feeding the raw network the input of
+estimate).  Raw seconds (up to 10^5–10^6) dominate a raw input's scale: with Keras' init the
+initial PG policy is then nearly deterministic (mean largest slot probability ≈ 0.999 on random
+states) and the clipped log-probability of the code gives almost no gradient; the normalised
+variant keeps every entry in [0, ~1] and starts near uniform (benchmarks/RESULTS.md §9,
+``benchmarks/dras_bandit.py``).  It equals feeding the raw network the input of
 :func:`jaxsched.envs.dras_features.pg_observation` built with the same scales.
 
 Parameter counts (Table III): Theta PG (N = 4360, 4000/1000) 21,890,053; Theta DQL 21,449,004
