@@ -3,7 +3,9 @@
 Nothing here knows the environment: a **batch** is the decisions (level-1 and level-2, in time
 order) recorded during 10 scheduling instances, stored at a fixed capacity ``C`` with a
 validity mask so that one update compiles once (:class:`PGBatch`).  Padding may sit anywhere;
-it is skipped by every sum.
+it is skipped by every sum.  The collector must keep at most C decisions per batch: one
+instance can make many (level-1 picks plus up to one level-2 pick per candidate), so size C
+from the trace (or flush a full batch early and say so) — nothing here can detect an overflow.
 
 Code mode (the CQSim DRAS branch, default): within-batch discounted returns
 ``G_k = Σ_{k'≥k} γ^{k'−k} r_{k'}`` with γ = 0.6, standardised over the batch (std := 1 if 0),
