@@ -42,21 +42,25 @@ def code_update():
     return jax.jit(init), jax.jit(update)
 
 
+DELTAS = jax.jit(dql_deltas, static_argnames=("gamma", "lam", "target_norm"))
+
+
 def test_deltas_hand_computed():
     # G = [1 + 0.6·(0 + 0.6·2), 0 + 0.6·2, 2] = [1.72, 1.2, 2]; Ĝ = G / 2
     # δ = V − Ĝ = [-0.36, -0.4, -0.1]; Δ2 = -0.1, Δ1 = -0.4 + 0.6·Δ2, Δ0 = -0.36 + 0.6·Δ1
-    v, r = np.array([0.5, 0.2, 0.9, 7.0]), np.array([1.0, 0.0, 2.0, 5.0])
-    ghat, d = dql_deltas(v, r, np.array([1, 1, 1, 0], bool))
+    v = np.array([0.5, 0.2, 0.9, 7.0], np.float32)
+    r = np.array([1.0, 0.0, 2.0, 5.0], np.float32)
+    ghat, d = DELTAS(v, r, np.array([1, 1, 1, 0], bool))
     np.testing.assert_allclose(ghat, [0.86, 0.6, 1.0, 0.0], rtol=1e-6)
     np.testing.assert_allclose(d, [-0.636, -0.46, -0.1, 0.0], rtol=1e-5, atol=1e-7)
     # padding in the middle is skipped
-    ghat2, d2 = dql_deltas(v[[0, 3, 1, 2]], r[[0, 3, 1, 2]], np.array([1, 0, 1, 1], bool))
+    ghat2, d2 = DELTAS(v[[0, 3, 1, 2]], r[[0, 3, 1, 2]], np.array([1, 0, 1, 1], bool))
     np.testing.assert_allclose(d2, [-0.636, 0.0, -0.46, -0.1], rtol=1e-5, atol=1e-7)
     # negative rewards, G = [-2, -5/3]: "max" divides by max G = -5/3 (flips the signs),
     # "absmax" by max |G| = 2
-    neg = (v[:2], np.array([-1.0, -1 / 0.6]), np.array([True, True]))
-    np.testing.assert_allclose(dql_deltas(*neg)[0], [1.2, 1.0], rtol=1e-5)
-    np.testing.assert_allclose(dql_deltas(*neg, target_norm="absmax")[0], [-1.0, -5 / 6], rtol=1e-5)
+    neg = (v[:2], np.array([-1.0, -1 / 0.6], np.float32), np.array([True, True]))
+    np.testing.assert_allclose(DELTAS(*neg)[0], [1.2, 1.0], rtol=1e-5)
+    np.testing.assert_allclose(DELTAS(*neg, target_norm="absmax")[0], [-1.0, -5 / 6], rtol=1e-5)
 
 
 def _batch(rng, c, valid):
@@ -112,21 +116,30 @@ def test_per_decision_adam_steps_match_loop_and_padding(params, code_update):
         assert float(m["decisions"]) == 3
 
 
-def test_eps_greedy_and_decay():
+@jax.jit
+def _eps_run(key):
+    """3000 ε-greedy picks (half at ε = 0, half at ε = 1) and ε after four level-1 decisions
+    (ready, not ready, ready, ready) and after one from just above the floor."""
     vals = jnp.asarray([0.2, 0.9, 0.5, 5.0])
     valid = jnp.asarray([True, True, True, False])
-    keys = jax.random.split(jax.random.PRNGKey(0), 3000)
-    picks = jax.jit(jax.vmap(eps_greedy, in_axes=(0, None, None, 0)))
-    p = np.asarray(picks(keys, vals, valid, jnp.repeat(jnp.asarray([0.0, 1.0]), 1500)))
+    eps = jnp.repeat(jnp.asarray([0.0, 1.0]), 1500)
+    picks = jax.vmap(eps_greedy, in_axes=(0, None, None, 0))(
+        jax.random.split(key, 3000), vals, valid, eps
+    )
+    e = jnp.asarray(1.0)
+    for ready in (True, False, True, True):
+        e = decay_epsilon(e, ready, DQLConfig())
+    return picks, e, decay_epsilon(jnp.asarray(0.0101), True, DQLConfig())
+
+
+def test_eps_greedy_and_decay():
+    p, eps, floor = (np.asarray(x) for x in _eps_run(jax.random.PRNGKey(0)))
     assert np.all(p[:1500] == 1)  # ε = 0: the valid argmax
     rand = p[1500:]  # ε = 1: uniform over the valid candidates
     assert rand.max() == 2 and abs(np.mean(rand == 0) - 1 / 3) < 0.05
+    np.testing.assert_allclose(eps, 0.99**3, rtol=1e-6)  # decays per ready start only
+    assert float(floor) == pytest.approx(0.01)
     cfg = DQLConfig()
-    eps = 1.0
-    for ready in (True, False, True, True):
-        eps = decay_epsilon(eps, ready, cfg)
-    np.testing.assert_allclose(eps, 0.99**3, rtol=1e-6)
-    assert float(decay_epsilon(0.0101, True, cfg)) == pytest.approx(0.01)
     assert DQLConfig(mode="paper").resolved().eps_decay == 0.995
     assert episode_epsilon(0.3, cfg, training=False) == 1.0  # the code resets at every run
     assert episode_epsilon(0.3, DQLConfig(eps_reset="never")) == 0.3

@@ -17,23 +17,25 @@ W, N = 3, 4
 R = 2 * W + N
 NET = DRASPolicy(hidden=(5, 4), window=W)
 T = np.array([True, True, True, True])
+# jitted once each: the hand cases run as a few small programs instead of many eager ops
+cumsum = jax.jit(masked_discounted_cumsum, static_argnums=2)
+standardize = jax.jit(masked_standardize)
+advantages = jax.jit(pg_advantages, static_argnums=4)
 
 
 def test_masked_discounted_cumsum_hand():
-    g = masked_discounted_cumsum(jnp.asarray([1.0, 2.0, 3.0]), T[:3], 0.6)
+    g = cumsum(jnp.asarray([1.0, 2.0, 3.0]), T[:3], 0.6)
     np.testing.assert_allclose(g, [1 + 0.6 * 3.8, 2 + 0.6 * 3, 3], rtol=1e-6)
     # padding in the middle and at the end is skipped and gives 0
-    g = masked_discounted_cumsum(
-        jnp.asarray([1.0, 9.0, 2.0, 3.0, 7.0]), np.array([1, 0, 1, 1, 0], bool), 0.6
-    )
+    g = cumsum(jnp.asarray([1.0, 9.0, 2.0, 3.0, 7.0]), np.array([1, 0, 1, 1, 0], bool), 0.6)
     np.testing.assert_allclose(g, [3.28, 0, 3.8, 3, 0], rtol=1e-6)
 
 
 def test_masked_standardize_hand_and_zero_std():
     x = jnp.asarray([1.0, 5.0, 3.0, 100.0])
     v = np.array([1, 0, 1, 0], bool)
-    np.testing.assert_allclose(masked_standardize(x, v), [-1, 0, 1, 0], atol=1e-6)
-    np.testing.assert_allclose(masked_standardize(jnp.full(4, 2.0), T), [0, 0, 0, 0])
+    np.testing.assert_allclose(standardize(x, v), [-1, 0, 1, 0], atol=1e-6)
+    np.testing.assert_allclose(standardize(np.full(4, 2.0, np.float32), T), [0, 0, 0, 0])
 
 
 def test_config_modes():
@@ -59,12 +61,12 @@ def test_config_modes():
 
 def test_paper_baseline_per_step_index():
     cfg = PGConfig(mode="paper").resolved()
-    z = jnp.zeros(4)
+    z = np.zeros(4, np.float32)
     v1 = np.array([1, 1, 1, 0], bool)
-    adv1, bs, bn = pg_advantages(jnp.asarray([1.0, 1.0, 1.0, 0.0]), v1, z, z, cfg)
+    adv1, bs, bn = advantages(np.array([1.0, 1.0, 1.0, 0.0], np.float32), v1, z, z, cfg)
     np.testing.assert_allclose(adv1, [3, 2, 1, 0])  # no past update: b = 0
     np.testing.assert_allclose(bn, [1, 1, 1, 0])
-    adv2, bs, bn = pg_advantages(jnp.asarray([2.0, 0.0, 0.0, 4.0]), T, bs, bn, cfg)
+    adv2, bs, bn = advantages(np.array([2.0, 0.0, 0.0, 4.0], np.float32), T, bs, bn, cfg)
     np.testing.assert_allclose(adv2, [6 - 3, 4 - 2, 4 - 1, 4 - 0])  # G_k − mean of past G_k
     np.testing.assert_allclose(bs / np.maximum(bn, 1), [4.5, 3, 2.5, 4])
 
@@ -92,12 +94,13 @@ def params():
 
 def test_code_loss_matches_numpy(params):
     b = _batch(np.random.default_rng(0), 4, [1, 1, 0, 1])
-    adv, _, _ = pg_advantages(b.reward, b.valid, jnp.zeros(4), jnp.zeros(4), PGConfig().resolved())
-    z = np.asarray(NET.apply(params, b.obs), np.float64)
+    z4 = np.zeros(4, np.float32)
+    adv, _, _ = advantages(b.reward, b.valid, z4, z4, PGConfig().resolved())
+    z = np.asarray(jax.jit(NET.apply)(params, b.obs), np.float64)
     p = np.exp(z) / np.exp(z).sum(-1, keepdims=True)
     pa = np.clip(p[np.arange(4), np.asarray(b.action)], 1e-8, 1 - 1e-8)
     want = np.sum(np.where(b.valid, -np.log(pa) * np.asarray(adv), 0))
-    got = pg_loss(params, NET.apply, b, adv, masked=False)
+    got = jax.jit(lambda p, b, a: pg_loss(p, NET.apply, b, a, masked=False))(params, b, adv)
     np.testing.assert_allclose(got, want, rtol=1e-5)
 
 
