@@ -129,9 +129,10 @@ def make_pg(apply_fn, cfg: PGConfig = PGConfig(), capacity: int = 128):
 
     * ``init(params) -> PGState``;
     * ``update(state, batch) -> (state, metrics)``: one Adam step on one environment's batch
-      (vmap over environments for the per-environment rule);
+      (vmap over environments for the per-environment rule); a batch without a valid decision
+      leaves the state unchanged (the code updates only when records exist);
     * ``update_mean(state, batches) -> (state, metrics)``: batches stacked ``[E, C, ...]``, one
-      shared state, gradients averaged over the E environments.
+      shared state, gradients averaged over the environments that have decisions.
 
     ``metrics``: ``loss`` (the sum above), ``mean_reward``, ``decisions`` (float32 scalars).
     All three are pure and jit-able; ``capacity`` C sizes the baseline arrays.
@@ -150,19 +151,24 @@ def make_pg(apply_fn, cfg: PGConfig = PGConfig(), capacity: int = 128):
         mean_r = jnp.sum(jnp.where(batch.valid, batch.reward, 0.0)) / jnp.maximum(n, 1.0)
         return g, bs, bn, {"loss": loss, "mean_reward": mean_r, "decisions": n}
 
-    def apply_grads(state: PGState, g, bs, bn) -> PGState:
+    def apply_grads(state: PGState, g, bs, bn, any_valid) -> PGState:
         upd, opt = tx.update(g, state.opt_state, state.params)
-        return PGState(optax.apply_updates(state.params, upd), opt, bs, bn)
+        new = PGState(optax.apply_updates(state.params, upd), opt, bs, bn)
+        # a batch without decisions is no update at all (Adam's moments would still move)
+        return jax.tree_util.tree_map(lambda a, b: jnp.where(any_valid, a, b), new, state)
 
     def update(state: PGState, batch: PGBatch):
         g, bs, bn, m = grads_of(state, batch)
-        return apply_grads(state, g, bs, bn), m
+        return apply_grads(state, g, bs, bn, m["decisions"] > 0), m
 
     def update_mean(state: PGState, batches: PGBatch):
         g, bs, bn, m = jax.vmap(grads_of, in_axes=(None, 0))(state, batches)
-        mean = lambda t: jax.tree_util.tree_map(lambda x: jnp.mean(x, axis=0), t)  # noqa: E731
+        w = (m["decisions"] > 0).astype(_F32)  # environments with decisions
+        k = jnp.maximum(jnp.sum(w), 1.0)
+        g = jax.tree_util.tree_map(lambda x: jnp.tensordot(w, x, axes=1) / k, g)
         bs = state.base_sum + jnp.sum(bs - state.base_sum, axis=0)
         bn = state.base_n + jnp.sum(bn - state.base_n, axis=0)
-        return apply_grads(state, mean(g), bs, bn), mean(m)
+        mean = jax.tree_util.tree_map(lambda x: jnp.mean(x, axis=0), m)
+        return apply_grads(state, g, bs, bn, jnp.sum(w) > 0), mean
 
     return init, update, update_mean

@@ -168,5 +168,10 @@ def test_vmap_per_env_and_mean(params, code4):
             jax.tree_util.tree_map(lambda x, e=e: np.asarray(x)[e], both.params),
             update(s0, b)[0].params,
         )
-    # the mean rule: two identical environments = one
+    # a batch without decisions changes nothing (Adam's moments included)
+    empty = b2._replace(valid=np.zeros(4, bool))
+    _close(update(s0, empty)[0], s0)
+    # the mean rule averages over the environments with decisions
+    _close(update_mean(s0, stack(b1, empty))[0].params, update(s0, b1)[0].params)
+    # two identical environments = one
     _close(update_mean(s0, stack(b1, b1))[0].params, update(s0, b1)[0].params)
