@@ -142,14 +142,16 @@ def make_dql(apply_fn, cfg: DQLConfig = DQLConfig()):
         v = apply_fn(theta0, batch.obs)
         _, big_delta = dql_deltas(v, batch.reward, batch.valid, cfg.gamma, cfg.lam, cfg.target_norm)
 
-        def step(carry, inp):
+        def adam_step(carry, s, d):
             params, opt = carry
-            s, d, ok = inp
             g = jax.tree_util.tree_map(lambda x: sgn * d * x, grad_v(theta0, s))
             upd, new_opt = tx.update(g, opt, params)
-            new = (optax.apply_updates(params, upd), new_opt)
-            keep = lambda a, b: jnp.where(ok, a, b)  # noqa: E731
-            return jax.tree_util.tree_map(keep, new, (params, opt)), None
+            return optax.apply_updates(params, upd), new_opt
+
+        def step(carry, inp):
+            s, d, ok = inp
+            # cond, not a select: padding costs no pass over the parameters
+            return jax.lax.cond(ok, adam_step, lambda c, s, d: c, carry, s, d), None
 
         (params, opt), _ = jax.lax.scan(
             step, (state.params, state.opt_state), (batch.obs, big_delta, batch.valid)
