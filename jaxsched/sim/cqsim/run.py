@@ -20,10 +20,10 @@ import numpy as np
 
 from jaxsched.errors import ConfigError
 from jaxsched.sim.cqsim import engine as CE
-from jaxsched.sim.cqsim.types import OVER_PROFILE, OVER_QUEUE, OVER_RUNNING, cq_params
+from jaxsched.sim.cqsim.types import OVER_PROFILE, OVER_QUEUE, cq_params
 from jaxsched.sim.types import Sequence
 
-__all__ = ["CQRun", "simulate_cqsim", "cqsim_metrics", "sequence_of"]
+__all__ = ["CQRun", "simulate_cqsim", "simulate_cqsim_batch", "cqsim_metrics", "sequence_of"]
 
 
 @dataclasses.dataclass
@@ -54,48 +54,73 @@ def sequence_of(jobs) -> Sequence:
 
 
 @functools.lru_cache(maxsize=16)
-def _batch_fn(N: int, Q: int, R: int):
-    """jit(vmap over params) of reset + run_fixed for capacities (N, Q, R)."""
+def _run_fn(N: int, Q: int, R: int, batched: bool):
+    """jit of reset + run_fixed for capacities (N, Q, R); ``batched``: vmapped over the
+    sequence, the priority flags and the params (each with a leading batch axis)."""
 
     def one(seq, prio, params):
         st = CE.reset(seq, N, Q, R, prio)
         st = CE.run_fixed(seq, params, st)
         return st.start, st.cls, st.overflow, st.stuck, st.passes, st.decisions, st.steps
 
-    return jax.jit(jax.vmap(one, in_axes=(None, None, 0)))
+    return jax.jit(jax.vmap(one) if batched else one)
 
 
-def simulate_cqsim(jobs, modes=("easy",), runtime: str = "code", queue_cap: int = 64) -> list:
+def simulate_cqsim(jobs, modes=("easy",), runtime: str = "code", queue_cap: int = 256) -> list:
     """Run ``jobs`` (:class:`~jaxsched.workload.cqsim.CQSimJobs`) under each reference mode
-    (``none``, ``easy``, ``cons``, ``dras-fcfs``, ``dras-smallest``, ``dras-largest``) in one
-    batched call; the queue capacity doubles until no run overflows. Returns a list of
-    :class:`CQRun`. :class:`~jaxsched.errors.ConfigError` if a run cannot finish (a job wider
-    than the machine)."""
-    params = [cq_params(m, runtime) for m in modes]
-    P = jax.tree_util.tree_map(lambda *x: jnp.stack(x), *params)
+    (``none``, ``easy``, ``cons``, ``dras-fcfs``, ``dras-smallest``, ``dras-largest``), one
+    compiled call per mode (unbatched: each micro-step runs only its own phase); the queue
+    capacity doubles until the run does not overflow. Returns a list of :class:`CQRun`.
+    :class:`~jaxsched.errors.ConfigError` if a run cannot finish (a job wider than the
+    machine)."""
     seq = sequence_of(jobs)
     prio = jnp.asarray(jobs.priority, jnp.int32)
-    N, Q, R = int(jobs.num_nodes), max(int(queue_cap), 50), int(min(jobs.num_nodes, jobs.n_jobs))
-    while True:
-        out = jax.device_get(_batch_fn(N, Q, R)(seq, prio, P))
-        start, cls, over, stuck, passes, dec, steps = out
-        if not (np.asarray(over) & (OVER_QUEUE | OVER_PROFILE)).any():
-            break
-        if Q >= 2 * jobs.n_jobs:  # pragma: no cover - the queue never exceeds n
-            raise ConfigError("CQSim engine: capacities exhausted")
-        Q *= 2
-    if (np.asarray(over) & OVER_RUNNING).any() or np.asarray(stuck).any():
-        raise ConfigError(
-            f"CQSim engine: a run could not finish (is a job wider than the machine's {N} nodes?)"
-        )
+    N, R = int(jobs.num_nodes), int(min(jobs.num_nodes, jobs.n_jobs))
+    Q = max(int(queue_cap), 50)
     runs = []
-    for b, m in enumerate(modes):
-        s = np.asarray(start[b], np.int64)
-        e = s + np.asarray(jobs.run, np.int64)
-        met = cqsim_metrics(jobs.submit, jobs.run, jobs.nodes, s, N)
-        runs.append(CQRun(m, s, e, np.asarray(cls[b]), met, int(passes[b]), int(dec[b]),
-                          int(steps[b])))  # fmt: skip
+    for m in modes:
+        params = cq_params(m, runtime)
+        while True:
+            out = jax.device_get(_run_fn(N, Q, R, False)(seq, prio, params))
+            if not int(out[2]) & (OVER_QUEUE | OVER_PROFILE) or Q >= 2 * jobs.n_jobs + 64:
+                break
+            Q *= 2
+        runs.append(_result(jobs, m, out, N))
     return runs
+
+
+def _result(jobs, mode: str, out, N: int) -> CQRun:
+    start, cls, over, stuck, passes, dec, steps = out
+    if int(over) or bool(stuck):
+        raise ConfigError(
+            f"CQSim engine ({mode}): a run could not finish (is a job wider than the "
+            f"machine's {N} nodes?)"
+        )
+    s = np.asarray(start, np.int64)
+    met = cqsim_metrics(jobs.submit, jobs.run, jobs.nodes, s, N)
+    e = s + np.asarray(jobs.run, np.int64)
+    return CQRun(mode, s, e, np.asarray(cls), met, int(passes), int(dec), int(steps))
+
+
+def simulate_cqsim_batch(jobs_list, mode: str = "easy", runtime: str = "code",
+                         queue_cap: int = 256) -> list:  # fmt: skip
+    """:func:`simulate_cqsim` for several slices of equal length and machine under one mode,
+    vmapped in one compiled call (the vectorised engine). Returns one :class:`CQRun` each."""
+    if len({(j.n_jobs, j.num_nodes) for j in jobs_list}) != 1:
+        raise ConfigError("simulate_cqsim_batch: the slices need equal lengths and machines")
+    stack = lambda *x: jnp.stack(x)  # noqa: E731
+    seq = jax.tree_util.tree_map(stack, *[sequence_of(j) for j in jobs_list])
+    prio = jnp.stack([jnp.asarray(j.priority, jnp.int32) for j in jobs_list])
+    params = jax.tree_util.tree_map(stack, *[cq_params(mode, runtime)] * len(jobs_list))
+    j0 = jobs_list[0]
+    N, R = int(j0.num_nodes), int(min(j0.num_nodes, j0.n_jobs))
+    Q = max(int(queue_cap), 50)
+    while True:
+        out = jax.device_get(_run_fn(N, Q, R, True)(seq, prio, params))
+        if not (np.asarray(out[2]) & (OVER_QUEUE | OVER_PROFILE)).any() or Q >= 2 * j0.n_jobs + 64:
+            break
+        Q *= 2
+    return [_result(j, mode, [o[b] for o in out], N) for b, j in enumerate(jobs_list)]
 
 
 def cqsim_metrics(submit, run, nodes, start, num_nodes: int) -> dict:
