@@ -350,8 +350,18 @@ def advance_to_decision(seq: Sequence, params: CQParams, st: CQState) -> CQState
 
 def decide(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
     """Take the decision ``slot`` (window slot) at a decision point, then advance to the next
-    decision point (or the end)."""
-    return advance_to_decision(seq, params, micro_step(seq, params, st, slot))
+    decision point (or the end). Away from a decision point the slot is unused (this is then
+    :func:`advance_to_decision`). One loop, so the micro-step is compiled once."""
+    slot = jnp.asarray(slot, i32)
+
+    def body(c):
+        s, first = c
+        return micro_step(seq, params, s, jnp.where(first, slot, 0)), jnp.asarray(False)
+
+    def cond(c):
+        return ~c[0].done & (c[1] | ~at_decision(c[0]))
+
+    return jax.lax.while_loop(cond, body, (st, at_decision(st)))[0]
 
 
 def run_fixed(seq: Sequence, params: CQParams, st: CQState, max_steps: int = 2**31 - 2) -> CQState:

@@ -42,10 +42,16 @@ class CQRun:
     steps: int
 
 
-def sequence_of(jobs) -> Sequence:
+def sequence_of(jobs, pad_to: int | None = None) -> Sequence:
     """The engine's :class:`~jaxsched.sim.types.Sequence` of a
-    :class:`~jaxsched.workload.cqsim.CQSimJobs` (one processor per node)."""
-    a = lambda x, dt=jnp.int64: jnp.asarray(np.asarray(x), dt)  # noqa: E731
+    :class:`~jaxsched.workload.cqsim.CQSimJobs` (one processor per node), padded with empty
+    jobs to ``pad_to`` entries if that is longer (``n_jobs`` stays the real count)."""
+    L = max(jobs.n_jobs, int(pad_to or 0))
+
+    def a(x, dt=jnp.int64):
+        x = np.asarray(x)
+        return jnp.asarray(np.concatenate([x, np.zeros(L - x.shape[0], x.dtype)]), dt)
+
     return Sequence(
         submit=a(jobs.submit), run=a(jobs.run), req=a(jobs.req_time), procs=a(jobs.nodes),
         nodes=a(jobs.nodes, jnp.int32), n_jobs=jnp.asarray(jobs.n_jobs, jnp.int32),
@@ -66,17 +72,21 @@ def _run_fn(N: int, Q: int, R: int, batched: bool):
     return jax.jit(jax.vmap(one) if batched else one)
 
 
-def simulate_cqsim(jobs, modes=("easy",), runtime: str = "code", queue_cap: int = 256) -> list:
+def simulate_cqsim(
+    jobs, modes=("easy",), runtime: str = "code", queue_cap: int = 256, pad_to: int | None = None
+) -> list:
     """Run ``jobs`` (:class:`~jaxsched.workload.cqsim.CQSimJobs`) under each reference mode
     (``none``, ``easy``, ``cons``, ``dras-fcfs``, ``dras-smallest``, ``dras-largest``), one
     compiled call per mode (unbatched: each micro-step runs only its own phase); the queue
     capacity doubles until the run does not overflow. Returns a list of :class:`CQRun`.
     :class:`~jaxsched.errors.ConfigError` if a run cannot finish (a job wider than the
-    machine)."""
-    seq = sequence_of(jobs)
-    prio = jnp.asarray(jobs.priority, jnp.int32)
-    N, R = int(jobs.num_nodes), int(min(jobs.num_nodes, jobs.n_jobs))
-    Q = max(int(queue_cap), 50)
+    machine). ``pad_to``: compile for at least this many jobs (runs of different lengths then
+    share one compiled program)."""
+    seq = sequence_of(jobs, pad_to)
+    prio = jnp.zeros(seq.submit.shape, jnp.int32).at[: jobs.n_jobs].set(jobs.priority)
+    N = int(jobs.num_nodes)
+    R = min(N, int(seq.submit.shape[0]))  # every job holds >= 1 node
+    Q = max(int(queue_cap), 4)
     runs = []
     for m in modes:
         params = cq_params(m, runtime)
@@ -96,10 +106,11 @@ def _result(jobs, mode: str, out, N: int) -> CQRun:
             f"CQSim engine ({mode}): a run could not finish (is a job wider than the "
             f"machine's {N} nodes?)"
         )
-    s = np.asarray(start, np.int64)
+    n = jobs.n_jobs
+    s, cls = np.asarray(start, np.int64)[:n], np.asarray(cls)[:n]
     met = cqsim_metrics(jobs.submit, jobs.run, jobs.nodes, s, N)
     e = s + np.asarray(jobs.run, np.int64)
-    return CQRun(mode, s, e, np.asarray(cls), met, int(passes), int(dec), int(steps))
+    return CQRun(mode, s, e, cls, met, int(passes), int(dec), int(steps))
 
 
 def simulate_cqsim_batch(jobs_list, mode: str = "easy", runtime: str = "code",
@@ -113,8 +124,9 @@ def simulate_cqsim_batch(jobs_list, mode: str = "easy", runtime: str = "code",
     prio = jnp.stack([jnp.asarray(j.priority, jnp.int32) for j in jobs_list])
     params = jax.tree_util.tree_map(stack, *[cq_params(mode, runtime)] * len(jobs_list))
     j0 = jobs_list[0]
-    N, R = int(j0.num_nodes), int(min(j0.num_nodes, j0.n_jobs))
-    Q = max(int(queue_cap), 50)
+    N = int(j0.num_nodes)
+    R = min(N, j0.n_jobs)
+    Q = max(int(queue_cap), 4)
     while True:
         out = jax.device_get(_run_fn(N, Q, R, True)(seq, prio, params))
         if not (np.asarray(out[2]) & (OVER_QUEUE | OVER_PROFILE)).any() or Q >= 2 * j0.n_jobs + 64:
