@@ -152,3 +152,17 @@ def test_conformance_command_on_a_reference_slice(tmp_path):
     f = tmp_path / "a0.json"
     f.write_text(json.dumps(doc))
     assert main([str(f), "--traces", str(SHARED / "traces")]) == 0
+
+
+def test_evaluate_compat_cqsim():
+    """``evaluate(..., compat="cqsim")`` selects this mode (the README's easy values of a0)."""
+    from jaxsched.errors import ConfigError
+    from jaxsched.sim.evaluate import evaluate
+    from jaxsched.workload.cqsim import load_cqsim
+
+    tr = load_cqsim(SHARED / "traces" / "SDSC-SP2-1998-4.2-cln.swf.gz")
+    res = evaluate(tr, [0], 2000, ["fcfs"], ["easy"], compat="cqsim", metrics=["wait", "max_wait"])
+    assert res.table("wait")[("fcfs", "easy")] == 4753.766
+    assert res.table("max_wait")[("fcfs", "easy")] == 95661
+    with pytest.raises(ConfigError, match="policy 'sjf'"):
+        evaluate(tr, [0], 2000, ["sjf"], ["easy"], compat="cqsim", metrics=["wait"])
