@@ -7,8 +7,8 @@ by one scheduling pass. A pass is a short run of micro-steps, each doing one thi
 
 * ``LEVEL1``: if the queue is empty the pass ends. Else a job is picked from the window of the
   first ``W`` waiting jobs — slot 0 when the persistent reservation's job is at the head (no
-  decision), otherwise the slot given (a *level-1 decision*). If it fits it starts ("ready",
-  or "reserved" if it held the reservation). If not, the oldest job becomes the reserved job
+  decision), otherwise the slot given (a *level-1 decision*). If it fits it starts (through
+  ``FLUSH``: "ready", or "reserved" if it held the reservation). If not, the oldest job becomes the reserved job
   and, with more jobs waiting, EASY/DRAS go to ``LEVEL2`` (profile built, the reserved job
   entered), conservative goes to ``CONS``; otherwise the pass ends.
 * ``LEVEL2``: the candidates are the waiting jobs (reserved job excluded) that fit now in the
@@ -16,7 +16,8 @@ by one scheduling pass. A pass is a short run of micro-steps, each doing one thi
   decision*); it is entered in the profile and appended to the chosen list.
 * ``CONS``: the next waiting job in queue order gets a reservation; if it starts now it is
   chosen. After the last → ``FLUSH``.
-* ``FLUSH``: the chosen jobs start in order ("backfilled"), one per micro-step; the pass ends.
+* ``FLUSH``: the chosen jobs start in order, one per micro-step ("backfilled"; a level-1 pick
+  that fits is also started here, as "ready", and level 1 then goes on); the pass ends.
 * ``IDLE``: the next event (one finish or one submit); the pass starts (``LEVEL1``).
 
 With the level-1/level-2 slot always 0 this is CQSim's FCFS with EASY (mode 1), conservative
@@ -66,6 +67,7 @@ __all__ = [
     "fixed_choice",
     "advance_to_decision",
     "decide",
+    "start_episode",
     "run_fixed",
 ]
 
@@ -90,7 +92,7 @@ def reset(seq: Sequence, num_nodes: int, queue_cap: int, run_cap: int, priority=
         node_owner=z(num_nodes, i32, -1), node_end=z(num_nodes, i64),
         prof_t=z(P, i64, BIG), prof_a=z(P, i32), n_prof=s(0),
         cand=z(queue_cap, bool, False), chosen=z(queue_cap, i32, -1), n_chosen=s(0), ptr=s(0),
-        reserved=s(-1), start=z(L, i64, -1), cls=z(L, i32, -1), priority=prio,
+        resume=s(False, bool), reserved=s(-1), start=z(L, i64, -1), cls=z(L, i32, -1), priority=prio,
         n_started=s(0), passes=s(0), decisions=s(0), steps=s(0),
         done=s(False, bool), stuck=s(False, bool), overflow=s(0),
     )  # fmt: skip
@@ -193,10 +195,15 @@ def _level1(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
     j = st.queue_job[s]
     go = ~empty & (st.free >= seq.nodes[jnp.maximum(j, 0)])
     stop = ~empty & ~go
-    st = st.replace(decisions=st.decisions + (~empty & ~auto).astype(i32))
-    cls = jnp.where(j == st.reserved, CLASS_RESERVED, CLASS_READY)
-    st = _queue_remove(_start_job(seq, st, j, cls, go), s, go)
-    return _after_stop(seq, params, st, stop, empty)
+    st = st.replace(
+        decisions=st.decisions + (~empty & ~auto).astype(i32),
+        chosen=jnp.where(go, st.chosen.at[0].set(j), st.chosen),
+        n_chosen=jnp.where(go, 1, st.n_chosen),
+        ptr=jnp.where(go, 0, st.ptr),
+        resume=jnp.where(go, True, st.resume),
+    )  # fmt: skip  (a ready job starts in FLUSH, so the start is compiled once)
+    st = _after_stop(seq, params, st, stop, empty)
+    return st.replace(phase=jnp.where(go, FLUSH, st.phase))
 
 
 def _after_stop(seq: Sequence, params: CQParams, st: CQState, stop, empty) -> CQState:
@@ -243,7 +250,9 @@ def _level2(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
         prof_t=pt, prof_a=pa, n_prof=npf,
         chosen=jnp.where(some & (qi == st.n_chosen), j, st.chosen),
         n_chosen=st.n_chosen + some.astype(i32),
-        ptr=jnp.where(some, st.ptr, 0), phase=jnp.where(some, LEVEL2, FLUSH).astype(i32),
+        ptr=jnp.where(some, st.ptr, 0),
+        phase=jnp.where(some, LEVEL2, jnp.where(st.n_chosen > 0, FLUSH, IDLE)).astype(i32),
+        passes=st.passes + (~some & (st.n_chosen == 0)).astype(i32),
         decisions=st.decisions + some.astype(i32),
         overflow=st.overflow | jnp.where(full, OVER_PROFILE, 0), done=st.done | full,
     )  # fmt: skip
@@ -266,25 +275,31 @@ def _cons(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
         prof_t=pt, prof_a=pa, n_prof=npf,
         chosen=jnp.where(now & (qi == st.n_chosen), j, st.chosen),
         n_chosen=st.n_chosen + now.astype(i32),
-        ptr=jnp.where(more, st.ptr + 1, 0), phase=jnp.where(more, CONS, FLUSH).astype(i32),
+        ptr=jnp.where(more, st.ptr + 1, 0),
+        phase=jnp.where(more, CONS, jnp.where(st.n_chosen > 0, FLUSH, IDLE)).astype(i32),
+        passes=st.passes + (~more & (st.n_chosen == 0)).astype(i32),
         overflow=st.overflow | jnp.where(full, OVER_PROFILE, 0),
         stuck=st.stuck | bad, done=st.done | full | bad,
     )  # fmt: skip
 
 
 def _flush(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
-    """Start the next chosen job ("backfilled"; "reserved" for the reserved job); after the
-    last one the pass ends."""
+    """Start the next chosen job: "ready" (a level-1 pick, ``resume``: back to ``LEVEL1``
+    after it), "backfilled", or "reserved" for the reserved job; after the last chosen job
+    the pass ends (or level 1 resumes)."""
     more = st.ptr < st.n_chosen
     j = st.chosen[jnp.minimum(st.ptr, st.chosen.shape[0] - 1)]
-    cls = jnp.where(j == st.reserved, CLASS_RESERVED, CLASS_BACKFILLED)
+    base = jnp.where(st.resume, CLASS_READY, CLASS_BACKFILLED)
+    cls = jnp.where(j == st.reserved, CLASS_RESERVED, base)
     q = argmax_bool(st.queue_job == j)
     st = _queue_remove(_start_job(seq, st, j, cls, more), q, more)
+    last = st.ptr + 1 >= st.n_chosen
     return st.replace(
-        ptr=jnp.where(more, st.ptr + 1, 0),
-        n_chosen=jnp.where(more, st.n_chosen, 0),
-        phase=jnp.where(more, FLUSH, IDLE).astype(i32),
-        passes=st.passes + (~more).astype(i32),
+        ptr=jnp.where(last, 0, st.ptr + 1),
+        n_chosen=jnp.where(last, 0, st.n_chosen),
+        phase=jnp.where(last, jnp.where(st.resume, LEVEL1, IDLE), FLUSH).astype(i32),
+        passes=st.passes + (last & ~st.resume).astype(i32),
+        resume=st.resume & ~last,
     )
 
 
@@ -362,6 +377,13 @@ def decide(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
         return ~c[0].done & (c[1] | ~at_decision(c[0]))
 
     return jax.lax.while_loop(cond, body, (st, at_decision(st)))[0]
+
+
+def start_episode(seq: Sequence, params: CQParams, st: CQState) -> CQState:
+    """From :func:`reset`'s state, the first event (job 0 is submitted): the state is then at
+    the first level-1 decision. Only the event phase is compiled (cheaper than
+    :func:`advance_to_decision`, which it equals here)."""
+    return _idle(seq, params, st, jnp.asarray(0, i32)).replace(steps=st.steps + 1)
 
 
 def run_fixed(seq: Sequence, params: CQParams, st: CQState, max_steps: int = 2**31 - 2) -> CQState:

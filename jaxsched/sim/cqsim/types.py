@@ -61,7 +61,7 @@ MODES = {
 }
 #: Phases of a scheduling pass: IDLE (the next event comes), LEVEL1 (start from the queue /
 #: level-1 decisions), LEVEL2 (backfill candidates / level-2 decisions), CONS (conservative
-#: reservations, one job per micro-step), FLUSH (start the jobs chosen in LEVEL2/CONS).
+#: reservations, one job per micro-step), FLUSH (start the jobs chosen in LEVEL1/LEVEL2/CONS).
 IDLE, LEVEL1, LEVEL2, CONS, FLUSH = 0, 1, 2, 3, 4
 #: Job classes (spec §10): started by backfilling, ready (level 1), ever held the reservation.
 CLASS_BACKFILLED, CLASS_READY, CLASS_RESERVED = 0, 1, 2
@@ -113,7 +113,8 @@ class CQState:
         (``n_prof`` points, sorted by time; padding has time ``BIG``).
       cand: bool ``[Q]`` the queue slots that are level-2 candidates now.
       chosen: int32 ``[Q]`` jobs chosen in LEVEL2/CONS, in order (``n_chosen``); ``ptr``:
-        int32 the next queue slot (CONS) or chosen entry (FLUSH).
+        int32 the next queue slot (CONS) or chosen entry (FLUSH); resume: bool, the chosen job
+        is a level-1 pick (class ready) and level 1 goes on after it.
       reserved: int32 the job holding the persistent reservation (-1 none).
       start: int64 ``[L]`` start times (-1 not started); cls: int32 ``[L]`` job class
         (``CLASS_*``, -1 not started); priority: int32 ``[L]`` the priority flag (spec §3).
@@ -142,6 +143,7 @@ class CQState:
     chosen: chex.Array
     n_chosen: chex.Array
     ptr: chex.Array
+    resume: chex.Array
     reserved: chex.Array
     start: chex.Array
     cls: chex.Array
