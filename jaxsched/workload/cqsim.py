@@ -75,6 +75,21 @@ class CQSimJobs:
     def __len__(self) -> int:
         return self.n_jobs
 
+    def as_jobs(self, path=None):
+        """The slice as a :class:`~jaxsched.workload.jobs.Jobs` (rules ``"cqsim"``, one
+        processor per node, unknown fields −1), e.g. for the schedule writers."""
+        from jaxsched.workload.jobs import Jobs
+
+        n, m1 = self.n_jobs, np.full(self.n_jobs, -1, np.int64)
+        return Jobs(
+            submit=self.submit, run=self.run, req_time=self.req_time, procs=self.nodes,
+            req_mem=m1, user=m1, group=m1, executable=m1, job_id=self.job_id,
+            line=np.arange(1, n + 1, dtype=np.int64), num_procs=self.num_nodes,
+            num_nodes=self.num_nodes, procs_per_node=1.0, max_exec_time=int(self.run.max()),
+            max_req_mem=0, max_user=0, max_group=0, max_executable=0, fixes={}, rules="cqsim",
+            path=path,
+        )  # fmt: skip
+
 
 def load_cqsim(source, *, num_nodes: int | None = None) -> CQSimTrace:
     """The CQSim job list of an SWF file (path) or of a parsed
