@@ -51,10 +51,12 @@ class _Profile:
         return all(a >= n for tm, a in self.p if tm < t + d)
 
 
-def mini_cqsim(submit, run, req, nodes, N, backfill, policy="fcfs"):
+def mini_cqsim(submit, run, req, nodes, N, backfill, policy="fcfs", paper=False):
     """Start times and classes (0 backfilled, 1 ready, 2 reserved); ``backfill`` is
-    ``none``, ``easy``, ``cons`` or ``dras``."""
+    ``none``, ``easy``, ``cons`` or ``dras``; ``paper``: waiting jobs enter the profile with
+    their estimates instead of their run times."""
     L = len(submit)
+    dur = req if paper else run
     st = {"t": 0, "free": N, "order": 0, "reserved": None}
     start, cls, waiting, running = [-1] * L, [-1] * L, [], []
     nxt = 0
@@ -74,20 +76,20 @@ def mini_cqsim(submit, run, req, nodes, N, backfill, policy="fcfs"):
         chosen = []
         if backfill == "cons":
             for j in list(waiting):
-                s = prof.reserve(nodes[j], run[j])
-                prof.place(s, s + run[j], nodes[j])
+                s = prof.reserve(nodes[j], dur[j])
+                prof.place(s, s + dur[j], nodes[j])
                 if s == st["t"]:
                     chosen.append(j)
         else:
-            s = prof.reserve(nodes[R], run[R])
-            prof.place(s, s + run[R], nodes[R])
+            s = prof.reserve(nodes[R], dur[R])
+            prof.place(s, s + dur[R], nodes[R])
             rest = [j for j in waiting if j != R]
             while True:
-                C = [j for j in rest if prof.fits(st["t"], nodes[j], run[j])]
+                C = [j for j in rest if prof.fits(st["t"], nodes[j], dur[j])]
                 if not C:
                     break
                 j = C[_pick(policy, C[:W], nodes)]
-                prof.place(st["t"], st["t"] + run[j], nodes[j])
+                prof.place(st["t"], st["t"] + dur[j], nodes[j])
                 rest.remove(j)
                 chosen.append(j)
         for j in chosen:

@@ -96,17 +96,19 @@ def _tiny(seed, L=12, N=8, scale=1):
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_engine_matches_plain_python(seed):
+@pytest.mark.parametrize("seed, runtime", [(s, "code") for s in range(12)]
+                         + [(s, "paper") for s in range(12, 18)])  # fmt: skip
+def test_engine_matches_plain_python(seed, runtime):
     """8 "nodes" of 16 on the reference's 128-node machine, padded to the reference slices'
     length: the same compiled program as the conformance test below."""
     jobs = _tiny(seed, scale=16)
-    runs = simulate_cqsim(jobs, MODES, queue_cap=256, pad_to=2000)
+    runs = simulate_cqsim(jobs, MODES, runtime, queue_cap=256, pad_to=2000)
     for r in runs:
         bf = r.mode.split("-")[0]
         pol = r.mode.split("-")[1] if "-" in r.mode else "fcfs"
         a = [jobs.submit, jobs.run, jobs.req_time, jobs.nodes]
-        start, cls = mini_cqsim(*[x.tolist() for x in a], jobs.num_nodes, bf, pol)
+        paper = runtime == "paper"
+        start, cls = mini_cqsim(*[x.tolist() for x in a], jobs.num_nodes, bf, pol, paper)
         assert r.start.tolist() == start, r.mode
         if bf == "dras":
             assert r.cls.tolist() == cls, r.mode
