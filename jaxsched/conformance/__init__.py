@@ -37,7 +37,7 @@ import json
 import time
 from pathlib import Path
 
-from jaxsched.conformance import deeprm, pending, rlscheduler, schedinspector, splitwindow
+from jaxsched.conformance import cqsim, deeprm, pending, rlscheduler, schedinspector, splitwindow
 from jaxsched.conformance.base import (
     DEFAULT_TOLERANCE,
     Report,
@@ -51,7 +51,7 @@ from jaxsched.errors import JaxschedError
 __all__ = ["SCHEMAS", "UnknownSchema", "check_file", "find_schema", "load_document"]
 
 #: The registry, in matching order (see the module docstring).
-SCHEMAS = (schedinspector, *pending.SCHEMAS, splitwindow, rlscheduler, deeprm)
+SCHEMAS = (schedinspector, *pending.SCHEMAS, cqsim, splitwindow, rlscheduler, deeprm)
 
 
 class UnknownSchema(JaxschedError):

@@ -42,11 +42,4 @@ def _first_row(doc) -> dict:
     return rows[0] if isinstance(rows, list) and rows and isinstance(rows[0], dict) else {}
 
 
-SCHEMAS = (
-    Pending(
-        "cqsim-reference",
-        "CQSim/DRAS schedules",
-        "cqsim",
-        lambda d: "slices" in d and "jobs_per_slice" in d,
-    ),
-)
+SCHEMAS = ()  # cqsim-reference: jaxsched.conformance.cqsim

@@ -13,6 +13,8 @@ Rooms:
 * ``batching.py``: batching rules (``sparse_cond``, the staged ``schedule_engine``);
 * ``metrics.py``: schedule metrics; ``evaluate.py``: the batched evaluation driver;
 * ``oracle.py``: the plain-Python oracle the tests check the engine against.
+* ``cqsim/``: the CQSim engine mode (``compat="cqsim"``, DRAS): its state, availability
+  profile, micro-step with the DRAS loop, host driver.
 
 Importing this package turns on JAX's 64-bit mode (``jax_enable_x64``): the reference's
 priority keys and times need float64/int64 (spec §4). Networks pick float32 explicitly.

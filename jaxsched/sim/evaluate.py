@@ -312,7 +312,9 @@ def evaluate(
         on an idle cluster with the clock at the first submit time.
       policies: heuristic names (:data:`jaxsched.policies.heuristics.POLICIES`).
       backfills: ``"none"``, ``"rlscheduler"`` and/or ``"easy"``.
-      compat: True = the reference SchedGym semantics, False = the correct default mode.
+      compat: True = the reference SchedGym semantics, False = the correct default mode,
+        ``"cqsim"`` = the CQSim engine mode (``jobs`` from
+        :func:`jaxsched.workload.cqsim.load_cqsim`; :mod:`jaxsched.sim.cqsim.evaluate`).
       metrics: names from :data:`METRICS`.
       queue_cap, run_cap: first-try capacities of the backfilling runs' queue and of every
         run's running list (grown 4x automatically on overflow; the schedules never depend on
@@ -320,6 +322,10 @@ def evaluate(
         (benchmarks/capacities.py, RESULTS.md §1).
       seed: seeds the ``random`` policy's per-job uniforms (one draw per sequence and run).
     """
+    if isinstance(compat, str) and compat == "cqsim":  # CQSim engine mode (sim/cqsim)
+        from jaxsched.sim.cqsim.evaluate import evaluate_cqsim
+
+        return evaluate_cqsim(jobs, starts, length, policies, backfills, metrics)
     starts = np.asarray(list(starts), dtype=np.int64)
     policies, pcodes, backfills, bcodes = _check_names(policies, backfills, metrics, compat)
     arrays = window_arrays(jobs, starts, length)

@@ -1,0 +1,170 @@
+"""The CQSim engine mode (jaxsched.sim.cqsim): the availability profile's corner cases by hand
+(eager = jit), the engine against a small plain-Python scheduler on random tiny traces, the
+vmapped decision API = the unbatched runs, and one reference slice through
+``jaxsched conformance``.
+
+Two compiled programs: the engine at the reference shape (N 128, Q 256, L 2000; shared by the
+plain-Python comparison, the unbatched side of the vmap test and the conformance test) and the
+vmapped decision step at a tiny shape."""
+
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxsched.sim  # noqa: F401  (x64)
+from jaxsched.sim.cqsim import engine as CE
+from jaxsched.sim.cqsim.profile import build_profile, fits_now, place, reserve_search
+from jaxsched.sim.cqsim.run import sequence_of, simulate_cqsim
+from jaxsched.sim.cqsim.types import CLASS_READY, cq_params
+from jaxsched.sim.types import BIG
+from jaxsched.workload.cqsim import CQSimJobs
+from tests.shared_data import SHARED
+from tests.sim.cqsim_mini_oracle import mini_cqsim
+
+MODES = ("none", "easy", "cons", "dras-fcfs", "dras-smallest", "dras-largest")
+
+
+def _prof(points, P=8):
+    t = np.full(P, int(BIG), np.int64)
+    a = np.zeros(P, np.int32)
+    for i, (tm, av) in enumerate(points):
+        t[i], a[i] = tm, av
+    return jnp.asarray(t), jnp.asarray(a), jnp.asarray(len(points), jnp.int32)
+
+
+def _both(f, *args):
+    """``f(*args)`` eagerly (no jit) and under ``jax.jit``: equal results; returns the eager one."""
+    eager, jitted = f(*args), jax.jit(f)(*args)
+    for a, b in zip(jax.tree_util.tree_leaves(eager), jax.tree_util.tree_leaves(jitted)):
+        np.testing.assert_array_equal(a, b)
+    return eager
+
+
+def _points(pt, pa, n):
+    return [(int(pt[i]), int(pa[i])) for i in range(int(n))]
+
+
+def test_profile_first_point_never_merged_and_equal_ends_merged():
+    # now = 100, 1 free; running: est 100 (2 nodes), 150 (1), 150 (3), 200 (1)
+    est = jnp.asarray([100, 150, 150, 200, BIG, BIG], jnp.int64)
+    k = jnp.asarray([2, 1, 3, 1, 0, 0], jnp.int32)
+    pt, pa, n = _both(lambda *a: build_profile(*a, 8), jnp.int64(100), jnp.int32(1), est, k, 4)
+    assert _points(pt, pa, n) == [(100, 1), (100, 3), (150, 7), (200, 8)]
+
+
+def test_reserve_restarts_after_a_failing_point():
+    # enough at 10 but a dip at 20 < 10 + 15; restart after 20: 30 is the start
+    pt, pa, n = _prof([(0, 1), (10, 4), (20, 2), (30, 4), (50, 8)])
+    i, ok = _both(reserve_search, pt, pa, n, 3, 15)
+    assert bool(ok) and int(pt[i]) == 30
+    i, ok = reserve_search(pt, pa, n, 3, 10)  # [10, 20): the dip at 20 is outside
+    assert int(pt[i]) == 10
+    _, ok = reserve_search(pt, pa, n, 9, 1)
+    assert not bool(ok)
+
+
+def test_place_inserts_the_end_point_once():
+    pt, pa, n = _prof([(0, 2), (10, 4), (30, 8)])
+    pt2, pa2, n2, full = _both(place, pt, pa, n, 10, 20, 3, jnp.asarray(True))
+    assert _points(pt2, pa2, n2) == [(0, 2), (10, 1), (20, 4), (30, 8)] and not bool(full)
+    pt3, pa3, n3, _ = place(pt2, pa2, n2, 0, 20, 1, jnp.asarray(True))  # point at 20 exists
+    assert _points(pt3, pa3, n3) == [(0, 1), (10, 0), (20, 4), (30, 8)]
+
+
+def test_fits_over_now_to_now_plus_d():
+    pt, pa, n = _prof([(100, 3), (100, 5), (150, 1), (200, 8)])
+    need = jnp.asarray([3, 3, 4, 2], jnp.int32)
+    d = jnp.asarray([50, 51, 1, 100], jnp.int64)
+    ok = _both(fits_now, pt, pa, n, jnp.int64(100), need, d)
+    assert ok.tolist() == [True, False, False, False]
+
+
+def _tiny(seed, L=12, N=8, scale=1):
+    rng = np.random.default_rng(seed)
+    submit = np.sort(rng.integers(0, 12, L)) * 10
+    req = rng.integers(1, 8, L) * 10
+    run = np.where(rng.random(L) < 0.5, req, rng.integers(1, 8, L) * 10)
+    run = np.minimum(run, req)
+    nodes = rng.integers(1, N + 1, L) * scale
+    i64 = lambda a: np.asarray(a, np.int64)  # noqa: E731
+    return CQSimJobs(
+        job_id=np.arange(1, L + 1), submit=i64(submit), run=i64(run), req_time=i64(req),
+        nodes=i64(nodes), priority=np.zeros(L, np.int32), num_nodes=N * scale,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("seed, runtime", [(s, "code") for s in range(12)]
+                         + [(s, "paper") for s in range(12, 18)])  # fmt: skip
+def test_engine_matches_plain_python(seed, runtime):
+    """8 "nodes" of 16 on the reference's 128-node machine, padded to the reference slices'
+    length: the same compiled program as the conformance test below."""
+    jobs = _tiny(seed, scale=16)
+    runs = simulate_cqsim(jobs, MODES, runtime, queue_cap=256, pad_to=2000)
+    for r in runs:
+        bf = r.mode.split("-")[0]
+        pol = r.mode.split("-")[1] if "-" in r.mode else "fcfs"
+        a = [jobs.submit, jobs.run, jobs.req_time, jobs.nodes]
+        paper = runtime == "paper"
+        start, cls = mini_cqsim(*[x.tolist() for x in a], jobs.num_nodes, bf, pol, paper)
+        assert r.start.tolist() == start, r.mode
+        if bf == "dras":
+            assert r.cls.tolist() == cls, r.mode
+
+
+def test_vmapped_decisions_reproduce_the_fixed_runs():
+    """vmap = loop, and the decision API: a batch of three sequences driven decision by decision
+    (vmapped ``decide`` with the fixed policy, ``window`` at each decision point) gives each
+    sequence's unbatched ``run_fixed`` schedule, classes and decision count."""
+    batch = [_tiny(s, scale=16) for s in (3, 4, 11)]
+    seq = jax.tree_util.tree_map(lambda *x: jnp.stack(x), *[sequence_of(j) for j in batch])
+    p = cq_params("dras-largest")
+
+    @jax.jit
+    @jax.vmap
+    def step(seq, st):
+        win, cnt = CE.window(st)
+        ok = ~CE.at_decision(st) | ((cnt >= 1) & jnp.all((win >= 0) == (jnp.arange(50) < cnt)))
+        return CE.decide(seq, p, st, CE.fixed_choice(seq, p, st)), ok
+
+    st = jax.vmap(lambda q: CE.reset(q, 128, 16, 12))(seq)
+    for _ in range(200):
+        st, ok = step(seq, st)
+        assert np.asarray(ok).all()
+        if np.asarray(st.done).all():
+            break
+    for b, jobs in enumerate(batch):
+        (one,) = simulate_cqsim(jobs, ["dras-largest"], queue_cap=256, pad_to=2000)
+        assert np.asarray(st.start[b]).tolist() == one.start.tolist()
+        assert np.asarray(st.cls[b]).tolist() == one.cls.tolist()
+        assert int(st.decisions[b]) == one.decisions
+    assert CLASS_READY in np.asarray(st.cls)
+
+
+def test_conformance_command_on_a_reference_slice(tmp_path):
+    """Slice a0 with its `easy` run, replayed by the command."""
+    from jaxsched.conformance.cli import main
+
+    src = SHARED / "reference" / "cqsim" / "SDSC-SP2-1998-4.2-cln-a0-n2000.json"
+    doc = json.loads(src.read_text())
+    sl = doc["slices"][0]
+    sl["runs"] = [r for r in sl["runs"] if r["mode"] == "easy"]
+    f = tmp_path / "a0.json"
+    f.write_text(json.dumps(doc))
+    assert main([str(f), "--traces", str(SHARED / "traces")]) == 0
+
+
+def test_evaluate_compat_cqsim():
+    """``evaluate(..., compat="cqsim")`` selects this mode (the README's easy values of a0)."""
+    from jaxsched.errors import ConfigError
+    from jaxsched.sim.evaluate import evaluate
+    from jaxsched.workload.cqsim import load_cqsim
+
+    tr = load_cqsim(SHARED / "traces" / "SDSC-SP2-1998-4.2-cln.swf.gz")
+    res = evaluate(tr, [0], 2000, ["fcfs"], ["easy"], compat="cqsim", metrics=["wait", "max_wait"])
+    assert res.table("wait")[("fcfs", "easy")] == 4753.766
+    assert res.table("max_wait")[("fcfs", "easy")] == 95661
+    with pytest.raises(ConfigError, match="policy 'sjf'"):
+        evaluate(tr, [0], 2000, ["sjf"], ["easy"], compat="cqsim", metrics=["wait"])
