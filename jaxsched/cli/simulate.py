@@ -53,12 +53,28 @@ def _cmd_simulate(args) -> int:
 
 
 def _heuristic_starts(args, jobs, length, compat):
-    from jaxsched.sim.evaluate import evaluate
+    """The heuristic's schedule: one compiled loop (``--no-progress``), or the same engine in
+    chunks with a progress bar on stderr (:mod:`jaxsched.sim.chunked`)."""
+    if not args.progress:
+        from jaxsched.sim.evaluate import evaluate
 
-    res = evaluate(
-        jobs, [args.start], length, [args.policy], [args.backfill], compat=compat, metrics=["bsld"]
-    )
-    return res.start_times[0, 0, 0]
+        res = evaluate(
+            jobs, [args.start], length, [args.policy], [args.backfill], compat=compat,
+            metrics=["bsld"],
+        )  # fmt: skip
+        return res.start_times[0, 0, 0]
+    from tqdm import tqdm
+
+    from jaxsched.sim.chunked import schedule_window
+
+    with tqdm(total=length, unit="job", desc="scheduled", dynamic_ncols=True) as bar:
+
+        def progress(started, total):
+            bar.update(started - bar.n)
+
+        return schedule_window(
+            jobs, args.start, length, args.policy, args.backfill, compat=compat, progress=progress
+        )
 
 
 def _model_starts(args, jobs, length, compat):
@@ -172,4 +188,10 @@ def _add_simulate(sub) -> None:
         "e.g. lublin1-bf-fast) instead of --policy",
     )
     p.add_argument("--sample", action="store_true", help="--model: sample its picks")
+    p.add_argument(
+        "--no-progress",
+        dest="progress",
+        action="store_false",
+        help="no progress bar (the schedule then runs as one compiled loop, slightly faster)",
+    )
     p.set_defaults(handler=_cmd_simulate)
