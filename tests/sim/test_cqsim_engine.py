@@ -3,7 +3,7 @@
 vmapped decision API = the unbatched runs, and one reference slice through
 ``jaxsched conformance``.
 
-Two compiled programs: the engine at the reference shape (N 128, Q 256, L 2000; shared by the
+Two compiled programs: the engine at the reference shape (N 128, Q 256, L 2048; shared by the
 plain-Python comparison, the unbatched side of the vmap test and the conformance test) and the
 vmapped decision step at a tiny shape."""
 
@@ -100,9 +100,9 @@ def _tiny(seed, L=12, N=8, scale=1):
                          + [(s, "paper") for s in range(12, 18)])  # fmt: skip
 def test_engine_matches_plain_python(seed, runtime):
     """8 "nodes" of 16 on the reference's 128-node machine, padded to the reference slices'
-    length: the same compiled program as the conformance test below."""
+    length bucket: the same compiled program as the conformance tests below."""
     jobs = _tiny(seed, scale=16)
-    runs = simulate_cqsim(jobs, MODES, runtime, queue_cap=256, pad_to=2000)
+    runs = simulate_cqsim(jobs, MODES, runtime, queue_cap=256)
     for r in runs:
         bf = r.mode.split("-")[0]
         pol = r.mode.split("-")[1] if "-" in r.mode else "fcfs"
@@ -136,7 +136,7 @@ def test_vmapped_decisions_reproduce_the_fixed_runs():
         if np.asarray(st.done).all():
             break
     for b, jobs in enumerate(batch):
-        (one,) = simulate_cqsim(jobs, ["dras-largest"], queue_cap=256, pad_to=2000)
+        (one,) = simulate_cqsim(jobs, ["dras-largest"], queue_cap=256)
         assert np.asarray(st.start[b]).tolist() == one.start.tolist()
         assert np.asarray(st.cls[b]).tolist() == one.cls.tolist()
         assert int(st.decisions[b]) == one.decisions
@@ -168,3 +168,42 @@ def test_evaluate_compat_cqsim():
     assert res.table("max_wait")[("fcfs", "easy")] == 95661
     with pytest.raises(ConfigError, match="policy 'sjf'"):
         evaluate(tr, [0], 2000, ["sjf"], ["easy"], compat="cqsim", metrics=["wait"])
+
+
+def test_conformance_on_a_file_from_the_plain_python_scheduler(tmp_path, capsys):
+    """A cqsim-reference/1 file the engine has never seen: a tiny trace (written as SWF, with a
+    job the loader drops) and runs computed by the plain-Python scheduler; one wrong start is
+    then reported as a mismatch (exit status 1)."""
+    from jaxsched.conformance.cli import main
+
+    jobs = _tiny(5, scale=16)
+    lines = [f"{i} {s} -1 {r} {n} -1 -1 {n} {t} -1 1 -1 -1 -1 -1 -1 -1 -1"
+             for i, s, r, n, t in zip(jobs.job_id, jobs.submit + 100, jobs.run, jobs.nodes,
+                                      jobs.req_time)]  # fmt: skip
+    lines.insert(3, "99 130 0 -1 4 -1 -1 4 50 -1 0 -1 -1 -1 -1 -1 -1 -1")  # run 0: dropped
+    (tmp_path / "tiny-cq.swf").write_text("; MaxProcs: 128\n" + "\n".join(lines) + "\n")
+    a = [x.tolist() for x in (jobs.submit, jobs.run, jobs.req_time, jobs.nodes)]
+    runs = []
+    for mode, bf, pol in [
+        ("easy", 1, "fcfs"),
+        ("cons", 2, "fcfs"),
+        ("dras-smallest", 3, "smallest"),
+    ]:
+        start, cls = mini_cqsim(*a, 128, mode.split("-")[0], pol)
+        wait = np.asarray(start) - jobs.submit
+        run = {"mode": mode, "backfill": bf, "policy": pol, "start": start,
+               "metrics": {"avg_wait": float(wait.mean()), "max_wait": int(wait.max())}}  # fmt: skip
+        if bf == 3:
+            run["class"] = cls
+        runs.append(run)
+    doc = {"schema": "cqsim-reference/1", "trace": "tiny-cq.swf", "machine_size": 128,
+           "loaded_jobs": 12, "jobs_per_slice": 12,
+           "slices": [{"start": 0, "input": {"submit": jobs.submit.tolist()}, "runs": runs}]}  # fmt: skip
+    f = tmp_path / "tiny.json"
+    f.write_text(json.dumps(doc))
+    assert main([str(f), "--traces", str(tmp_path)]) == 0
+    assert "all matched" in capsys.readouterr().out
+    runs[1]["start"][4] += 1
+    f.write_text(json.dumps(doc))
+    assert main([str(f), "--traces", str(tmp_path)]) == 1
+    assert "53/54 values matched" in capsys.readouterr().out
