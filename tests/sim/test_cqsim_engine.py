@@ -157,15 +157,22 @@ def test_conformance_command_on_a_reference_slice(tmp_path):
 
 
 def test_evaluate_compat_cqsim():
-    """``evaluate(..., compat="cqsim")`` selects this mode (the README's easy values of a0)."""
+    """``evaluate(..., compat="cqsim")`` selects this mode: its schedules and metrics are the
+    engine's runs of the same slices."""
     from jaxsched.errors import ConfigError
     from jaxsched.sim.evaluate import evaluate
-    from jaxsched.workload.cqsim import load_cqsim
+    from jaxsched.workload.cqsim import cqsim_slice, load_cqsim
 
     tr = load_cqsim(SHARED / "traces" / "SDSC-SP2-1998-4.2-cln.swf.gz")
-    res = evaluate(tr, [0], 2000, ["fcfs"], ["easy"], compat="cqsim", metrics=["wait", "max_wait"])
-    assert res.table("wait")[("fcfs", "easy")] == 4753.766
-    assert res.table("max_wait")[("fcfs", "easy")] == 95661
+    res = evaluate(tr, [5, 9], 300, ["fcfs"], ["cons", "dras"], compat="cqsim",
+                   metrics=["wait", "max_wait"])  # fmt: skip
+    assert res.start_times.shape == (2, 1, 2, 300)
+    for i, s in enumerate((5, 9)):
+        for k, mode in enumerate(("cons", "dras-fcfs")):
+            (r,) = simulate_cqsim(cqsim_slice(tr, s, 300), [mode])
+            assert res.start_times[i, 0, k].tolist() == r.start.tolist()
+            row = [x for x in res.rows if x["start"] == s and x["metric"] == "max_wait"][k]
+            assert row["value"] == r.metrics["max_wait"]
     with pytest.raises(ConfigError, match="policy 'sjf'"):
         evaluate(tr, [0], 2000, ["sjf"], ["easy"], compat="cqsim", metrics=["wait"])
 
