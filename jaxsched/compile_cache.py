@@ -1,11 +1,31 @@
 """JAX's persistent compilation cache for the ``jaxsched`` commands (one place for every
-command that compiles)."""
+command that compiles, and for the test suite)."""
 
 from __future__ import annotations
 
 import os
 
-__all__ = ["enable_compile_cache"]
+__all__ = ["enable_compile_cache", "use_cache_dir", "CACHE_MAX_BYTES"]
+
+#: size bound of the cache folder (least recently used programs are evicted beyond it); a
+#: bound also makes JAX take a file lock around every read and write, so several processes
+#: (two training runs, the test workers) can share one folder safely
+CACHE_MAX_BYTES = 4 << 30
+
+
+def use_cache_dir(where: str, min_compile_seconds: float) -> None:
+    """Point JAX's persistent compilation cache at ``where``: programs that took at least
+    ``min_compile_seconds`` to compile are kept; with the ``filelock`` package (a dependency)
+    the folder is bounded by :data:`CACHE_MAX_BYTES` and shared safely between processes."""
+    import jax
+
+    jax.config.update("jax_compilation_cache_dir", where)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", min_compile_seconds)
+    try:
+        import filelock  # noqa: F401
+    except ImportError:  # unbounded and unlocked: one process per folder
+        return
+    jax.config.update("jax_compilation_cache_max_size", CACHE_MAX_BYTES)
 
 
 def enable_compile_cache(min_compile_seconds: float = 0.5) -> None:
@@ -22,7 +42,6 @@ def enable_compile_cache(min_compile_seconds: float = 0.5) -> None:
 
         if jax.config.jax_compilation_cache_dir:
             return
-        jax.config.update("jax_compilation_cache_dir", where)
-        jax.config.update("jax_persistent_cache_min_compile_time_secs", min_compile_seconds)
+        use_cache_dir(where, min_compile_seconds)
     except Exception:  # an old JAX without the option: just compile every time
         pass

@@ -11,7 +11,15 @@ from __future__ import annotations
 import operator
 import os
 
-__all__ = ["JaxschedError", "SWFError", "SWFWarning", "ConfigError", "CheckpointError", "as_int"]
+__all__ = [
+    "JaxschedError",
+    "SWFError",
+    "ScheduleError",
+    "SWFWarning",
+    "ConfigError",
+    "CheckpointError",
+    "as_int",
+]
 
 
 class JaxschedError(Exception):
@@ -64,6 +72,11 @@ class SWFError(JaxschedError, ValueError):
 
     def __reduce__(self):  # keep pickling (multiprocessing) working with the custom __init__
         return (type(self), (self.path, self.line, self.field, self.message))
+
+
+class ScheduleError(SWFError):
+    """A schedule file (SWF with start times, or Batsim's jobs CSV) that cannot be read; the
+    same ``path:line: field: message`` form as :class:`SWFError`."""
 
 
 class SWFWarning(UserWarning):

@@ -24,19 +24,22 @@ def pytest_configure(config):
 
 def _enable_compile_cache():
     """Keep XLA's compiled programs of the test run in ``.cache/xla-tests`` (JAX's persistent
-    compilation cache): tests that rebuild the same program (new closures, new processes) and a
-    second run of the suite skip the compile; the ``jaxsched`` commands the tests run use the
-    same folder. ``JAXSCHED_TEST_CACHE=off`` disables it."""
+    compilation cache): tests that rebuild the same program (new closures, new processes, the
+    other pytest-xdist worker) and a second run of the suite skip the compile; the ``jaxsched``
+    commands the tests run use the same folder. With ``filelock`` installed (a dependency) the
+    workers share one folder under JAX's file lock, else each has its own.
+    ``JAXSCHED_TEST_CACHE=off`` disables it."""
     where = os.environ.get("JAXSCHED_TEST_CACHE", str(REPO / ".cache" / "xla-tests"))
     if where.lower() in ("off", "0", "none", ""):
         return
-    # one folder per pytest-xdist worker: no two processes write the same cache files
-    where = os.path.join(where, os.environ.get("PYTEST_XDIST_WORKER", "main"))
+    try:
+        import filelock  # noqa: F401
+    except ImportError:  # no lock: no two processes may write the same cache files
+        where = os.path.join(where, os.environ.get("PYTEST_XDIST_WORKER", "main"))
     os.environ["JAXSCHED_CACHE"] = where  # the commands the tests run use it too
-    import jax
+    from jaxsched.compile_cache import use_cache_dir
 
-    jax.config.update("jax_compilation_cache_dir", where)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
+    use_cache_dir(where, 0.2)
 
 
 class _CompileCount:

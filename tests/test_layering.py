@@ -29,6 +29,14 @@ FORBIDDEN = {
     "envs": ("jaxsched.nets", "jaxsched.train", "jaxsched.systems"),
     "nets": ("jaxsched.train", "jaxsched.systems"),
     "train": ("jaxsched.envs", "jaxsched.sim", "jaxsched.systems"),
+    # pictures of schedules: host-side, from files
+    "plots": (
+        "jaxsched.sim",
+        "jaxsched.envs",
+        "jaxsched.nets",
+        "jaxsched.train",
+        "jaxsched.systems",
+    ),
     # shipped models: data only
     "models": (
         "jaxsched.sim",

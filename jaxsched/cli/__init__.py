@@ -11,6 +11,8 @@
                    [--compat rlscheduler] [--seed S] [--resume] [--trajectories N] ...
     jaxsched evaluate ... --model DIR [--sample]
     jaxsched plot DIR [--out FILE]
+    jaxsched plot schedule FILE [--from T --to T] [--out PNG]
+    jaxsched plot compare FILE FILE ... [--labels A,B,..] [--out PNG]
 
 ``train``'s subcommands, ``evaluate --model`` and ``plot`` come from the systems registry
 (:mod:`jaxsched.systems`): ``train <system>`` has the flags and the driver of that system, and

@@ -18,15 +18,11 @@ def _format_of(args) -> str:
 
 
 def _cmd_simulate(args) -> int:
-    import shlex
-    import sys
     import time
 
     import jaxsched.sim  # noqa: F401  (enables x64)
     from jaxsched.errors import ConfigError
-    from jaxsched.sim.evaluate import evaluate
     from jaxsched.workload import read_swf
-    from jaxsched.workload.swf_write import write_schedule_csv, write_schedule_swf
 
     if args.compat == "cqsim":  # the CQSim engine mode (sim/cqsim)
         return _simulate_cqsim(args)
@@ -39,27 +35,74 @@ def _cmd_simulate(args) -> int:
         raise ConfigError(f"--start {args.start}: the trace has {jobs.n_jobs} jobs")
     length = min(args.jobs or jobs.n_jobs, jobs.n_jobs - args.start)
     t0 = time.perf_counter()
+    if args.model:
+        starts, who = _model_starts(args, jobs, length, compat)
+    else:
+        starts, who = _heuristic_starts(args, jobs, length, compat), args.policy
+    seconds = time.perf_counter() - t0
+    window = jobs.window(args.start, length)
+    fmt = _write(args, window, starts, who)
+    m = _metrics(window, starts, jobs, compat)
+    print(
+        f"{args.trace}: jobs {args.start}..{args.start + length - 1} ({length:,}) scheduled by "
+        f"{who} + {args.backfill} backfilling ({'reference' if compat else 'correct'} "
+        f"mode) in {seconds:.1f} s, compile included; mean wait {m['wait']:,.1f} s, bsld "
+        f"{m['bsld']:,.2f}; {fmt} schedule -> {args.out}"
+    )
+    return 0
+
+
+def _heuristic_starts(args, jobs, length, compat):
+    from jaxsched.sim.evaluate import evaluate
+
     res = evaluate(
         jobs, [args.start], length, [args.policy], [args.backfill], compat=compat, metrics=["bsld"]
     )
-    seconds = time.perf_counter() - t0
-    window = jobs.window(args.start, length)
-    starts = res.start_times[0, 0, 0]
+    return res.start_times[0, 0, 0]
+
+
+def _model_starts(args, jobs, length, compat):
+    """Start times from a learned model (``--model``) and the name it is reported under."""
+    from jaxsched import systems
+    from jaxsched.errors import ConfigError
+
+    system, model = systems.load_model(args.model)
+    if system.schedule is None:
+        raise ConfigError(f"{args.model}: {system.name} models cannot simulate a trace yet")
+    starts = system.schedule(
+        model, jobs, args.start, length, args.backfill, compat, sample=args.sample
+    )
+    return starts, f"{system.name} model {model.path}"
+
+
+def _write(args, window, starts, who) -> str:
+    import shlex
+    import sys
+
+    from jaxsched.workload.swf_write import write_schedule_csv, write_schedule_swf
+
     fmt = _format_of(args)
     if fmt == "csv":
         write_schedule_csv(window, starts, args.out)
     else:
         cmd = "jaxsched " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-        header = [f"Note: policy {args.policy}, backfill {args.backfill}", f"Note: {cmd}"]
+        header = [f"Note: policy {who}, backfill {args.backfill}", f"Note: {cmd}"]
         write_schedule_swf(window, starts, args.out, header=header)
-    wait = float((starts - window.submit).mean())
-    print(
-        f"{args.trace}: jobs {args.start}..{args.start + length - 1} ({length:,}) scheduled by "
-        f"{args.policy} + {args.backfill} backfilling ({'reference' if compat else 'correct'} "
-        f"mode) in {seconds:.1f} s, compile included; mean wait {wait:,.1f} s, bsld "
-        f"{res.table('bsld')[(args.policy, args.backfill)]:,.2f}; {fmt} schedule -> {args.out}"
+    return fmt
+
+
+def _metrics(window, starts, jobs, compat) -> dict:
+    from jaxsched.sim import oracle
+
+    m = oracle.metrics(
+        window.submit,
+        window.run,
+        window.procs,
+        starts,
+        num_procs=float(jobs.num_procs),
+        compat=compat,
     )
-    return 0
+    return {"bsld": float(m["bsld"]), "wait": float((starts - window.submit).mean())}
 
 
 def _simulate_cqsim(args) -> int:
@@ -100,7 +143,7 @@ def _add_simulate(sub) -> None:
         "simulate",
         help="simulate a trace with one policy and write the schedule (SWF or Batsim CSV)",
         description="Schedule a whole SWF trace (or --jobs N of it from --start I) with one "
-        "heuristic and write every job's start: SWF with the wait-time field filled, or the "
+        "heuristic (or a learned model) and write every job's start: SWF with the wait-time field filled, or the "
         "Batsim/evalys jobs CSV (by the extension of --out, or --format).",
     )
     p.add_argument("trace", metavar="TRACE", help="SWF file (.swf or .swf.gz)")
@@ -121,4 +164,12 @@ def _add_simulate(sub) -> None:
     p.add_argument("--skip-bad-lines", action="store_true")
     p.add_argument("--out", required=True, metavar="FILE", help="schedule file (.swf/.csv[.gz])")
     p.add_argument("--format", choices=FORMATS, default=None, help="swf or csv (default: by FILE)")
+    p.add_argument(
+        "--model",
+        default=None,
+        metavar="DIR|NAME",
+        help="schedule with a learned model (a run directory, checkpoint or shipped model name, "
+        "e.g. lublin1-bf-fast) instead of --policy",
+    )
+    p.add_argument("--sample", action="store_true", help="--model: sample its picks")
     p.set_defaults(handler=_cmd_simulate)

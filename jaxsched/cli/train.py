@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from jaxsched.cli.args import (
-    command,
-)
+import argparse
+from pathlib import Path
+
+from jaxsched.cli.args import command, positive_int
+from jaxsched.errors import ConfigError
 
 
 def _cmd_train(args) -> int:
@@ -32,9 +34,34 @@ def _add_train(sub) -> None:
 
 
 def _cmd_plot(args) -> int:
+    if args.dir in ("schedule", "compare") and args.files:
+        return _cmd_plot_schedules(args)
+    if args.files:
+        raise ConfigError(f"plot {args.dir}: unexpected {args.files[0]!r} (plot DIR takes one run)")
     from jaxsched import systems
 
     print(systems.system_of_run(args.dir).plot(args.dir, args.out))
+    return 0
+
+
+def _cmd_plot_schedules(args) -> int:
+    from jaxsched.plots.schedule import plot_compare, plot_schedule
+    from jaxsched.workload.schedule import read_schedule
+
+    schedules = [read_schedule(f, num_procs=args.procs) for f in args.files]
+    if args.dir == "schedule":
+        if len(schedules) != 1:
+            raise ConfigError("plot schedule takes one FILE (plot compare takes several)")
+        out = args.out or str(Path(args.files[0]).with_suffix("")) + ".png"
+        s = schedules[0]
+        png = plot_schedule(s, out, t_from=args.t_from, t_to=args.t_to)
+        print(f"{s.path}: {s.n_jobs:,} jobs ({s.skipped} never started) -> {png}")
+        return 0
+    labels = args.labels.split(",") if args.labels else [Path(f).name for f in args.files]
+    if len(labels) != len(schedules):
+        raise ConfigError(f"--labels has {len(labels)} names for {len(schedules)} schedules")
+    png = plot_compare(schedules, labels, args.out or "compare.png")
+    print(f"{len(schedules)} schedules -> {png}")
     return 0
 
 
@@ -42,12 +69,25 @@ def _cmd_plot(args) -> int:
 def _add_plot(sub) -> None:
     p = sub.add_parser(
         "plot",
-        help="plot a training run's learning curve (PNG)",
-        description="Training curve of a `jaxsched train` directory: the metric "
-        "per epoch with SJF and F1 on the same sequences.",
+        help="plot a training run's learning curve, a schedule, or several schedules (PNG)",
+        usage="jaxsched plot DIR | plot schedule FILE [--from T --to T] | "
+        "plot compare FILE FILE... [--labels A,B,...]  [--out PNG]",
+        description="`plot DIR`: the training curve of a `jaxsched train` directory (the "
+        "metric per epoch with SJF and F1 on the same sequences). `plot schedule FILE`: a "
+        "schedule (SWF with wait times, as `jaxsched simulate` writes or a PWA log records, or "
+        "Batsim's jobs CSV) as a Gantt chart of processors over time (first-fit placement by "
+        "processor index) above its utilisation and waiting jobs. `plot compare FILE...`: "
+        "several schedules of the same jobs: mean wait by job size and by user, and the "
+        "distribution of waits.",
     )
-    p.add_argument("dir", metavar="DIR")
-    p.add_argument(
-        "--out", default=None, metavar="FILE", help="PNG path (default DIR/training_curve.png)"
-    )
+    p.add_argument("dir", metavar="DIR|schedule|compare")
+    p.add_argument("files", nargs="*", metavar="FILE", help=argparse.SUPPRESS)
+    p.add_argument("--out", default=None, metavar="PNG", help="picture path")
+    p.add_argument("--from", dest="t_from", type=int, default=None, metavar="T",
+                   help="schedule: first second shown (the file's clock)")  # fmt: skip
+    p.add_argument("--to", dest="t_to", type=int, default=None, metavar="T",
+                   help="schedule: last second shown")  # fmt: skip
+    p.add_argument("--labels", default=None, metavar="A,B,...", help="compare: names")
+    p.add_argument("--procs", type=positive_int, default=None, metavar="P",
+                   help="machine size (default: the file's MaxProcs)")  # fmt: skip
     p.set_defaults(handler=_cmd_plot)

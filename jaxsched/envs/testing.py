@@ -7,13 +7,18 @@ The checks, on a small batch of episodes with random valid actions:
    ``[num_actions]``, ``step_type`` int8, ``reward``/``discount`` float32, ``terminated`` /
    ``truncated`` bool); FIRST after a reset; ``discount`` 0 exactly on termination; ``last()``
    = terminated or truncated;
-2. compiled once: ``jit(reset)``, ``jit(reset_at)`` and ``jit(step)`` (the env an argument) are
-   traced once however often they are called (a state after a step has the types of a state
-   after a reset);
-3. ``vmap`` equals a Python loop: batched reset and step == one environment at a time, bit for
-   bit;
-4. the :class:`~jaxsched.envs.wrappers.AutoResetWrapper` ``lax.scan`` (vmapped) equals stepping
-   one environment at a time with the jitted wrapper step, bit for bit;
+2. compiled once: ``jit(vmap(reset))``, ``jit(vmap(reset_at))`` and ``jit(vmap(step))`` (the
+   env an argument) are traced once however often they are called (a state after a step has
+   the types of a state after a reset);
+3. ``vmap`` equals a Python loop: each row of a batched reset and step equals that environment
+   run alone, bit for bit — "alone" being the same compiled program on a batch of copies of
+   that one environment, so rows that run different numbers of loop iterations in the mixed
+   batch are compared with runs where every row does what they do (one program per function
+   instead of two: the contract checks are a large share of the test suite's compile time);
+4. the :class:`~jaxsched.envs.wrappers.AutoResetWrapper` ``lax.scan`` (vmapped): each row
+   equals that environment's episodes run alone through the same scan (the same trick as in
+   3: episodes that end at different steps in the mixed batch must not disturb each other's
+   auto-reset), bit for bit;
 5. every observation an agent acts on (after a reset or an auto-reset step) has at least one
    valid action; no observation or reward is NaN;
 6. ``reset`` and ``reset_at`` are deterministic in their arguments.
@@ -49,11 +54,20 @@ def _assert_trees_equal(a, b, what: str):
 
 
 def _row(tree, i):
-    return jax.tree_util.tree_map(lambda x: x[i], tree)
+    """Row ``i`` (an index or a tuple of slices/indices) of every leaf, as numpy (host-side
+    indexing: an eager JAX op would compile a small program per shape)."""
+    return jax.tree_util.tree_map(lambda x: np.asarray(x)[i], tree)
 
 
 def _stack(trees):
-    return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *trees)
+    return jax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *trees)
+
+
+def _tile(tree, batch: int):
+    """``batch`` copies of every leaf along a new leading axis (numpy)."""
+    return jax.tree_util.tree_map(
+        lambda x: np.broadcast_to(np.asarray(x), (batch,) + np.shape(x)), tree
+    )
 
 
 def _no_nan(tree, what: str):
@@ -118,62 +132,70 @@ def check_env_contract(env, *, key=None, starts=None, batch: int = 3, num_steps:
         traces["step"] += 1
         return e.step(s, a)
 
-    j_reset, j_reset_at, j_step = jax.jit(reset), jax.jit(reset_at), jax.jit(step)
-    outs = _check_resets(env, j_reset, keys)
+    v_reset = jax.jit(jax.vmap(reset, in_axes=(None, 0)))
+    v_reset_at = jax.jit(jax.vmap(reset_at, in_axes=(None, 0, 0)))
+    v_step = jax.jit(jax.vmap(step, in_axes=(None, 0, 0)))
+    b_states, b_ts = _check_resets(env, v_reset, keys, batch)
     if starts is not None:
-        _check_reset_at(env, j_reset_at, [int(s) for s in list(starts)[:batch]], keys[0])
-    b_states, b_ts = _check_vmapped_steps(env, j_step, keys, outs, k_act, batch)
+        _check_reset_at(env, v_reset_at, [int(s) for s in list(starts)[:batch]], keys[0], batch)
+    _check_vmapped_steps(env, v_step, b_states, b_ts, k_act, batch)
     assert traces["step"] == 1, f"step traced {traces['step']} times (state types change?)"
     assert traces["reset"] == 1, f"reset traced {traces['reset']} times"
     assert traces["reset_at"] <= 1, f"reset_at traced {traces['reset_at']} times"
     return _check_auto_reset(env, b_states, b_ts, k_scan, batch, num_steps)
 
 
-def _check_resets(env, j_reset, keys):
-    """1, 5, 6: jitted resets: deterministic, typed, FIRST, a valid action. Returns them."""
-    outs = [j_reset(env, k) for k in keys]
-    _assert_trees_equal(outs[0], j_reset(env, keys[0]), "reset is not deterministic in its key")
-    for i, (_, ts) in enumerate(outs):
-        _check_timestep(env, ts, None, f"reset[{i}]")
+def _alone(fn, batch, *args):
+    """Row 0 of ``fn`` on a batch of ``batch`` copies of one environment's arguments (the env
+    itself, the first argument, is shared): the same compiled program as the mixed batch."""
+    return _row(fn(args[0], *_tile(args[1:], batch)), 0)
+
+
+def _check_resets(env, v_reset, keys, batch):
+    """1, 3, 5, 6: batched resets: deterministic, typed, FIRST, a valid action, each row the
+    environment reset alone. Returns the batch ``(states, timesteps)``."""
+    b_states, b_ts = v_reset(env, keys)
+    _assert_trees_equal((b_states, b_ts), v_reset(env, keys), "reset is not deterministic")
+    _check_timestep(env, b_ts, batch, "vmap(reset)")
+    for i in range(batch):
+        alone = _alone(v_reset, batch, env, keys[i])
+        _assert_trees_equal(_row((b_states, b_ts), i), alone, f"vmap(reset) row {i} != alone")
+        ts = alone[1]
         assert int(ts.step_type) == FIRST, f"reset[{i}]: step_type {int(ts.step_type)}"
         assert np.asarray(ts.observation.mask).any(), f"reset[{i}]: no valid action"
-    return outs
+    return b_states, b_ts
 
 
-def _check_reset_at(env, j_reset_at, starts, key):
-    """1, 3, 5, 6 for ``reset_at``: deterministic, typed, vmap == loop."""
-    at = [j_reset_at(env, jnp.int32(s), key) for s in starts]
-    again = j_reset_at(env, jnp.int32(starts[0]), key)
-    _assert_trees_equal(at[0], again, "reset_at is not deterministic")
-    for s, (_, ts) in zip(starts, at):
-        _check_timestep(env, ts, None, f"reset_at({s})")
-        assert np.asarray(ts.observation.mask).any(), f"reset_at({s}): no valid action"
-    b_at = jax.jit(jax.vmap(lambda s: env.reset_at(s, key)))(jnp.asarray(starts, jnp.int32))
-    _assert_trees_equal(b_at, _stack(at), "vmap(reset_at) != a loop of reset_at")
+def _check_reset_at(env, v_reset_at, starts, key, batch):
+    """1, 3, 5, 6 for ``reset_at``: deterministic, typed, each row = that start alone."""
+    starts = (starts * batch)[:batch]
+    s = jnp.asarray(starts, jnp.int32)
+    ks = _tile(key, batch)
+    at = v_reset_at(env, s, ks)
+    _assert_trees_equal(at, v_reset_at(env, s, ks), "reset_at is not deterministic")
+    _check_timestep(env, at[1], batch, "vmap(reset_at)")
+    for i, st in enumerate(starts):
+        alone = _alone(v_reset_at, batch, env, s[i], key)
+        _assert_trees_equal(_row(at, i), alone, f"vmap(reset_at) row {i} != reset_at({st})")
+        assert np.asarray(alone[1].observation.mask).any(), f"reset_at({st}): no valid action"
 
 
-def _check_vmapped_steps(env, j_step, keys, outs, k_act, batch):
-    """3: vmapped reset (``outs``: the jitted resets of ``keys``) and two vmapped steps == one
-    environment at a time (jitted, the env an argument). Returns the batched reset's
-    ``(states, timesteps)``."""
-    b_states, b_ts = jax.jit(jax.vmap(env.reset))(keys)
-    _assert_trees_equal((b_states, b_ts), _stack(outs), "vmap(reset) != a loop of reset")
-    _check_timestep(env, b_ts, batch, "vmap(reset)")
+def _check_vmapped_steps(env, v_step, b_states, b_ts, k_act, batch):
+    """3: two batched steps, each row == that environment stepped alone."""
     states, ts = b_states, b_ts
     for t in range(2):
         acts = jax.vmap(random_valid_action)(
             jax.random.split(jax.random.fold_in(k_act, t), batch), ts.observation.mask
         )
-        loop = [j_step(env, _row(states, i), acts[i]) for i in range(batch)]
-        states, ts = jax.jit(jax.vmap(env.step))(states, acts)
+        loop = [_alone(v_step, batch, env, _row(states, i), _row(acts, i)) for i in range(batch)]
+        states, ts = v_step(env, states, acts)
         _assert_trees_equal((states, ts), _stack(loop), f"vmap(step) != a loop of step ({t})")
         _check_timestep(env, ts, batch, f"step {t}")
-    return b_states, b_ts
 
 
 def _check_auto_reset(env, b_states, b_ts, k_scan, batch, num_steps) -> dict:
-    """4, 5: the auto-reset ``lax.scan`` (vmapped) == the jitted wrapper step one environment
-    at a time; every observation acted on has a valid action; no NaN."""
+    """4, 5: each row of the vmapped auto-reset ``lax.scan`` == that environment alone through
+    the same compiled scan; every observation acted on has a valid action; no NaN."""
     wrapped = AutoResetWrapper(env)
     step_keys = jax.random.split(k_scan, num_steps * batch).reshape(num_steps, batch, -1)
 
@@ -186,16 +208,16 @@ def _check_auto_reset(env, b_states, b_ts, k_scan, batch, num_steps) -> dict:
 
         return jax.lax.scan(body, (s0, ts0), ks)
 
-    (s_end, _), (acts, tss) = jax.jit(rollout)(wrapped, b_states, b_ts, step_keys)
-    w_step = jax.jit(lambda e, s, a: e.step(s, a))
+    run = jax.jit(rollout)
+    (s_end, _), (acts, tss) = run(wrapped, b_states, b_ts, step_keys)
+    ks = np.asarray(step_keys)
     for i in range(batch):
-        s = _row(b_states, i)
-        for t in range(num_steps):
-            s, ts_i = w_step(wrapped, s, acts[t, i])
-            _assert_trees_equal(
-                ts_i, _row(_row(tss, t), i), f"auto-reset scan != step by step (env {i}, t {t})"
-            )
-        _assert_trees_equal(s, _row(s_end, i), f"auto-reset final state (env {i})")
+        tile = _tile((_row(b_states, i), _row(b_ts, i)), batch)
+        (s_i, _), (a_i, ts_i) = run(wrapped, *tile, np.repeat(ks[:, i : i + 1], batch, axis=1))
+        where = f"auto-reset scan, env {i} alone"
+        _assert_trees_equal(_row(a_i, (slice(None), 0)), _row(acts, (slice(None), i)), where)
+        _assert_trees_equal(_row(ts_i, (slice(None), 0)), _row(tss, (slice(None), i)), where)
+        _assert_trees_equal(_row(s_i, 0), _row(s_end, i), f"{where}: final state")
     _check_timestep(env, _row(tss, 0), batch, "auto-reset step")
     masks = np.asarray(tss.observation.mask)
     assert masks.any(axis=-1).all(), "an auto-reset observation has no valid action"

@@ -5,6 +5,8 @@
   picks), shared by the networks and the trainers.
 * :mod:`jaxsched.nets.rlscheduler` — RLScheduler's kernel policy and value networks, the
   Table IV comparison policies and a name registry (:func:`make_policy`, :func:`make_value`).
+* :mod:`jaxsched.nets.dras` — DRAS's PG and DQL networks (1 x 2 shared convolution, bias-free
+  FC layers) and its masking by truncation (imported on demand, not re-exported here).
 """
 
 from jaxsched.nets.categorical import *  # noqa: F403  (the whole distribution API)

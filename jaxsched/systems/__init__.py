@@ -68,6 +68,10 @@ class System:
             -> list of dict``, the model's rows in
             :class:`jaxsched.sim.evaluate.EvalResult`'s schema on those sequences.
         plot: ``(run_dir, path=None) -> Path``, its training curve as a PNG.
+        schedule: ``(model, jobs, start, length, backfill, compat, *, sample) -> int64
+            [length]`` start times of jobs ``start … start+length-1`` scheduled by the model
+            (``jaxsched simulate --model``); None for a system that cannot schedule a trace
+            window yet.
     """
 
     name: str
@@ -78,6 +82,7 @@ class System:
     load_model: Callable
     model_rows: Callable
     plot: Callable
+    schedule: Callable | None = None
 
 
 _REGISTRY: dict[str, System] = {}

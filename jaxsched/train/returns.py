@@ -12,7 +12,14 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-__all__ = ["gae_advantages", "reward_to_go", "nstep_targets", "q_learning_targets"]
+__all__ = [
+    "gae_advantages",
+    "reward_to_go",
+    "nstep_targets",
+    "q_learning_targets",
+    "masked_discounted_cumsum",
+    "masked_standardize",
+]
 
 _F32 = jnp.float32
 
@@ -124,3 +131,32 @@ def q_learning_targets(rewards, dones, next_q, gamma: float):
     rewards = jnp.asarray(rewards, _F32)
     notdone = 1.0 - jnp.asarray(dones).astype(_F32)
     return (rewards + gamma * notdone * jnp.max(jnp.asarray(next_q, _F32), axis=-1)).astype(_F32)
+
+
+def masked_discounted_cumsum(x, valid, gamma: float):
+    """``y_t = x_t + γ · y_{t'}`` with ``t'`` the next valid entry after ``t`` (0 past the
+    last), over the valid entries of one batch (padding may sit anywhere and is skipped);
+    invalid entries give 0.  x float ``[T]``, valid bool ``[T]`` -> float32 ``[T]``.  (DRAS's
+    within-batch discounted returns, and its λ-weighted sums of TD errors.)"""
+    x = jnp.asarray(x, _F32)
+    valid = jnp.asarray(valid, bool)
+
+    def back(carry, inp):
+        xi, vi = inp
+        y = xi + gamma * carry
+        return jnp.where(vi, y, carry), jnp.where(vi, y, 0.0)
+
+    _, y = jax.lax.scan(back, jnp.zeros((), _F32), (x, valid), reverse=True)
+    return y.astype(_F32)
+
+
+def masked_standardize(x, valid):
+    """``(x − mean) / std`` over the valid entries (population std; std := 1 when it is 0, as
+    DRAS's code does); invalid entries give 0.  x float ``[T]``, valid bool ``[T]`` -> float32."""
+    x = jnp.asarray(x, _F32)
+    w = jnp.asarray(valid, bool)
+    n = jnp.maximum(jnp.sum(w.astype(_F32)), 1.0)
+    mu = jnp.sum(jnp.where(w, x, 0.0)) / n
+    std = jnp.sqrt(jnp.sum(jnp.where(w, (x - mu) ** 2, 0.0)) / n)
+    std = jnp.where(std > 0, std, 1.0)
+    return jnp.where(w, (x - mu) / std, 0.0).astype(_F32)

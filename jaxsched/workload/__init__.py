@@ -9,6 +9,8 @@
 * :mod:`jaxsched.workload.lublin`: the Lublin–Feitelson synthetic workload generator (imported
   on demand, not re-exported here), on the C library's RNG in :mod:`~jaxsched.workload.drand48`;
 * :mod:`jaxsched.workload.bundled`: the demo's default trace (checkout, or regenerated).
+* :mod:`jaxsched.workload.dras`: DRAS's trace split and curriculum jobsets (sampled, weekly,
+  synthetic; imported on demand).
 """
 
 from __future__ import annotations

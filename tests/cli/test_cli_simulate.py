@@ -69,3 +69,22 @@ def test_bad_requests_are_one_line(tmp_path, capsys):
     assert "no reference counterpart" in capsys.readouterr().err
     assert main(["simulate", TINY, "--start", "999", "--out", out, *RULES]) == 2
     assert "the trace has" in capsys.readouterr().err
+
+
+def test_learned_model_schedule(tmp_path, capsys):
+    """--model: a shipped model's schedule of the tiny trace is feasible (never more processors
+    busy than the machine has, no job before its submit), and the bsld printed is the file's."""
+    from jaxsched.sim.oracle import metrics
+    from jaxsched.workload.schedule import read_schedule, time_series
+
+    jobs = read_swf(TINY).jobs("default")
+    out = tmp_path / "m.swf"
+    argv = ["simulate", TINY, "--model", "lublin1-bf-fast", "--compat", "rlscheduler"]
+    assert main(argv + ["--backfill", "rlscheduler", "--out", str(out), *RULES]) == 0
+    said = capsys.readouterr().out
+    assert "rlscheduler model" in said
+    s = read_schedule(out, num_procs=int(jobs.num_procs))
+    assert s.n_jobs == jobs.n_jobs and (s.start >= s.submit).all()
+    assert time_series(s).busy.max() <= jobs.num_procs
+    m = metrics(s.submit, s.run, s.procs, s.start, num_procs=float(jobs.num_procs), compat=True)
+    assert f"bsld {m['bsld']:,.2f}" in said

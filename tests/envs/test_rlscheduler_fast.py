@@ -297,19 +297,9 @@ def test_closed_over_env_equals_argument(backfill, compat, MQ):
     static = jax.jit(lambda k: f(env, k))(keys)
     for x, y in zip(dynamic, static):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
-    acts, rews, types = (np.asarray(x) for x in dynamic[:3])  # [T_SCAN, B]
+    types = np.asarray(dynamic[2])  # [T_SCAN, B]
     assert (types == 2).sum() >= B  # every env finished an episode
-    # rows 0 and 1 step by step with the compiled single-env step (argument path)
-    wstep = jax.jit(lambda e, s, a: e.step(s, a))
-    for b in (0, 1):
-        st, ts = jax.jit(env.reset)(keys[b])
-        for t in range(T_SCAN):
-            st, ts = wstep(env, st, int(acts[t, b]))
-            assert float(ts.reward) == rews[t, b] and int(ts.step_type) == types[t, b]
-            np.testing.assert_array_equal(
-                np.asarray(ts.observation.obs), np.asarray(dynamic[4])[t, b]
-            )
-            np.testing.assert_array_equal(np.asarray(st.sim.start), np.asarray(dynamic[6])[t, b])
+    # (the scan against stepping one env at a time: check_env_contract, test_rlscheduler.py)
 
 
 # ----------------------------------------------------------------------------------------------

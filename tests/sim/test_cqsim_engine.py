@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import jaxsched.sim  # noqa: F401  (x64)
+from jaxsched.sim import oracle_cqsim
 from jaxsched.sim.cqsim import engine as CE
 from jaxsched.sim.cqsim.profile import build_profile, fits_now, place, reserve_search
 from jaxsched.sim.cqsim.run import sequence_of, simulate_cqsim
@@ -22,7 +23,6 @@ from jaxsched.sim.cqsim.types import CLASS_READY, cq_params
 from jaxsched.sim.types import BIG
 from jaxsched.workload.cqsim import CQSimJobs
 from tests.shared_data import SHARED
-from tests.sim.cqsim_mini_oracle import mini_cqsim
 
 MODES = ("none", "easy", "cons", "dras-fcfs", "dras-smallest", "dras-largest")
 
@@ -99,19 +99,25 @@ def _tiny(seed, L=12, N=8, scale=1):
 @pytest.mark.parametrize("seed, runtime", [(s, "code") for s in range(12)]
                          + [(s, "paper") for s in range(12, 18)])  # fmt: skip
 def test_engine_matches_plain_python(seed, runtime):
-    """8 "nodes" of 16 on the reference's 128-node machine, padded to the reference slices'
-    length bucket: the same compiled program as the conformance tests below."""
+    """The JAX engine mode against the plain-Python CQSim oracle (jaxsched.sim.oracle_cqsim),
+    every mode, on random tiny traces: 8 "nodes" of 16 on the reference's 128-node machine,
+    padded to the reference slices' length bucket (the same compiled program as the
+    conformance tests below)."""
     jobs = _tiny(seed, scale=16)
     runs = simulate_cqsim(jobs, MODES, runtime, queue_cap=256)
     for r in runs:
         bf = r.mode.split("-")[0]
         pol = r.mode.split("-")[1] if "-" in r.mode else "fcfs"
-        a = [jobs.submit, jobs.run, jobs.req_time, jobs.nodes]
-        paper = runtime == "paper"
-        start, cls = mini_cqsim(*[x.tolist() for x in a], jobs.num_nodes, bf, pol, paper)
-        assert r.start.tolist() == start, r.mode
+        want = oracle_cqsim.simulate_cqsim(
+            *(x.tolist() for x in (jobs.submit, jobs.nodes, jobs.run, jobs.req_time)),
+            num_nodes=jobs.num_nodes,
+            mode=bf,
+            policy=oracle_cqsim.fixed_policy(pol) if bf == "dras" else None,
+            durations="estimate" if runtime == "paper" else "run",
+        )
+        assert r.start.tolist() == list(want.start), r.mode
         if bf == "dras":
-            assert r.cls.tolist() == cls, r.mode
+            assert r.cls.tolist() == list(want.cls), r.mode
 
 
 def test_vmapped_decisions_reproduce_the_fixed_runs():
@@ -177,10 +183,10 @@ def test_evaluate_compat_cqsim():
         evaluate(tr, [0], 2000, ["sjf"], ["easy"], compat="cqsim", metrics=["wait"])
 
 
-def test_conformance_on_a_file_from_the_plain_python_scheduler(tmp_path, capsys):
+def test_conformance_on_a_file_from_the_plain_python_oracle(tmp_path, capsys):
     """A cqsim-reference/1 file the engine has never seen: a tiny trace (written as SWF, with a
-    job the loader drops) and runs computed by the plain-Python scheduler; one wrong start is
-    then reported as a mismatch (exit status 1)."""
+    job the loader drops) and runs computed by the plain-Python CQSim oracle; one wrong start
+    is then reported as a mismatch (exit status 1)."""
     from jaxsched.conformance.cli import main
 
     jobs = _tiny(5, scale=16)
@@ -189,14 +195,17 @@ def test_conformance_on_a_file_from_the_plain_python_scheduler(tmp_path, capsys)
                                       jobs.req_time)]  # fmt: skip
     lines.insert(3, "99 130 0 -1 4 -1 -1 4 50 -1 0 -1 -1 -1 -1 -1 -1 -1")  # run 0: dropped
     (tmp_path / "tiny-cq.swf").write_text("; MaxProcs: 128\n" + "\n".join(lines) + "\n")
-    a = [x.tolist() for x in (jobs.submit, jobs.run, jobs.req_time, jobs.nodes)]
+    a = [x.tolist() for x in (jobs.submit, jobs.nodes, jobs.run, jobs.req_time)]
     runs = []
     for mode, bf, pol in [
         ("easy", 1, "fcfs"),
         ("cons", 2, "fcfs"),
         ("dras-smallest", 3, "smallest"),
     ]:
-        start, cls = mini_cqsim(*a, 128, mode.split("-")[0], pol)
+        kind = mode.split("-")[0]
+        policy = oracle_cqsim.fixed_policy(pol) if kind == "dras" else None
+        want = oracle_cqsim.simulate_cqsim(*a, num_nodes=128, mode=kind, policy=policy)
+        start, cls = list(want.start), list(want.cls)
         wait = np.asarray(start) - jobs.submit
         run = {"mode": mode, "backfill": bf, "policy": pol, "start": start,
                "metrics": {"avg_wait": float(wait.mean()), "max_wait": int(wait.max())}}  # fmt: skip

@@ -4,7 +4,8 @@ pick-a-job environment.
 * ``config.py`` — :class:`RunConfig` (``run.json``), the run's environment, slot-prefix options.
 * ``run.py`` — the training driver :func:`~jaxsched.systems.rlscheduler.run.train` on the
   generic host loop.
-* ``evaluate.py`` — :func:`load_policy`, :func:`policy_metric`, :func:`model_rows`.
+* ``evaluate.py`` — :func:`load_policy`, :func:`policy_metric`, :func:`model_rows`,
+  :func:`schedule` (``jaxsched simulate --model``).
 * ``filtering.py`` — the trajectory filter of spec §7 (it still holds
   ``sample_accepted_starts``, which the environment uses; it is to move to
   :mod:`jaxsched.envs`).
@@ -34,6 +35,12 @@ def _model_rows(*args, **kwargs):
     return model_rows(*args, **kwargs)
 
 
+def _schedule(*args, **kwargs):
+    from jaxsched.systems.rlscheduler.evaluate import schedule
+
+    return schedule(*args, **kwargs)
+
+
 def _plot(out, path=None):
     from jaxsched.systems.rlscheduler.plot import plot
 
@@ -49,4 +56,5 @@ SYSTEM = System(
     load_model=_load_model,
     model_rows=_model_rows,
     plot=_plot,
+    schedule=_schedule,
 )

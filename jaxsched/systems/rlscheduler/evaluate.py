@@ -30,6 +30,7 @@ __all__ = [
     "LoadedPolicy",
     "load_policy",
     "policy_metric",
+    "schedule",
     "model_rows",
     "episodes_fn",
     "run_file_of",
@@ -137,6 +138,26 @@ def policy_metric(
     keys = jax.random.split(jax.random.PRNGKey(seed), len(starts))
     vals, st = fn(policy.params, jnp.asarray(starts), keys)
     return np.asarray(vals, np.float64), np.asarray(st)
+
+
+def schedule(
+    policy: LoadedPolicy,
+    jobs,
+    start: int,
+    length: int,
+    backfill: str,
+    compat: bool,
+    *,
+    sample: bool = False,
+    seed: int = 0,
+) -> np.ndarray:
+    """Start times (int64 ``[length]``) of jobs ``start … start+length-1`` scheduled by the
+    learned policy on an idle cluster, with ``backfill`` in the given semantics."""
+    rc = dataclasses.replace(policy.run, backfill=backfill, compat=bool(compat))
+    _, st = policy_metric(
+        dataclasses.replace(policy, run=rc), jobs, [start], length, sample=sample, seed=seed
+    )
+    return np.asarray(st[0], np.int64)
 
 
 def model_rows(

@@ -160,7 +160,7 @@ def test_resume_continues_bit_for_bit(tmp_path):
         backfill="none",
         compat=True,
         length=LENGTH,
-        ppo=tiny_ppo(n_envs=2, iters=3),
+        ppo=tiny_ppo(n_envs=4, iters=2),  # test_filter's size: the same compiled update
         progress=False,
         compare=False,
         log=lambda s: None,
