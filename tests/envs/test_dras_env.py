@@ -2,6 +2,8 @@
 observation's layout (the decision loop itself is tested at the engine level,
 tests/sim/test_cqsim_engine.py)."""
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 import jaxsched.sim  # noqa: F401  (x64)
@@ -32,7 +34,8 @@ def test_first_observation_layout():
     """Spec §3 rows at the first decision: job 0 alone in the window ([n, t], [priority, wait]),
     every node free ([1, 0]), phase 1 (level 1), one valid slot."""
     jobs = _jobs(n=12, seed=2)
-    _, ts = DRASEnv(jobs, length=12).reset_at(0)
+    env = DRASEnv(jobs, length=12)
+    _, ts = jax.jit(lambda s: env.reset_at(s))(jnp.int32(0))
     o = ts.observation
     obs = np.asarray(o.obs)
     assert obs.shape == (2 * W + 8, 2) and obs.dtype == np.float32

@@ -3,7 +3,7 @@
 vmapped decision API = the unbatched runs, and one reference slice through
 ``jaxsched conformance``.
 
-Two compiled programs: the engine at the reference shape (N 128, Q 256, L 2000; shared by the
+Two compiled programs: the engine at the reference shape (N 128, Q 256, L 2048; shared by the
 plain-Python comparison, the unbatched side of the vmap test and the conformance test) and the
 vmapped decision step at a tiny shape."""
 
@@ -101,10 +101,10 @@ def _tiny(seed, L=12, N=8, scale=1):
 def test_engine_matches_plain_python(seed, runtime):
     """The JAX engine mode against the plain-Python CQSim oracle (jaxsched.sim.oracle_cqsim),
     every mode, on random tiny traces: 8 "nodes" of 16 on the reference's 128-node machine,
-    padded to the reference slices' length (the same compiled program as the conformance test
-    below)."""
+    padded to the reference slices' length bucket (the same compiled program as the
+    conformance tests below)."""
     jobs = _tiny(seed, scale=16)
-    runs = simulate_cqsim(jobs, MODES, runtime, queue_cap=256, pad_to=2000)
+    runs = simulate_cqsim(jobs, MODES, runtime, queue_cap=256)
     for r in runs:
         bf = r.mode.split("-")[0]
         pol = r.mode.split("-")[1] if "-" in r.mode else "fcfs"
@@ -142,7 +142,7 @@ def test_vmapped_decisions_reproduce_the_fixed_runs():
         if np.asarray(st.done).all():
             break
     for b, jobs in enumerate(batch):
-        (one,) = simulate_cqsim(jobs, ["dras-largest"], queue_cap=256, pad_to=2000)
+        (one,) = simulate_cqsim(jobs, ["dras-largest"], queue_cap=256)
         assert np.asarray(st.start[b]).tolist() == one.start.tolist()
         assert np.asarray(st.cls[b]).tolist() == one.cls.tolist()
         assert int(st.decisions[b]) == one.decisions
@@ -163,14 +163,63 @@ def test_conformance_command_on_a_reference_slice(tmp_path):
 
 
 def test_evaluate_compat_cqsim():
-    """``evaluate(..., compat="cqsim")`` selects this mode (the README's easy values of a0)."""
+    """``evaluate(..., compat="cqsim")`` selects this mode: its schedules and metrics are the
+    engine's runs of the same slices."""
     from jaxsched.errors import ConfigError
     from jaxsched.sim.evaluate import evaluate
-    from jaxsched.workload.cqsim import load_cqsim
+    from jaxsched.workload.cqsim import cqsim_slice, load_cqsim
 
     tr = load_cqsim(SHARED / "traces" / "SDSC-SP2-1998-4.2-cln.swf.gz")
-    res = evaluate(tr, [0], 2000, ["fcfs"], ["easy"], compat="cqsim", metrics=["wait", "max_wait"])
-    assert res.table("wait")[("fcfs", "easy")] == 4753.766
-    assert res.table("max_wait")[("fcfs", "easy")] == 95661
+    res = evaluate(tr, [5, 9], 300, ["fcfs"], ["cons", "dras"], compat="cqsim",
+                   metrics=["wait", "max_wait"])  # fmt: skip
+    assert res.start_times.shape == (2, 1, 2, 300)
+    for i, s in enumerate((5, 9)):
+        for k, mode in enumerate(("cons", "dras-fcfs")):
+            (r,) = simulate_cqsim(cqsim_slice(tr, s, 300), [mode])
+            assert res.start_times[i, 0, k].tolist() == r.start.tolist()
+            row = [x for x in res.rows if x["start"] == s and x["metric"] == "max_wait"][k]
+            assert row["value"] == r.metrics["max_wait"]
     with pytest.raises(ConfigError, match="policy 'sjf'"):
         evaluate(tr, [0], 2000, ["sjf"], ["easy"], compat="cqsim", metrics=["wait"])
+
+
+def test_conformance_on_a_file_from_the_plain_python_oracle(tmp_path, capsys):
+    """A cqsim-reference/1 file the engine has never seen: a tiny trace (written as SWF, with a
+    job the loader drops) and runs computed by the plain-Python CQSim oracle; one wrong start
+    is then reported as a mismatch (exit status 1)."""
+    from jaxsched.conformance.cli import main
+
+    jobs = _tiny(5, scale=16)
+    lines = [f"{i} {s} -1 {r} {n} -1 -1 {n} {t} -1 1 -1 -1 -1 -1 -1 -1 -1"
+             for i, s, r, n, t in zip(jobs.job_id, jobs.submit + 100, jobs.run, jobs.nodes,
+                                      jobs.req_time)]  # fmt: skip
+    lines.insert(3, "99 130 0 -1 4 -1 -1 4 50 -1 0 -1 -1 -1 -1 -1 -1 -1")  # run 0: dropped
+    (tmp_path / "tiny-cq.swf").write_text("; MaxProcs: 128\n" + "\n".join(lines) + "\n")
+    a = [x.tolist() for x in (jobs.submit, jobs.nodes, jobs.run, jobs.req_time)]
+    runs = []
+    for mode, bf, pol in [
+        ("easy", 1, "fcfs"),
+        ("cons", 2, "fcfs"),
+        ("dras-smallest", 3, "smallest"),
+    ]:
+        kind = mode.split("-")[0]
+        policy = oracle_cqsim.fixed_policy(pol) if kind == "dras" else None
+        want = oracle_cqsim.simulate_cqsim(*a, num_nodes=128, mode=kind, policy=policy)
+        start, cls = list(want.start), list(want.cls)
+        wait = np.asarray(start) - jobs.submit
+        run = {"mode": mode, "backfill": bf, "policy": pol, "start": start,
+               "metrics": {"avg_wait": float(wait.mean()), "max_wait": int(wait.max())}}  # fmt: skip
+        if bf == 3:
+            run["class"] = cls
+        runs.append(run)
+    doc = {"schema": "cqsim-reference/1", "trace": "tiny-cq.swf", "machine_size": 128,
+           "loaded_jobs": 12, "jobs_per_slice": 12,
+           "slices": [{"start": 0, "input": {"submit": jobs.submit.tolist()}, "runs": runs}]}  # fmt: skip
+    f = tmp_path / "tiny.json"
+    f.write_text(json.dumps(doc))
+    assert main([str(f), "--traces", str(tmp_path)]) == 0
+    assert "all matched" in capsys.readouterr().out
+    runs[1]["start"][4] += 1
+    f.write_text(json.dumps(doc))
+    assert main([str(f), "--traces", str(tmp_path)]) == 1
+    assert "53/54 values matched" in capsys.readouterr().out

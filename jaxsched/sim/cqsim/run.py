@@ -59,6 +59,11 @@ def sequence_of(jobs, pad_to: int | None = None) -> Sequence:
     )  # fmt: skip
 
 
+def _bucket(n: int) -> int:
+    """The padded length of a run of ``n`` jobs: ``max(2048, next power of two)``."""
+    return max(2048, 1 << max(0, int(n) - 1).bit_length())
+
+
 @functools.lru_cache(maxsize=16)
 def _run_fn(N: int, Q: int, R: int, batched: bool):
     """jit of reset + run_fixed for capacities (N, Q, R); ``batched``: vmapped over the
@@ -80,9 +85,10 @@ def simulate_cqsim(
     compiled call per mode (unbatched: each micro-step runs only its own phase); the queue
     capacity doubles until the run does not overflow. Returns a list of :class:`CQRun`.
     :class:`~jaxsched.errors.ConfigError` if a run cannot finish (a job wider than the
-    machine). ``pad_to``: compile for at least this many jobs (runs of different lengths then
-    share one compiled program)."""
-    seq = sequence_of(jobs, pad_to)
+    machine). ``pad_to``: compile for at least this many jobs; by default runs are padded to
+    ``max(2048, next power of two)`` jobs, so runs of different lengths share one compiled
+    program (padding costs little: a micro-step's work does not grow with the length)."""
+    seq = sequence_of(jobs, pad_to or _bucket(jobs.n_jobs))
     prio = jnp.zeros(seq.submit.shape, jnp.int32).at[: jobs.n_jobs].set(jobs.priority)
     N = int(jobs.num_nodes)
     R = min(N, int(seq.submit.shape[0]))  # every job holds >= 1 node
