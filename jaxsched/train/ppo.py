@@ -363,7 +363,9 @@ class _Nets:
         }
 
 
-def _loss_builder(cfg: PPOConfig, nets: _Nets, slot_buckets, chunk_size, value_pad_row):
+def _loss_builder(
+    cfg: PPOConfig, nets: _Nets, slot_buckets, chunk_size, value_pad_row, seed_axis=None
+):
     """``loss_fns(x, action, logp_old, adv, target, w) -> (pi_grad, pi_loss, v_grad, v_loss,
     pi_data, v_data)`` over a flat batch (leading axis = samples): ``pi_grad(params,
     *pi_data)`` = ``((loss, (kl, entropy, clip_frac)), grad)`` of the clipped policy loss,
@@ -417,7 +419,7 @@ def _loss_builder(cfg: PPOConfig, nets: _Nets, slot_buckets, chunk_size, value_p
                 (x, target, w),
             )
         bucket, chunks, total, buckets = sorted_chunks(
-            x, (action, logp_old, adv, target), w, slot_buckets, chunk_size
+            x, (action, logp_old, adv, target), w, slot_buckets, chunk_size, seed_axis
         )
         data = (bucket, chunks, total, buckets)
         if value_pad_row is None:
@@ -562,6 +564,7 @@ def make_train(
     slot_buckets: Sequence[int] | None = None,
     chunk_size: int = 512,
     value_pad_row: Sequence[float] | None = None,
+    seed_axis: str | None = None,
 ) -> PPOTrainer:
     """Build the PPO functions for ``env`` and two Flax modules.
 
@@ -616,6 +619,11 @@ def make_train(
             ``obs_prefix`` followed by ``N − K`` copies of ``row``
             (:class:`jaxsched.nets.KernelValue` does: its per-slot kernel sees the padding row
             once). None: value steps on the full width.
+        seed_axis: computation only, with ``slot_buckets``: the trainer's ``update`` is to run
+            under ``jax.vmap(..., axis_name=seed_axis)`` over independent runs (a sweep over
+            seeds, :class:`jaxsched.train.sweep.SeedSweep`); each chunk then takes the widest
+            bucket of all the runs, so the bucket switch stays a branch instead of running
+            every bucket's branch. ``update`` may then only be called under that vmap.
 
     Returns:
         :class:`PPOTrainer`.
@@ -625,7 +633,7 @@ def make_train(
     pi_tx = _make_adam(cfg.pi_lr, cfg, cfg.train_pi_iters)
     v_tx = _make_adam(cfg.vf_lr, cfg, cfg.train_v_iters)
     nets = _Nets(policy_net, value_net, policy_inputs, value_inputs)
-    loss_fns = _loss_builder(cfg, nets, slot_buckets, chunk_size, value_pad_row)
+    loss_fns = _loss_builder(cfg, nets, slot_buckets, chunk_size, value_pad_row, seed_axis)
 
     def init(key) -> TrainState:
         key = jax.random.wrap_key_data(_key_data(key))
