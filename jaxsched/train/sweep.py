@@ -31,6 +31,7 @@ from jaxsched.train.loop import LOG_FILE, EpochSpec
 
 __all__ = [
     "SEED_AXIS",
+    "SWEEP_MODES",
     "SeedSweep",
     "stack_trees",
     "tree_index",
@@ -55,16 +56,30 @@ def tree_index(tree, i: int):
     return jax.tree_util.tree_map(lambda a: a[i], tree)
 
 
+#: how a sweep runs its seeds inside the one compiled call
+SWEEP_MODES = ("vmap", "map")
+
+
 class SeedSweep:
     """A trainer's update over a stack of train states, compiled once.
 
     ``update(states) -> (states, metrics)``: every leaf of ``states`` and of the metrics has a
-    leading seed axis ``[S]`` (vmapped with ``axis_name=`` :data:`SEED_AXIS`);
-    ``run_config()`` is the trainer's (the seeds share it)."""
+    leading seed axis ``[S]``; ``run_config()`` is the trainer's (the seeds share it).
 
-    def __init__(self, trainer):
-        self.trainer = trainer
-        self.update = jax.jit(jax.vmap(trainer.update, axis_name=SEED_AXIS))
+    ``mode``: ``"vmap"`` (default) batches the seeds (``jax.vmap`` with ``axis_name=``
+    :data:`SEED_AXIS`; build the trainer with ``make_train(..., seed_axis=SEED_AXIS)`` when it
+    uses slot prefixes) — one wide program, what an accelerator wants; ``"map"`` runs the
+    seeds one after another inside the compiled call (``lax.map``; a trainer built without
+    ``seed_axis``) — no batching overhead, for a CPU with few cores (benchmarks/RESULTS.md)."""
+
+    def __init__(self, trainer, mode: str = "vmap"):
+        if mode not in SWEEP_MODES:
+            raise ConfigError(f"sweep mode must be one of {', '.join(SWEEP_MODES)}, got {mode!r}")
+        self.trainer, self.mode = trainer, mode
+        if mode == "vmap":
+            self.update = jax.jit(jax.vmap(trainer.update, axis_name=SEED_AXIS))
+        else:
+            self.update = jax.jit(lambda states: jax.lax.map(trainer.update, states))
 
     def run_config(self) -> dict:
         return self.trainer.run_config()
@@ -117,6 +132,7 @@ def run_sweep_epochs(
     t0: float,
     progress: bool = True,
     log: Callable[[str], None] = print,
+    mode: str = "vmap",
 ):
     """Run epochs ``done_epochs + 1 .. epochs`` of a sweep: one vmapped update of the stacked
     ``states`` (leading axis = the seeds of ``outs``), then for each seed ``i`` its log row,
@@ -124,6 +140,7 @@ def run_sweep_epochs(
     :func:`jaxsched.train.loop.run_epochs` does for one run; the trainer of an epoch is
     ``specs[0].trainer_at(epoch)``).  Each row's ``seconds`` is the whole sweep's epoch (all
     seeds), with ``sweep_seeds`` = S.  ``histories[i]`` (list of metrics) is appended to.
+    ``mode``: :class:`SeedSweep`'s.
 
     Returns ``(states, histories)``."""
     sweeps: dict = {}
@@ -136,7 +153,7 @@ def run_sweep_epochs(
         for epoch in range(done_epochs + 1, epochs + 1):
             e0 = time.perf_counter()
             trainer = specs[0].trainer_at(epoch)
-            sweep = sweeps.setdefault(id(trainer), SeedSweep(trainer))
+            sweep = sweeps.setdefault(id(trainer), SeedSweep(trainer, mode))
             states, m = sweep.update(states)
             m = jax.device_get(m)
             secs = time.perf_counter() - e0
