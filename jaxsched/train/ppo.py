@@ -68,6 +68,7 @@ from jaxsched.train.rollout import (
     default_done_fn,
     default_obs_fn,
     make_collect,
+    make_collect_seeds,
     to_f32,
 )
 
@@ -270,6 +271,12 @@ class PPOTrainer:
       step of ``update`` computes them (``slot_buckets`` included).
     * ``value_loss_and_grad(value_params, x, target, w) -> (loss, grad)`` — the same for one
       value step.
+    * ``sweep_update(train_states) -> (train_states, metrics)`` — not compiled: ``update`` of
+      a stack of independent runs (leading axis ``[S]`` on every leaf, a sweep over seeds),
+      each run's as ``update`` alone gives it, with the rollouts of all runs stepped as one
+      flat batch of environments (:func:`jaxsched.train.rollout.make_collect_seeds`) and the
+      rest vmapped over the runs (axis name ``seed_axis``); what
+      :class:`jaxsched.train.sweep.SeedSweep` compiles.
     """
 
     config: PPOConfig
@@ -282,6 +289,7 @@ class PPOTrainer:
     trajectory_filter: Any = None
     policy_loss_and_grad: Callable | None = None
     value_loss_and_grad: Callable | None = None
+    sweep_update: Callable | None = None
 
     def run_config(self) -> dict:
         """JSON-able description of everything that shapes training (for checkpoint headers)."""
@@ -434,17 +442,41 @@ def _loss_builder(
 def _make_update(cfg: PPOConfig, collect, loss_fns, pi_tx, v_tx):
     """``update(train_state) -> (train_state, metrics)``, one epoch (module docstring), from the
     rollout ``collect(policy_params, value_params, key, step)``, the loss builder of
-    :func:`_loss_builder` and the two optimisers."""
-    T, E = cfg.rollout_steps, cfg.num_envs
-    kl_limit = None if cfg.target_kl is None else cfg.kl_stop_factor * cfg.target_kl
+    :func:`_loss_builder` and the two optimisers; and ``learn(train_state, key, transitions,
+    completed)``, the epoch after its rollout (``key``: what is left of the state's key)."""
+    learn = _make_learn(cfg, loss_fns, pi_tx, v_tx)
 
     def update(ts: TrainState):
-        # kept as one function: it is the epoch, read top to bottom (rollout, advantages,
-        # policy phase, value phase, metrics); the pieces it calls live in their own modules
         key = jax.random.wrap_key_data(ts.rng)
         key, k_roll = jax.random.split(key)
         tr, completed = collect(ts.policy_params, ts.value_params, k_roll, ts.step)
+        return learn(ts, key, tr, completed)
 
+    return update, learn
+
+
+def _make_sweep_update(collect_seeds, learn, seed_axis):
+    """``update(train_states [S]) -> (train_states, metrics)``: every run's epoch as
+    ``update`` does it, the rollouts of all runs as one flat batch of environments
+    (:func:`jaxsched.train.rollout.make_collect_seeds`), the rest vmapped over the runs."""
+
+    def sweep_update(ts: TrainState):
+        key = jax.vmap(jax.random.wrap_key_data)(ts.rng)
+        key, k_roll = jax.vmap(jax.random.split, out_axes=1)(key)
+        tr, completed = collect_seeds((ts.policy_params, ts.value_params), k_roll, ts.step)
+        return jax.vmap(learn, axis_name=seed_axis)(ts, key, tr, completed)
+
+    return sweep_update
+
+
+def _make_learn(cfg: PPOConfig, loss_fns, pi_tx, v_tx):
+    """The epoch of :func:`_make_update` after its rollout."""
+    T, E = cfg.rollout_steps, cfg.num_envs
+    kl_limit = None if cfg.target_kl is None else cfg.kl_stop_factor * cfg.target_kl
+
+    def learn(ts: TrainState, key, tr, completed):
+        # kept as one function: it is the epoch, read top to bottom (advantages, policy
+        # phase, value phase, metrics); the pieces it calls live in their own modules
         adv, rtg = gae_advantages(tr.reward, tr.value, tr.done, cfg.gamma, cfg.gae_lambda)
         target = rtg if cfg.value_target == "reward_to_go" else adv + tr.value
         w = tr.valid
@@ -513,7 +545,7 @@ def _make_update(cfg: PPOConfig, collect, loss_fns, pi_tx, v_tx):
         )
         return new_ts, metrics
 
-    return update
+    return learn
 
 
 def _finish_update(cfg, ts, tr, completed, w, adv, key, pi_eval, v_eval, pi_data, v_data, p, v):
@@ -681,7 +713,18 @@ def make_train(
         f = loss_fns(x, jnp.zeros(target.shape, jnp.int32), target, target, target, w)
         return f[2](params, *f[5])
 
-    update = _make_update(cfg, collect, loss_fns, pi_tx, v_tx)
+    update, learn = _make_update(cfg, collect, loss_fns, pi_tx, v_tx)
+    collect_seeds = make_collect_seeds(
+        env,
+        nets.act,
+        num_envs=cfg.num_envs,
+        episodes_per_env=cfg.episodes_per_env,
+        rollout_steps=cfg.rollout_steps,
+        obs_fn=obs_fn,
+        done_fn=done_fn,
+        accept_fn=accept_fn,
+        episode_info_fn=episode_info_fn,
+    )
 
     def train(ts: TrainState, num_updates: int):
         return jax.lax.scan(lambda s, _: update(s), ts, None, length=num_updates)
@@ -697,4 +740,5 @@ def make_train(
         trajectory_filter=trajectory_filter,
         policy_loss_and_grad=jax.jit(policy_loss_and_grad),
         value_loss_and_grad=jax.jit(value_loss_and_grad),
+        sweep_update=_make_sweep_update(collect_seeds, learn, seed_axis or "seed"),
     )

@@ -66,9 +66,12 @@ class SeedSweep:
     ``update(states) -> (states, metrics)``: every leaf of ``states`` and of the metrics has a
     leading seed axis ``[S]``; ``run_config()`` is the trainer's (the seeds share it).
 
-    ``mode``: ``"vmap"`` (default) batches the seeds (``jax.vmap`` with ``axis_name=``
-    :data:`SEED_AXIS`; build the trainer with ``make_train(..., seed_axis=SEED_AXIS)`` when it
-    uses slot prefixes) — one wide program, what an accelerator wants; ``"map"`` runs the
+    ``mode``: ``"vmap"`` (default) batches the seeds: the trainer's ``sweep_update`` if it
+    has one (:func:`jaxsched.train.make_train`'s: the rollouts of all seeds as one flat batch
+    of environments, so the environment's own batching rules still apply), else ``jax.vmap``
+    of ``update`` with ``axis_name=`` :data:`SEED_AXIS` (build the trainer with
+    ``make_train(..., seed_axis=SEED_AXIS)`` when it uses slot prefixes) — one wide program,
+    what an accelerator wants; ``"map"`` runs the
     seeds one after another inside the compiled call (``lax.map``; a trainer built without
     ``seed_axis``) — no batching overhead, for a CPU with few cores (benchmarks/RESULTS.md)."""
 
@@ -76,7 +79,10 @@ class SeedSweep:
         if mode not in SWEEP_MODES:
             raise ConfigError(f"sweep mode must be one of {', '.join(SWEEP_MODES)}, got {mode!r}")
         self.trainer, self.mode = trainer, mode
-        if mode == "vmap":
+        batched = getattr(trainer, "sweep_update", None)
+        if mode == "vmap" and batched is not None:
+            self.update = jax.jit(batched)
+        elif mode == "vmap":
             self.update = jax.jit(jax.vmap(trainer.update, axis_name=SEED_AXIS))
         else:
             self.update = jax.jit(lambda states: jax.lax.map(trainer.update, states))
