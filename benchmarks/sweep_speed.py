@@ -11,9 +11,9 @@ and value steps): ``--seeds`` seeds trained for ``--epochs`` epochs
 * sequentially: one compiled update (``make_train(...).update``), called for each seed in turn
   — what 8 ``jaxsched train --seed s`` runs do, minus their 8 compilations;
 * batched: the seeds' states stacked and the update vmapped over them
-  (:class:`jaxsched.train.sweep.SeedSweep`, what ``jaxsched train --seeds`` runs);
-* with ``--map``: the stacked seeds run one after another inside one compiled call
-  (``lax.map``, ``jaxsched train --seeds … --sweep-mode map``).
+  (:class:`jaxsched.train.sweep.SeedSweep`: the trainer's ``sweep_update``, the rollouts of
+  all seeds as one flat batch of environments and the learning vmapped; what
+  ``jaxsched train --seeds`` runs).
 
 Each program is compiled ahead of time (``lower().compile()``, timed and reported apart);
 the run times are the updates only (host transfer of the metrics included, no checkpoints or
@@ -80,10 +80,10 @@ def sequential(jobs, args, seeds):
     return states, compile_s, time.perf_counter() - t
 
 
-def batched(jobs, args, seeds, mode="vmap"):
-    tr = _trainer(jobs, args, SEED_AXIS if mode == "vmap" else None)
+def batched(jobs, args, seeds):
+    tr = _trainer(jobs, args, SEED_AXIS)
     st = stack_trees([tr.init(jax.random.PRNGKey(s)) for s in seeds])
-    upd, compile_s = _compiled(SeedSweep(tr, mode).update, st)
+    upd, compile_s = _compiled(SeedSweep(tr).update, st)
     t = time.perf_counter()
     for _ in range(args.epochs):
         st, m = upd(st)
@@ -110,7 +110,6 @@ def main(argv=None) -> int:
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--trace", type=Path, default=REPO / "traces" / "lublin-1.swf")
     p.add_argument("--json", default=None, metavar="FILE")
-    p.add_argument("--map", action="store_true", help="also the seeds in sequence (lax.map)")
     p.add_argument(
         "--cache",
         default=None,
@@ -126,7 +125,6 @@ def main(argv=None) -> int:
     load0 = os.getloadavg()
     seq, seq_c, seq_r = sequential(jobs, args, seeds)
     bat, bat_c, bat_r = batched(jobs, args, seeds)
-    mp, map_c, map_r = batched(jobs, args, seeds, "map") if args.map else (None, 0.0, 0.0)
     load1 = os.getloadavg()
     res = {
         "device": str(jax.devices()[0]),
@@ -141,9 +139,6 @@ def main(argv=None) -> int:
         "batched_run_s": round(bat_r, 2),
         "speedup": round(seq_r / bat_r, 2),
         "max_param_diff": _max_diff(seq, bat),
-        "map_compile_s": round(map_c, 2) if mp else None,
-        "map_run_s": round(map_r, 2) if mp else None,
-        "map_max_param_diff": _max_diff(seq, mp) if mp else None,
         "load_avg_1min": [round(load0[0], 2), round(load1[0], 2)],
     }
     u = args.seeds * args.epochs
@@ -155,11 +150,6 @@ def main(argv=None) -> int:
         f"  speed-up (run): {seq_r / bat_r:.2f}x; largest policy-parameter difference "
         f"{res['max_param_diff']:.2g}; load average {load0[0]:.1f} -> {load1[0]:.1f}"
     )
-    if mp:
-        print(
-            f"  lax.map:    compile {map_c:6.1f} s, run {map_r:7.2f} s ({map_r / u:.3f} s/update)"
-            f"; speed-up {seq_r / map_r:.2f}x; largest difference {res['map_max_param_diff']:.2g}"
-        )
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=1) + "\n")
     return 0

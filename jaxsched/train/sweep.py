@@ -31,7 +31,6 @@ from jaxsched.train.loop import LOG_FILE, EpochSpec
 
 __all__ = [
     "SEED_AXIS",
-    "SWEEP_MODES",
     "SeedSweep",
     "stack_trees",
     "tree_index",
@@ -56,36 +55,27 @@ def tree_index(tree, i: int):
     return jax.tree_util.tree_map(lambda a: a[i], tree)
 
 
-#: how a sweep runs its seeds inside the one compiled call
-SWEEP_MODES = ("vmap", "map")
-
-
 class SeedSweep:
     """A trainer's update over a stack of train states, compiled once.
 
     ``update(states) -> (states, metrics)``: every leaf of ``states`` and of the metrics has a
     leading seed axis ``[S]``; ``run_config()`` is the trainer's (the seeds share it).
 
-    ``mode``: ``"vmap"`` (default) batches the seeds: the trainer's ``sweep_update`` if it
-    has one (:func:`jaxsched.train.make_train`'s: the rollouts of all seeds as one flat batch
-    of environments, so the environment's own batching rules still apply), else ``jax.vmap``
-    of ``update`` with ``axis_name=`` :data:`SEED_AXIS` (build the trainer with
-    ``make_train(..., seed_axis=SEED_AXIS)`` when it uses slot prefixes) — one wide program,
-    what an accelerator wants; ``"map"`` runs the
-    seeds one after another inside the compiled call (``lax.map``; a trainer built without
-    ``seed_axis``) — no batching overhead, for a CPU with few cores (benchmarks/RESULTS.md)."""
+    The update is the trainer's ``sweep_update`` if it has one (:func:`jaxsched.train.
+    make_train`'s: the rollouts of all seeds as one flat batch of environments, so the
+    environment's own batching rules still apply, and the learning vmapped), else ``jax.vmap``
+    of ``update`` with ``axis_name=`` :data:`SEED_AXIS`.  Build the trainer with
+    ``make_train(..., seed_axis=SEED_AXIS)`` when it uses slot prefixes.  (Running the seeds
+    one after another inside the call, ``lax.map``, was 10x slower than separate calls on a
+    2-core CPU: benchmarks/RESULTS.md.)"""
 
-    def __init__(self, trainer, mode: str = "vmap"):
-        if mode not in SWEEP_MODES:
-            raise ConfigError(f"sweep mode must be one of {', '.join(SWEEP_MODES)}, got {mode!r}")
-        self.trainer, self.mode = trainer, mode
+    def __init__(self, trainer):
+        self.trainer = trainer
         batched = getattr(trainer, "sweep_update", None)
-        if mode == "vmap" and batched is not None:
+        if batched is not None:
             self.update = jax.jit(batched)
-        elif mode == "vmap":
-            self.update = jax.jit(jax.vmap(trainer.update, axis_name=SEED_AXIS))
         else:
-            self.update = jax.jit(lambda states: jax.lax.map(trainer.update, states))
+            self.update = jax.jit(jax.vmap(trainer.update, axis_name=SEED_AXIS))
 
     def run_config(self) -> dict:
         return self.trainer.run_config()
@@ -138,7 +128,6 @@ def run_sweep_epochs(
     t0: float,
     progress: bool = True,
     log: Callable[[str], None] = print,
-    mode: str = "vmap",
 ):
     """Run epochs ``done_epochs + 1 .. epochs`` of a sweep: one vmapped update of the stacked
     ``states`` (leading axis = the seeds of ``outs``), then for each seed ``i`` its log row,
@@ -146,7 +135,6 @@ def run_sweep_epochs(
     :func:`jaxsched.train.loop.run_epochs` does for one run; the trainer of an epoch is
     ``specs[0].trainer_at(epoch)``).  Each row's ``seconds`` is the whole sweep's epoch (all
     seeds), with ``sweep_seeds`` = S.  ``histories[i]`` (list of metrics) is appended to.
-    ``mode``: :class:`SeedSweep`'s.
 
     Returns ``(states, histories)``."""
     sweeps: dict = {}
@@ -159,7 +147,7 @@ def run_sweep_epochs(
         for epoch in range(done_epochs + 1, epochs + 1):
             e0 = time.perf_counter()
             trainer = specs[0].trainer_at(epoch)
-            sweep = sweeps.setdefault(id(trainer), SeedSweep(trainer, mode))
+            sweep = sweeps.setdefault(id(trainer), SeedSweep(trainer))
             states, m = sweep.update(states)
             m = jax.device_get(m)
             secs = time.perf_counter() - e0

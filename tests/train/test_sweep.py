@@ -57,10 +57,6 @@ def test_stack_index_and_vmapped_update():
     assert m["episode_info_v"].shape == (3, 2)
     assert float(tree_index(st, 2)["x"]) == 25.0 and sw.run_config() == {"scale": 1}
     assert tr.traced == 1  # one compiled program for all seeds and epochs
-    st2, m2 = SeedSweep(tr, "map").update(stack_trees(states))
-    np.testing.assert_array_equal(m2["x"], [2.0, 3.0, 5.0])
-    with pytest.raises(ConfigError, match="sweep mode must be one of vmap, map"):
-        SeedSweep(tr, "pmap")
 
 
 def test_run_sweep_epochs_dirs_rows_checkpoints_and_resume(tmp_path):

@@ -70,13 +70,6 @@ def _add_run_arguments(p) -> None:
         "epoch, seed s in DIR/seed-s (each as --seed s alone would train it)",
     )
     p.add_argument(
-        "--sweep-mode",
-        choices=("vmap", "map"),
-        default="vmap",
-        help="with --seeds: vmap batches the seeds (default; for accelerators), map runs them "
-        "one after another inside the compiled update (faster on a CPU with few cores)",
-    )
-    p.add_argument(
         "--resume", action="store_true", help="continue the run in DIR from its newest checkpoint"
     )
     p.add_argument(
@@ -243,7 +236,6 @@ def train_from_args(args) -> int:
         compat=compat,
         seed=args.seed,
         seeds=args.seeds,
-        sweep_mode=args.sweep_mode,
         resume=args.resume,
         ppo=ppo,
         length=args.length,

@@ -282,7 +282,6 @@ def train(
     compat: bool = True,
     seed: int = 0,
     seeds=None,
-    sweep_mode: str = "vmap",
     resume: bool = False,
     rules: str = "rlscheduler",
     ppo: dict | None = None,
@@ -331,8 +330,7 @@ def train(
     ``seeds``: a list of seeds instead of ``seed``: a sweep, trained as one vmapped update
     per epoch, one run directory ``out/seed-<s>`` per seed
     (:func:`jaxsched.systems.rlscheduler.sweep.train_sweep`; returns ``{"epochs",
-    "histories", "runs", "dirs"}``); ``sweep_mode``: ``vmap`` (the seeds batched) or ``map``
-    (one after another inside the compiled call; :class:`jaxsched.train.sweep.SeedSweep`).
+    "histories", "runs", "dirs"}``).
     """
     # (long because of its keyword arguments and their documentation; the steps are below)
     out = Path(out)
@@ -369,7 +367,6 @@ def train(
             validation=(validate, val_sequences, val_jobs, val_seed),
             keep_checkpoints=keep_checkpoints,
             log=log,
-            mode=sweep_mode,
         )
     saved = open_run(out, resume)
     if saved is not None:

@@ -34,7 +34,6 @@ from jaxsched.systems.rlscheduler.run import (
 from jaxsched.train.loop import open_run, start_or_resume
 from jaxsched.train.sweep import (
     SEED_AXIS,
-    SWEEP_MODES,
     common_epoch,
     run_sweep_epochs,
     stack_trees,
@@ -93,28 +92,22 @@ def train_sweep(
     validation: tuple = (0, 10, 1024, 2),
     keep_checkpoints: int = 1,
     log: Callable[[str], None] = print,
-    mode: str = "vmap",
 ) -> dict:
     """Train ``rc`` for every seed of ``seeds`` (ints, distinct) in ``out/seed-<s>``.
 
     ``validation`` = ``(validate, val_sequences, val_jobs, val_seed)`` of
-    :func:`jaxsched.systems.rlscheduler.run.train`; ``mode``: :class:`jaxsched.train.sweep.
-    SeedSweep`'s; the other arguments are that function's.
+    :func:`jaxsched.systems.rlscheduler.run.train`; the other arguments are that function's.
     Returns ``{"epochs", "histories" (one list per seed), "runs" (RunConfig per seed),
     "dirs"}``."""
     seeds = [int(s) for s in seeds]
     if not seeds or len(set(seeds)) != len(seeds):
         raise ConfigError(f"--seeds: expected distinct seeds, got {seeds}")
-    if mode not in SWEEP_MODES:
-        raise ConfigError(f"--sweep-mode must be one of {', '.join(SWEEP_MODES)}, got {mode!r}")
     outs = sweep_dirs(out, seeds)
     rcs = _seed_configs(outs, rc, seeds, resume)
     check_settings(rcs[0], epochs)
     jobs = read_swf(rcs[0].trace).jobs(rcs[0].rules)
     vals = _validators(jobs, rcs, outs, validation)
-    trainers = _Trainers(
-        jobs, rcs[0], outs[0], resume, log, seed_axis=SEED_AXIS if mode == "vmap" else None
-    )
+    trainers = _Trainers(jobs, rcs[0], outs[0], resume, log, seed_axis=SEED_AXIS)
     _share_filter(outs)
     t0 = time.perf_counter()
     states, histories, done = [], [], []
@@ -138,6 +131,6 @@ def train_sweep(
     ]
     _, histories = run_sweep_epochs(
         outs, stack_trees(states), histories, specs, done_epochs=done_epochs, epochs=epochs,
-        t0=t0, progress=progress, log=log, mode=mode,
+        t0=t0, progress=progress, log=log,
     )  # fmt: skip
     return result
