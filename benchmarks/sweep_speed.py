@@ -11,9 +11,9 @@ and value steps): ``--seeds`` seeds trained for ``--epochs`` epochs
 * sequentially: one compiled update (``make_train(...).update``), called for each seed in turn
   — what 8 ``jaxsched train --seed s`` runs do, minus their 8 compilations;
 * batched: the seeds' states stacked and the update vmapped over them
-  (:class:`jaxsched.train.sweep.SeedSweep`: the trainer's ``sweep_update``, the rollouts of
-  all seeds as one flat batch of environments and the learning vmapped; what
-  ``jaxsched train --seeds`` runs).
+  (:class:`jaxsched.train.sweep.SeedSweep`, what ``jaxsched train --seeds`` runs; with
+  ``--flat-rollout`` the trainer's ``sweep_update``: the rollouts of all seeds as one flat
+  batch of environments and the learning vmapped).
 
 Each program is compiled ahead of time (``lower().compile()``, timed and reported apart);
 the run times are the updates only (host transfer of the metrics included, no checkpoints or
@@ -83,7 +83,7 @@ def sequential(jobs, args, seeds):
 def batched(jobs, args, seeds):
     tr = _trainer(jobs, args, SEED_AXIS)
     st = stack_trees([tr.init(jax.random.PRNGKey(s)) for s in seeds])
-    upd, compile_s = _compiled(SeedSweep(tr).update, st)
+    upd, compile_s = _compiled(SeedSweep(tr, args.flat_rollout).update, st)
     t = time.perf_counter()
     for _ in range(args.epochs):
         st, m = upd(st)
@@ -110,6 +110,11 @@ def main(argv=None) -> int:
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--trace", type=Path, default=REPO / "traces" / "lublin-1.swf")
     p.add_argument("--json", default=None, metavar="FILE")
+    p.add_argument(
+        "--flat-rollout",
+        action="store_true",
+        help="batched = the trainer's sweep_update (all seeds' rollouts as one flat batch)",
+    )
     p.add_argument(
         "--cache",
         default=None,

@@ -61,18 +61,21 @@ class SeedSweep:
     ``update(states) -> (states, metrics)``: every leaf of ``states`` and of the metrics has a
     leading seed axis ``[S]``; ``run_config()`` is the trainer's (the seeds share it).
 
-    The update is the trainer's ``sweep_update`` if it has one (:func:`jaxsched.train.
-    make_train`'s: the rollouts of all seeds as one flat batch of environments, so the
-    environment's own batching rules still apply, and the learning vmapped), else ``jax.vmap``
-    of ``update`` with ``axis_name=`` :data:`SEED_AXIS`.  Build the trainer with
-    ``make_train(..., seed_axis=SEED_AXIS)`` when it uses slot prefixes.  (Running the seeds
-    one after another inside the call, ``lax.map``, was 10x slower than separate calls on a
-    2-core CPU: benchmarks/RESULTS.md.)"""
+    The update is ``jax.vmap`` of the trainer's ``update`` with ``axis_name=``
+    :data:`SEED_AXIS` (build the trainer with ``make_train(..., seed_axis=SEED_AXIS)`` when
+    it uses slot prefixes).  ``flat_rollout=True`` uses the trainer's ``sweep_update``
+    instead (:func:`jaxsched.train.make_train`'s: the rollouts of all seeds as one flat batch
+    of environments, so the environment's own batching rules — the simulator's
+    ``jax.custom_batching`` conditionals, which a vmap over seeds turns into selects of every
+    branch — still apply, and the learning vmapped).  On the 2-core CPU neither beat separate
+    calls (0.6-0.7x), and ``sweep_update`` took 15 min to compile there against 35-50 s
+    (benchmarks/RESULTS.md §9); it is the one meant for accelerators, measured on none yet.
+    (``lax.map`` over the seeds inside the call was 10x slower than separate calls.)"""
 
-    def __init__(self, trainer):
+    def __init__(self, trainer, flat_rollout: bool = False):
         self.trainer = trainer
         batched = getattr(trainer, "sweep_update", None)
-        if batched is not None:
+        if flat_rollout and batched is not None:
             self.update = jax.jit(batched)
         else:
             self.update = jax.jit(jax.vmap(trainer.update, axis_name=SEED_AXIS))
