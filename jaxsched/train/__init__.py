@@ -14,6 +14,8 @@
 * :mod:`jaxsched.train.loop` — the host loop of every system (epochs, ``log.jsonl``,
   validation, best/last checkpoints, resume, progress) and :func:`fit`.
 * :mod:`jaxsched.train.checkpoint` — atomic, verified checkpoints (msgpack + JSON header).
+* :mod:`jaxsched.train.sweep` — sweeps over seeds: stacked train states, one vmapped update
+  per epoch, a run directory per seed (:class:`~jaxsched.train.sweep.SeedSweep`).
 
 The masked categorical distribution the trainers sample from is
 :mod:`jaxsched.nets.categorical`.
