@@ -40,8 +40,9 @@ def runs(tmp_path_factory):
     d = tmp_path_factory.mktemp("sweep")
     trace = burst_trace(d / "burst.swf", bursts=30)
     base = ["train", "rlscheduler", trace, "--out", d / "sweep", "--seeds", "0-1", *FLAGS]
-    assert main([str(a) for a in base + ["--epochs", "1", "--keep-checkpoints", "0"]]) == 0
-    argv = base + ["--epochs", "2", "--keep-checkpoints", "0", "--resume"]
+    val = ["--validate", "1", "--val-sequences", "3", "--val-jobs", LENGTH]  # test_train_run's
+    assert main([str(a) for a in base + ["--epochs", "1", "--keep-checkpoints", "0", *val]]) == 0
+    argv = base + ["--epochs", "2", "--keep-checkpoints", "0", "--resume", *val]
     assert main([str(a) for a in argv]) == 0
     rc = _run_config(trace, ppo=PPO, init_from=None, length=LENGTH, compat=True)
     jobs = read_swf(trace).jobs(rc.rules)
@@ -79,6 +80,11 @@ def test_sweep_seed_equals_single_seed_run(runs):
             assert r["pi_loss"] == pytest.approx(float(m["pi_loss"]), rel=1e-3, abs=1e-5)
         # resumed at epoch 1 with every checkpoint kept
         assert [load_checkpoint(p).epoch for p in list_checkpoints(sw)] == [1, 2]
+        # validated every epoch, the best checkpoint kept per seed
+        scored = {r["epoch"]: r["val_bsld"] for r in rows}
+        best = json.loads((sw / "best.json").read_text())
+        assert best["value"] == min(scored.values()) and (sw / "best.ckpt").is_file()
+        assert json.loads((sw / "validation.json").read_text())["starts"] == best["starts"]
     # the two seeds really are different runs
     p0, p1 = singles[0][1].policy_params, singles[1][1].policy_params
     assert any(
