@@ -13,21 +13,79 @@ from jaxsched.cli.args import (
 )
 
 
-def _cmd_evaluate(args) -> int:
-    import jaxsched.sim  # noqa: F401  (enables x64)
-    from jaxsched.sim.evaluate import check_versus, evaluate, format_table
-    from jaxsched.workload import read_swf, reference_starts
+def _traces(args) -> list:
+    """The TRACE arguments and ``--traces`` (at least one; ConfigError otherwise)."""
+    from jaxsched.errors import ConfigError
 
-    trace = read_swf(args.trace, on_error="skip" if args.skip_bad_lines else "raise")
-    jobs = trace.jobs(args.rules)
+    traces = list(args.trace or []) + list(args.traces or [])
+    if not traces:
+        raise ConfigError("evaluate: no trace given (TRACE [TRACE ...] or --traces A,B)")
+    return traces
+
+
+def _evaluate_cell(args, path, jobs, seed, pols, names):
+    """Heuristics and models on the sequences of one trace and one seed: an EvalResult."""
+    from jaxsched.sim.evaluate import evaluate
+    from jaxsched.workload import reference_starts
+
     compat = args.compat == "rlscheduler"
     backfills = args.backfill or (["none", "rlscheduler"] if compat else ["none", "easy"])
     if args.starts is not None:
         starts = args.starts
     else:
         starts = reference_starts(
-            args.seed, args.sequences, args.jobs, jobs.n_jobs, batch_job_slice=args.slice
+            seed, args.sequences, args.jobs, jobs.n_jobs, batch_job_slice=args.slice
         )
+    res = evaluate(
+        jobs, starts, args.jobs, args.policy, backfills, compat=compat, metrics=args.metric
+    )
+    for (system, pol), name in zip(pols, names):
+        res.rows += system.model_rows(
+            pol,
+            jobs,
+            res.starts,
+            args.jobs,
+            res.backfills,
+            res.metrics,
+            compat,
+            sample=args.sample,
+            name=name,
+        )
+        res.policies.append(name)
+    return res
+
+
+def _print_cell(args, path, res) -> None:
+    from jaxsched.sim.evaluate import format_table
+
+    mode = "reference SchedGym (compat)" if args.compat == "rlscheduler" else "correct mode"
+    print(
+        f"{path}: {len(res.starts)} sequences x {args.jobs} jobs, {mode}; "
+        f"starts {', '.join(map(str, res.starts[:10]))}{' ...' if len(res.starts) > 10 else ''}"
+    )
+    print(format_table(res, sem=args.sem))
+    if args.versus:
+        print(
+            f"\npaired difference to {args.versus} on the same sequences (mean ± standard "
+            f"error over the {len(res.starts)} sequences):\n"
+        )
+        print(format_table(res, versus=args.versus))
+    t = res.timing
+    print(
+        f"\n{t['decisions']} decisions in {t['run_s']:.2f} s "
+        f"({t['decisions'] / max(t['run_s'], 1e-9):,.0f}/s); compile {t['compile_s']:.1f} s"
+    )
+
+
+def _cmd_evaluate(args) -> int:
+    import jaxsched.sim  # noqa: F401  (enables x64)
+    from jaxsched.sim.evaluate import check_versus
+    from jaxsched.workload import read_swf
+
+    traces = _traces(args)
+    if args.table:
+        table_format(args.table)
+    seeds = [None] if args.starts is not None else list(args.seed)
     pols, names = [], []
     if args.model:
         from jaxsched import systems
@@ -36,44 +94,76 @@ def _cmd_evaluate(args) -> int:
         names = _model_names([m for _, m in pols])
     if args.versus is not None:
         check_versus(args.versus, list(args.policy) + names)
-    res = evaluate(
-        jobs, starts, args.jobs, args.policy, backfills, compat=compat, metrics=args.metric
-    )
-    if pols:
-        for (system, pol), name in zip(pols, names):
-            res.rows += system.model_rows(
-                pol,
-                jobs,
-                res.starts,
-                args.jobs,
-                res.backfills,
-                res.metrics,
-                compat,
-                sample=args.sample,
-                name=name,
-            )
-            res.policies.append(name)
+    cells = []
+    for path in traces:
+        trace = read_swf(path, on_error="skip" if args.skip_bad_lines else "raise")
+        jobs = trace.jobs(args.rules)
+        for seed in seeds:
+            cells.append((path, seed, _evaluate_cell(args, path, jobs, seed, pols, names)))
+    if args.table:
+        n = write_table(args.table, _tidy_rows(cells))
+        if not args.json:
+            print(f"{n} rows ({len(traces)} trace(s) x {len(seeds)} seed(s)) -> {args.table}")
     if args.json:
-        print(json.dumps(res.to_json()))
-    else:
-        mode = "reference SchedGym (compat)" if compat else "correct mode"
-        print(
-            f"{args.trace}: {len(res.starts)} sequences x {args.jobs} jobs, {mode}; "
-            f"starts {', '.join(map(str, res.starts[:10]))}{' ...' if len(res.starts) > 10 else ''}"
-        )
-        print(format_table(res, sem=args.sem))
-        if args.versus:
-            print(
-                f"\npaired difference to {args.versus} on the same sequences (mean ± standard "
-                f"error over the {len(res.starts)} sequences):\n"
-            )
-            print(format_table(res, versus=args.versus))
-        t = res.timing
-        print(
-            f"\n{t['decisions']} decisions in {t['run_s']:.2f} s "
-            f"({t['decisions'] / max(t['run_s'], 1e-9):,.0f}/s); compile {t['compile_s']:.1f} s"
-        )
+        if len(cells) == 1:
+            print(json.dumps(cells[0][2].to_json()))
+        else:
+            timing = [{"trace": p, "seed": s, **r.timing} for p, s, r in cells]
+            print(json.dumps({"results": _tidy_rows(cells), "timing": timing}))
+    elif not args.table or len(cells) == 1:
+        for i, (path, _, res) in enumerate(cells):
+            print("\n" if i else "", end="")
+            _print_cell(args, path, res)
     return 0
+
+
+#: columns of ``evaluate --table`` (one row per trace, seed, sequence, policy, backfill, metric)
+TABLE_COLUMNS = ("trace", "seed", "start", "jobs", "policy", "backfill", "metric", "value")
+
+
+def _tidy_rows(cells) -> list:
+    """The rows of every (trace, seed, result) cell with ``trace`` and ``seed`` (None with
+    ``--starts``) in front, in :data:`TABLE_COLUMNS` order."""
+    return [
+        {"trace": str(path), "seed": seed, **{k: r[k] for k in TABLE_COLUMNS[2:]}}
+        for path, seed, res in cells
+        for r in res.rows
+    ]
+
+
+def table_format(path) -> str:
+    """``.csv`` or ``.json``: the format of a ``--table`` file (ConfigError otherwise)."""
+    from pathlib import Path
+
+    from jaxsched.errors import ConfigError
+
+    ext = Path(path).suffix.lower()
+    if ext not in (".csv", ".json"):
+        raise ConfigError(f"--table {path}: the file name must end in .csv or .json")
+    return ext
+
+
+def write_table(path, rows: list) -> int:
+    """Write tidy rows as CSV (header :data:`TABLE_COLUMNS`; an empty seed is blank) or JSON (a
+    list of objects), by the extension of ``path`` (``.csv`` / ``.json``); returns the number
+    of rows. ConfigError for another extension."""
+    import csv
+    from pathlib import Path
+
+    path = Path(path)
+    ext = table_format(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if ext == ".json":
+        path.write_text("[\n" + ",\n".join(json.dumps(r) for r in rows) + "\n]\n")
+        return len(rows)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=TABLE_COLUMNS)
+        w.writeheader()
+        for r in rows:
+            w.writerow(
+                {**r, "seed": "" if r["seed"] is None else r["seed"], "value": repr(r["value"])}
+            )
+    return len(rows)
 
 
 @command("evaluate")
@@ -89,7 +179,19 @@ def _add_evaluate(sub) -> None:
         "policies, with and without backfilling, and report the metrics (mean over "
         "sequences; --json gives every sequence).",
     )
-    p.add_argument("trace", metavar="TRACE", help="SWF file (.swf or .swf.gz)")
+    p.add_argument(
+        "trace",
+        metavar="TRACE",
+        nargs="*",
+        help="SWF file(s) (.swf or .swf.gz); several give a grid (see --table)",
+    )
+    p.add_argument(
+        "--traces",
+        type=csv_list,
+        default=None,
+        metavar="A,B,...",
+        help="more traces, comma-separated (added to the TRACE arguments)",
+    )
     p.add_argument(
         "--compat",
         choices=("rlscheduler",),
@@ -143,10 +245,11 @@ def _add_evaluate(sub) -> None:
     )
     g.add_argument(
         "--seed",
-        type=int_arg,
-        default=1,
-        metavar="S",
-        help="draw starts as the reference does (default 1: the paper's Table V sequences)",
+        type=csv_ints,
+        default=[1],
+        metavar="S[,S...]",
+        help="draw starts as the reference does (default 1: the paper's Table V sequences); "
+        "several seeds: one set of sequences each (a grid, see --table)",
     )
     p.add_argument(
         "--slice",
@@ -191,6 +294,14 @@ def _add_evaluate(sub) -> None:
         "rl with one --model) on the same sequences, mean ± standard error",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--table",
+        default=None,
+        metavar="FILE.csv|FILE.json",
+        help="write every result as one tidy table: a row per trace, seed, sequence start, "
+        "policy, backfill and metric (columns trace, seed, start, jobs, policy, backfill, "
+        "metric, value; CSV or a JSON list of objects, by extension)",
+    )
     p.set_defaults(handler=_cmd_evaluate)
 
 

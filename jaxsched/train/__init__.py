@@ -16,6 +16,8 @@
 * :mod:`jaxsched.train.checkpoint` — atomic, verified checkpoints (msgpack + JSON header).
 * :mod:`jaxsched.train.pg`, :mod:`jaxsched.train.dql` — DRAS-PG and DRAS-DQL updates (imported
   on demand).
+* :mod:`jaxsched.train.sweep` — sweeps over seeds: stacked train states, one vmapped update
+  per epoch, a run directory per seed (:class:`~jaxsched.train.sweep.SeedSweep`).
 
 The masked categorical distribution the trainers sample from is
 :mod:`jaxsched.nets.categorical`.

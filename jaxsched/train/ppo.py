@@ -68,6 +68,7 @@ from jaxsched.train.rollout import (
     default_done_fn,
     default_obs_fn,
     make_collect,
+    make_collect_seeds,
     to_f32,
 )
 
@@ -270,6 +271,12 @@ class PPOTrainer:
       step of ``update`` computes them (``slot_buckets`` included).
     * ``value_loss_and_grad(value_params, x, target, w) -> (loss, grad)`` — the same for one
       value step.
+    * ``sweep_update(train_states) -> (train_states, metrics)`` — not compiled: ``update`` of
+      a stack of independent runs (leading axis ``[S]`` on every leaf, a sweep over seeds),
+      each run's as ``update`` alone gives it, with the rollouts of all runs stepped as one
+      flat batch of environments (:func:`jaxsched.train.rollout.make_collect_seeds`) and the
+      rest vmapped over the runs (axis name ``seed_axis``); what
+      :class:`jaxsched.train.sweep.SeedSweep` compiles.
     """
 
     config: PPOConfig
@@ -282,6 +289,7 @@ class PPOTrainer:
     trajectory_filter: Any = None
     policy_loss_and_grad: Callable | None = None
     value_loss_and_grad: Callable | None = None
+    sweep_update: Callable | None = None
 
     def run_config(self) -> dict:
         """JSON-able description of everything that shapes training (for checkpoint headers)."""
@@ -363,7 +371,9 @@ class _Nets:
         }
 
 
-def _loss_builder(cfg: PPOConfig, nets: _Nets, slot_buckets, chunk_size, value_pad_row):
+def _loss_builder(
+    cfg: PPOConfig, nets: _Nets, slot_buckets, chunk_size, value_pad_row, seed_axis=None
+):
     """``loss_fns(x, action, logp_old, adv, target, w) -> (pi_grad, pi_loss, v_grad, v_loss,
     pi_data, v_data)`` over a flat batch (leading axis = samples): ``pi_grad(params,
     *pi_data)`` = ``((loss, (kl, entropy, clip_frac)), grad)`` of the clipped policy loss,
@@ -417,7 +427,7 @@ def _loss_builder(cfg: PPOConfig, nets: _Nets, slot_buckets, chunk_size, value_p
                 (x, target, w),
             )
         bucket, chunks, total, buckets = sorted_chunks(
-            x, (action, logp_old, adv, target), w, slot_buckets, chunk_size
+            x, (action, logp_old, adv, target), w, slot_buckets, chunk_size, seed_axis
         )
         data = (bucket, chunks, total, buckets)
         if value_pad_row is None:
@@ -432,17 +442,41 @@ def _loss_builder(cfg: PPOConfig, nets: _Nets, slot_buckets, chunk_size, value_p
 def _make_update(cfg: PPOConfig, collect, loss_fns, pi_tx, v_tx):
     """``update(train_state) -> (train_state, metrics)``, one epoch (module docstring), from the
     rollout ``collect(policy_params, value_params, key, step)``, the loss builder of
-    :func:`_loss_builder` and the two optimisers."""
-    T, E = cfg.rollout_steps, cfg.num_envs
-    kl_limit = None if cfg.target_kl is None else cfg.kl_stop_factor * cfg.target_kl
+    :func:`_loss_builder` and the two optimisers; and ``learn(train_state, key, transitions,
+    completed)``, the epoch after its rollout (``key``: what is left of the state's key)."""
+    learn = _make_learn(cfg, loss_fns, pi_tx, v_tx)
 
     def update(ts: TrainState):
-        # kept as one function: it is the epoch, read top to bottom (rollout, advantages,
-        # policy phase, value phase, metrics); the pieces it calls live in their own modules
         key = jax.random.wrap_key_data(ts.rng)
         key, k_roll = jax.random.split(key)
         tr, completed = collect(ts.policy_params, ts.value_params, k_roll, ts.step)
+        return learn(ts, key, tr, completed)
 
+    return update, learn
+
+
+def _make_sweep_update(collect_seeds, learn, seed_axis):
+    """``update(train_states [S]) -> (train_states, metrics)``: every run's epoch as
+    ``update`` does it, the rollouts of all runs as one flat batch of environments
+    (:func:`jaxsched.train.rollout.make_collect_seeds`), the rest vmapped over the runs."""
+
+    def sweep_update(ts: TrainState):
+        key = jax.vmap(jax.random.wrap_key_data)(ts.rng)
+        key, k_roll = jax.vmap(jax.random.split, out_axes=1)(key)
+        tr, completed = collect_seeds((ts.policy_params, ts.value_params), k_roll, ts.step)
+        return jax.vmap(learn, axis_name=seed_axis)(ts, key, tr, completed)
+
+    return sweep_update
+
+
+def _make_learn(cfg: PPOConfig, loss_fns, pi_tx, v_tx):
+    """The epoch of :func:`_make_update` after its rollout."""
+    T, E = cfg.rollout_steps, cfg.num_envs
+    kl_limit = None if cfg.target_kl is None else cfg.kl_stop_factor * cfg.target_kl
+
+    def learn(ts: TrainState, key, tr, completed):
+        # kept as one function: it is the epoch, read top to bottom (advantages, policy
+        # phase, value phase, metrics); the pieces it calls live in their own modules
         adv, rtg = gae_advantages(tr.reward, tr.value, tr.done, cfg.gamma, cfg.gae_lambda)
         target = rtg if cfg.value_target == "reward_to_go" else adv + tr.value
         w = tr.valid
@@ -511,7 +545,7 @@ def _make_update(cfg: PPOConfig, collect, loss_fns, pi_tx, v_tx):
         )
         return new_ts, metrics
 
-    return update
+    return learn
 
 
 def _finish_update(cfg, ts, tr, completed, w, adv, key, pi_eval, v_eval, pi_data, v_data, p, v):
@@ -562,6 +596,7 @@ def make_train(
     slot_buckets: Sequence[int] | None = None,
     chunk_size: int = 512,
     value_pad_row: Sequence[float] | None = None,
+    seed_axis: str | None = None,
 ) -> PPOTrainer:
     """Build the PPO functions for ``env`` and two Flax modules.
 
@@ -616,6 +651,11 @@ def make_train(
             ``obs_prefix`` followed by ``N − K`` copies of ``row``
             (:class:`jaxsched.nets.KernelValue` does: its per-slot kernel sees the padding row
             once). None: value steps on the full width.
+        seed_axis: computation only, with ``slot_buckets``: the trainer's ``update`` is to run
+            under ``jax.vmap(..., axis_name=seed_axis)`` over independent runs (a sweep over
+            seeds, :class:`jaxsched.train.sweep.SeedSweep`); each chunk then takes the widest
+            bucket of all the runs, so the bucket switch stays a branch instead of running
+            every bucket's branch. ``update`` may then only be called under that vmap.
 
     Returns:
         :class:`PPOTrainer`.
@@ -625,7 +665,7 @@ def make_train(
     pi_tx = _make_adam(cfg.pi_lr, cfg, cfg.train_pi_iters)
     v_tx = _make_adam(cfg.vf_lr, cfg, cfg.train_v_iters)
     nets = _Nets(policy_net, value_net, policy_inputs, value_inputs)
-    loss_fns = _loss_builder(cfg, nets, slot_buckets, chunk_size, value_pad_row)
+    loss_fns = _loss_builder(cfg, nets, slot_buckets, chunk_size, value_pad_row, seed_axis)
 
     def init(key) -> TrainState:
         key = jax.random.wrap_key_data(_key_data(key))
@@ -673,7 +713,18 @@ def make_train(
         f = loss_fns(x, jnp.zeros(target.shape, jnp.int32), target, target, target, w)
         return f[2](params, *f[5])
 
-    update = _make_update(cfg, collect, loss_fns, pi_tx, v_tx)
+    update, learn = _make_update(cfg, collect, loss_fns, pi_tx, v_tx)
+    collect_seeds = make_collect_seeds(
+        env,
+        nets.act,
+        num_envs=cfg.num_envs,
+        episodes_per_env=cfg.episodes_per_env,
+        rollout_steps=cfg.rollout_steps,
+        obs_fn=obs_fn,
+        done_fn=done_fn,
+        accept_fn=accept_fn,
+        episode_info_fn=episode_info_fn,
+    )
 
     def train(ts: TrainState, num_updates: int):
         return jax.lax.scan(lambda s, _: update(s), ts, None, length=num_updates)
@@ -689,4 +740,5 @@ def make_train(
         trajectory_filter=trajectory_filter,
         policy_loss_and_grad=jax.jit(policy_loss_and_grad),
         value_loss_and_grad=jax.jit(value_loss_and_grad),
+        sweep_update=_make_sweep_update(collect_seeds, learn, seed_axis or "seed"),
     )

@@ -45,13 +45,18 @@ def check_buckets(slot_buckets: Sequence[int], chunk_size: int) -> None:
         raise ConfigError(f"make_train: slot_buckets must be integers >= 1, got {slot_buckets!r}")
 
 
-def sorted_chunks(x, data: tuple, w, slot_buckets: Sequence[int], chunk_size: int):
+def sorted_chunks(x, data: tuple, w, slot_buckets: Sequence[int], chunk_size: int, axis_name=None):
     """The samples sorted by their number of valid slots and cut into chunks.
 
     Returns ``(bucket int32 [n_chunks], chunks, total, buckets)``: ``chunks`` is the tuple
     ``(x, *data, w)`` with leading axes ``[n_chunks, C]`` (padding samples are copies of sample
     0 with weight False); ``total`` the float32 weight of the batch (at least 1); ``buckets``
-    the sorted tuple of prefix widths (the full width included) that ``bucket`` indexes."""
+    the sorted tuple of prefix widths (the full width included) that ``bucket`` indexes.
+
+    ``axis_name``: inside ``jax.vmap(..., axis_name=name)`` over independent batches (a sweep
+    over seeds), chunk ``i`` of every batch takes the widest of their buckets, so that
+    ``bucket`` is not batched and :func:`chunked`'s ``lax.switch`` stays a branch (a batched
+    index would run every bucket's branch)."""
     n_slots = x.mask.shape[-1]
     buckets = sorted({min(int(b), n_slots) for b in slot_buckets} | {n_slots})
     S = w.shape[0]
@@ -66,6 +71,8 @@ def sorted_chunks(x, data: tuple, w, slot_buckets: Sequence[int], chunk_size: in
     out = out + (chunk(w[order] & real),)
     kmax = jnp.max(chunk(jnp.where(real, key[order], 0)), axis=1)
     bucket = jnp.searchsorted(jnp.asarray(buckets, jnp.int32), kmax, side="left")
+    if axis_name is not None:
+        bucket = jax.lax.pmax(bucket, axis_name)
     total = jnp.maximum(jnp.sum(w.astype(_F32)), 1.0)
     return bucket.astype(jnp.int32), out, total, tuple(buckets)
 

@@ -38,6 +38,7 @@ __all__ = [
     "NetInput",
     "Transition",
     "make_collect",
+    "make_collect_seeds",
     "valid_step_mask",
     "episode_summaries",
     "default_obs_fn",
@@ -229,6 +230,82 @@ def make_collect(
             reward=traj["reward"],
             done=traj["done"],
             valid=valid,
+            info=traj["info"],
+        )
+        return tr, completed
+
+    return collect
+
+
+def make_collect_seeds(
+    env,
+    act: Callable,
+    *,
+    num_envs: int,
+    episodes_per_env: int,
+    rollout_steps: int,
+    obs_fn: Callable = default_obs_fn,
+    done_fn: Callable = default_done_fn,
+    accept_fn: Callable | None = None,
+    episode_info_fn: Callable | None = None,
+) -> Callable:
+    """:func:`make_collect` for ``S`` independent runs at once (a sweep over seeds):
+    ``collect(params [S], key [S], step [S]) -> (Transition [S, T, E, ...], completed [S, E])``
+    where run ``s`` gets exactly what ``make_collect(...)(params[s], key[s], step[s])`` gives
+    (the same keys, actions and episodes, up to float rounding of the networks).
+
+    The ``S * E`` environments are reset and stepped as ONE flat batch (``vmap`` over
+    ``S * E``), while ``act``, ``accept_fn`` and the masks are vmapped over the runs: an
+    environment whose step has its own batching rule (``jax.custom_batching``, e.g. the
+    simulator's sparse conditionals) keeps it, where a ``vmap`` of :func:`make_collect` over
+    the runs would turn its branches into selects of every branch."""
+    E, T = num_envs, rollout_steps
+
+    def collect(params, key, step):
+        S = jax.tree_util.tree_leaves(key)[0].shape[0]
+        flat = lambda a: jnp.reshape(a, (S * E,) + a.shape[2:])  # noqa: E731
+        runs = lambda a: jnp.reshape(a, (S, E) + a.shape[1:])  # noqa: E731
+        keys = jax.vmap(lambda k: jax.random.split(k, E + T))(key)  # [S, E + T]
+        env_state, ts = jax.vmap(env.reset)(flat(keys[:, :E]))
+
+        def body(carry, k):  # k: [S] keys of this step
+            env_state, ts = carry
+            x = to_f32(obs_fn(ts.observation))  # [S * E, ...]
+            xs = jax.tree_util.tree_map(runs, x)
+            action, fields = jax.vmap(act)(params, xs, k)  # [S, E]
+            if accept_fn is not None:
+                accept = jax.vmap(accept_fn)(jax.tree_util.tree_map(runs, ts), step)
+            else:
+                accept = jnp.ones((S, E), bool)
+            info = {} if episode_info_fn is None else dict(jax.vmap(episode_info_fn)(ts))
+            env_state, ts_next = jax.vmap(env.step)(env_state, flat(action))
+            out = dict(
+                x=xs,
+                action=action,
+                fields=dict(fields),
+                reward=runs(jnp.asarray(ts_next.reward).astype(_F32)),
+                done=runs(jax.vmap(done_fn)(ts_next)),
+                accept=accept,
+                info=jax.tree_util.tree_map(runs, info),
+            )
+            return (env_state, ts_next), out
+
+        _, traj = jax.lax.scan(body, (env_state, ts), jnp.swapaxes(keys[:, E:], 0, 1))
+        traj = jax.tree_util.tree_map(lambda a: jnp.swapaxes(a, 0, 1), traj)  # [S, T, E, ...]
+        valid, completed = jax.vmap(valid_step_mask, in_axes=(0, None))(
+            traj["done"], episodes_per_env
+        )
+        f = traj["fields"]
+        tr = Transition(
+            x=traj["x"],
+            mask=traj["x"].mask,
+            action=traj["action"],
+            logp=f.get("logp"),
+            value=f.get("value"),
+            entropy=f.get("entropy"),
+            reward=traj["reward"],
+            done=traj["done"],
+            valid=valid & traj["accept"],
             info=traj["info"],
         )
         return tr, completed

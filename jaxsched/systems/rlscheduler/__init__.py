@@ -9,6 +9,7 @@ pick-a-job environment.
 * ``filtering.py`` — the trajectory filter of spec §7 (it still holds
   ``sample_accepted_starts``, which the environment uses; it is to move to
   :mod:`jaxsched.envs`).
+* ``sweep.py`` — ``--seeds``: a sweep over seeds as one vmapped update, ``DIR/seed-<s>``.
 * ``cli.py`` — the ``jaxsched train rlscheduler`` flags.
 * ``plot.py`` — the training curve.
 

@@ -59,7 +59,16 @@ def _add_run_arguments(p) -> None:
         help="total epochs (with --resume: including the ones already done)",
     )
     p.add_argument("--out", required=True, metavar="DIR", help="run directory")
-    p.add_argument("--seed", type=int_arg, default=0, metavar="S")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--seed", type=int_arg, default=0, metavar="S")
+    g.add_argument(
+        "--seeds",
+        type=seed_list,
+        default=None,
+        metavar="A-B|A,B,...",
+        help="a sweep: train every seed (e.g. 0-7 or 0,3,5) in one compiled update per "
+        "epoch, seed s in DIR/seed-s (each as --seed s alone would train it)",
+    )
     p.add_argument(
         "--resume", action="store_true", help="continue the run in DIR from its newest checkpoint"
     )
@@ -83,6 +92,17 @@ def _add_run_arguments(p) -> None:
     p.add_argument(
         "--no-compare", action="store_true", help="do not evaluate SJF/F1 on each epoch's sequences"
     )
+
+
+def seed_list(text: str) -> list:
+    """argparse type of ``--seeds``: ``0-7``, ``0,3,5`` or a mix -> list of ints."""
+    from jaxsched.errors import ConfigError
+    from jaxsched.train.sweep import parse_seeds
+
+    try:
+        return parse_seeds(text)
+    except ConfigError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--seeds: ")) from None
 
 
 def _add_ppo_arguments(p) -> None:
@@ -215,6 +235,7 @@ def train_from_args(args) -> int:
         backfill=args.backfill,
         compat=compat,
         seed=args.seed,
+        seeds=args.seeds,
         resume=args.resume,
         ppo=ppo,
         length=args.length,
@@ -231,5 +252,10 @@ def train_from_args(args) -> int:
         init_from=args.init_from,
         keep_checkpoints=args.keep_checkpoints,
     )
-    print(f"trained {res['epochs']} epochs; checkpoint and log in {args.out}")
+    where = args.out if args.seeds is None else f"{args.out}/seed-{{{_seed_text(args.seeds)}}}"
+    print(f"trained {res['epochs']} epochs; checkpoint and log in {where}")
     return 0
+
+
+def _seed_text(seeds) -> str:
+    return ",".join(map(str, seeds))

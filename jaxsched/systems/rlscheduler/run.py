@@ -28,6 +28,7 @@ Example::
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -149,10 +150,10 @@ def _check_keep(keep_checkpoints) -> None:
 
 class _Trainers:
     """The PPO trainer(s) of a run: phase 1 (filtered, if a filter is on) and phase 2 (all
-    sequences, built when it starts)."""
+    sequences, built when it starts); ``seed_axis``: for a sweep (``make_train``'s option)."""
 
-    def __init__(self, jobs, rc: RunConfig, out: Path, resume: bool, log):
-        self.jobs, self.rc = jobs, rc
+    def __init__(self, jobs, rc: RunConfig, out: Path, resume: bool, log, seed_axis=None):
+        self.jobs, self.rc, self.seed_axis = jobs, rc, seed_axis
         if rc.filter != "off":
             if not resume:
                 out.mkdir(parents=True, exist_ok=True)
@@ -164,13 +165,16 @@ class _Trainers:
     def _build(self, start_table=None):
         rc = self.rc
         env = AutoResetWrapper(make_env(self.jobs, rc, start_table=start_table))
+        opts = prefix_options(rc)
+        if self.seed_axis is not None and opts:
+            opts["seed_axis"] = self.seed_axis
         return make_train(
             rc.ppo_config(),
             env,
             nets.make_policy(rc.policy),
             nets.make_value(rc.value),
             episode_info_fn=lambda ts: {"start": ts.extras["start"]},
-            **prefix_options(rc),
+            **opts,
         )
 
     def at(self, epoch: int):
@@ -251,6 +255,23 @@ def _epoch_spec(jobs, rc, trainers, val, validate, compare, keep_checkpoints) ->
     )
 
 
+def check_settings(rc: RunConfig, epochs: int) -> None:
+    """ConfigError for a bad epoch count or trajectory-filter setting of a run."""
+    if epochs < 1:
+        raise ConfigError(f"--epochs must be >= 1 (got {epochs})")
+    if rc.filter not in FILTERS:
+        raise ConfigError(
+            f"unknown trajectory filter {rc.filter!r}; choose from {', '.join(FILTERS)}"
+        )
+    if int(rc.filter_epochs) < 0:
+        raise ConfigError(f"--filter-epochs must be >= 0 (got {rc.filter_epochs})")
+
+
+def check_validate(validate) -> None:
+    if int(validate) < 0:
+        raise ConfigError(f"--validate must be >= 0 (got {validate})")
+
+
 def train(
     trace,
     out,
@@ -260,6 +281,7 @@ def train(
     backfill: str = "none",
     compat: bool = True,
     seed: int = 0,
+    seeds=None,
     resume: bool = False,
     rules: str = "rlscheduler",
     ppo: dict | None = None,
@@ -304,6 +326,11 @@ def train(
 
     ``keep_checkpoints``: how many of the newest epoch checkpoints stay in ``out`` (default 1;
     0 keeps every epoch's, e.g. to score them all afterwards with ``evaluate --model``).
+
+    ``seeds``: a list of seeds instead of ``seed``: a sweep, trained as one vmapped update
+    per epoch, one run directory ``out/seed-<s>`` per seed
+    (:func:`jaxsched.systems.rlscheduler.sweep.train_sweep`; returns ``{"epochs",
+    "histories", "runs", "dirs"}``).
     """
     # (long because of its keyword arguments and their documentation; the steps are below)
     out = Path(out)
@@ -326,22 +353,29 @@ def train(
         filter_epochs=filter_epochs,
     )
     _check_keep(keep_checkpoints)
+    if seeds is not None:
+        from jaxsched.systems.rlscheduler.sweep import train_sweep
+
+        return train_sweep(
+            out,
+            epochs,
+            rc,
+            seeds,
+            resume=resume,
+            compare=compare,
+            progress=progress,
+            validation=(validate, val_sequences, val_jobs, val_seed),
+            keep_checkpoints=keep_checkpoints,
+            log=log,
+        )
     saved = open_run(out, resume)
     if saved is not None:
         rc = RunConfig.from_dict(saved)
-    if epochs < 1:
-        raise ConfigError(f"--epochs must be >= 1 (got {epochs})")
-    if rc.filter not in FILTERS:
-        raise ConfigError(
-            f"unknown trajectory filter {rc.filter!r}; choose from {', '.join(FILTERS)}"
-        )
-    if int(rc.filter_epochs) < 0:
-        raise ConfigError(f"--filter-epochs must be >= 0 (got {rc.filter_epochs})")
+    check_settings(rc, epochs)
     jobs = read_swf(rc.trace).jobs(rc.rules)
     val = None
     if validate:  # before anything is written: a bad setting fails cleanly
-        if int(validate) < 0:
-            raise ConfigError(f"--validate must be >= 0 (got {validate})")
+        check_validate(validate)
         val = _Validator(jobs, rc, out, val_sequences, val_jobs, val_seed)
     trainers = _Trainers(jobs, rc, out, resume, log)
     t0 = time.perf_counter()
@@ -395,25 +429,32 @@ class _Validator:
             metrics=(rc.metric,),
         )
         self.heuristics = {p: v for (p, _), v in res.table(rc.metric).items()}
+        self.info = {
+            "starts": [int(x) for x in self.starts],
+            "jobs": self.length,
+            "seed": int(seed),
+            "metric": rc.metric,
+            "backfill": rc.backfill,
+            **self.heuristics,
+        }
+        self.higher_is_better = rc.metric in HIGHER_IS_BETTER
+        self._attach(out)
+
+    def _attach(self, out: Path) -> None:
+        """Write ``out/validation.json`` and keep the best checkpoint of ``out``."""
         out.mkdir(parents=True, exist_ok=True)
-        (out / VAL_INFO).write_text(
-            json.dumps(
-                {
-                    "starts": [int(x) for x in self.starts],
-                    "jobs": self.length,
-                    "seed": int(seed),
-                    "metric": rc.metric,
-                    "backfill": rc.backfill,
-                    **self.heuristics,
-                }
-            )
-            + "\n"
-        )
+        (out / VAL_INFO).write_text(json.dumps(self.info) + "\n")
         self.best = BestCheckpoint(
             out,
-            higher_is_better=rc.metric in HIGHER_IS_BETTER,
+            higher_is_better=self.higher_is_better,
             extra={"starts": [int(x) for x in self.starts], "jobs": self.length},
         )
+
+    def for_dir(self, out: Path) -> _Validator:
+        """The same validation (compiled function, sequences) for another run directory."""
+        other = copy.copy(self)
+        other._attach(Path(out))
+        return other
 
     def __call__(self, params, epoch: int, checkpoint: Path) -> float:
         vals, _ = self.fn(params, jnp.asarray(self.starts, jnp.int32), self.keys)

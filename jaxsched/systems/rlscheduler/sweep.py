@@ -1,0 +1,136 @@
+"""``jaxsched train rlscheduler … --seeds 0-7``: a sweep over seeds trained as one vmapped PPO
+update per epoch (:mod:`jaxsched.train.sweep`), one ordinary run directory per seed::
+
+    DIR/seed-0/run.json, log.jsonl, checkpoint_*.ckpt, [validation.json, best.*, filter.npz]
+    DIR/seed-3/...
+
+Seed ``s`` of a sweep trains what ``train(…, seed=s, out=DIR/seed-s)`` alone would (its own
+initialisation, sampled sequences and PRNG stream), up to float rounding; ``--resume``
+continues every seed's directory.  Everything but the seed must be the same for all seeds
+(one compiled update): the run settings saved in the seeds' ``run.json`` are checked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import jax
+
+from jaxsched.errors import ConfigError
+from jaxsched.systems.rlscheduler.config import RunConfig
+from jaxsched.systems.rlscheduler.run import (
+    FILTER_FILE,
+    _epoch_spec,
+    _init_from,
+    _Trainers,
+    _Validator,
+    check_settings,
+    check_validate,
+)
+from jaxsched.train.loop import open_run, start_or_resume
+from jaxsched.train.sweep import (
+    SEED_AXIS,
+    common_epoch,
+    run_sweep_epochs,
+    stack_trees,
+    sweep_dirs,
+)
+from jaxsched.workload import read_swf
+
+__all__ = ["train_sweep"]
+
+
+def _seed_configs(outs: Sequence[Path], rc: RunConfig, seeds, resume: bool) -> list:
+    """The run configuration of each seed: ``rc`` with its seed, or with ``resume`` the saved
+    ``run.json`` of its directory (they must agree on everything but the seed)."""
+    rcs = []
+    for out, s in zip(outs, seeds):
+        saved = open_run(out, resume)
+        rcs.append(RunConfig.from_dict(saved) if saved else dataclasses.replace(rc, seed=int(s)))
+    base = dataclasses.replace(rcs[0], seed=0)
+    for out, r, s in zip(outs, rcs, seeds):
+        if r.seed != int(s) or dataclasses.replace(r, seed=0) != base:
+            raise ConfigError(
+                f"{out}: its run.json is not seed {s} of the same settings as {outs[0]}; "
+                f"a sweep trains one configuration"
+            )
+    return rcs
+
+
+def _validators(jobs, rcs, outs, validation) -> list:
+    validate, n, length, seed = validation
+    if not validate:
+        return [None] * len(outs)
+    check_validate(validate)
+    first = _Validator(jobs, rcs[0], outs[0], n, length, seed)
+    return [first] + [first.for_dir(o) for o in outs[1:]]
+
+
+def _share_filter(outs: Sequence[Path]) -> None:
+    """Copy the first seed's cached trajectory-filter table to the other seeds' directories."""
+    src = outs[0] / FILTER_FILE
+    if src.is_file():
+        for o in outs[1:]:
+            o.mkdir(parents=True, exist_ok=True)
+            if not (o / FILTER_FILE).is_file():
+                shutil.copyfile(src, o / FILTER_FILE)
+
+
+def train_sweep(
+    out,
+    epochs: int,
+    rc: RunConfig,
+    seeds: Sequence[int],
+    *,
+    resume: bool = False,
+    compare: bool = True,
+    progress: bool = True,
+    validation: tuple = (0, 10, 1024, 2),
+    keep_checkpoints: int = 1,
+    log: Callable[[str], None] = print,
+) -> dict:
+    """Train ``rc`` for every seed of ``seeds`` (ints, distinct) in ``out/seed-<s>``.
+
+    ``validation`` = ``(validate, val_sequences, val_jobs, val_seed)`` of
+    :func:`jaxsched.systems.rlscheduler.run.train`; the other arguments are that function's.
+    Returns ``{"epochs", "histories" (one list per seed), "runs" (RunConfig per seed),
+    "dirs"}``."""
+    seeds = [int(s) for s in seeds]
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ConfigError(f"--seeds: expected distinct seeds, got {seeds}")
+    outs = sweep_dirs(out, seeds)
+    rcs = _seed_configs(outs, rc, seeds, resume)
+    check_settings(rcs[0], epochs)
+    jobs = read_swf(rcs[0].trace).jobs(rcs[0].rules)
+    vals = _validators(jobs, rcs, outs, validation)
+    trainers = _Trainers(jobs, rcs[0], outs[0], resume, log, seed_axis=SEED_AXIS)
+    _share_filter(outs)
+    t0 = time.perf_counter()
+    states, histories, done = [], [], []
+    for o, r in zip(outs, rcs):
+        st = trainers.phase1.init(jax.random.PRNGKey(r.seed))
+        st, h, d = start_or_resume(
+            o, st, trainers.phase1, resume=resume, run_json=r.to_run_json(),
+            fresh=_init_from(r, log), log=log,
+        )  # fmt: skip
+        states.append(st)
+        histories.append(h)
+        done.append(d)
+    done_epochs = common_epoch(outs, done)
+    result = {"epochs": epochs, "histories": histories, "runs": rcs, "dirs": outs}
+    if done_epochs >= epochs:
+        log(f"{out}: already trained for {done_epochs} epochs (asked for {epochs})")
+        return {**result, "epochs": done_epochs}
+    specs = [
+        _epoch_spec(jobs, r, trainers, v, validation[0], compare, keep_checkpoints)
+        for r, v in zip(rcs, vals)
+    ]
+    _, histories = run_sweep_epochs(
+        outs, stack_trees(states), histories, specs, done_epochs=done_epochs, epochs=epochs,
+        t0=t0, progress=progress, log=log,
+    )  # fmt: skip
+    return result
