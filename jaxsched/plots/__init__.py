@@ -4,3 +4,21 @@
 series (``jaxsched plot schedule FILE``), and the wait distributions of several schedules of the
 same jobs side by side (``jaxsched plot compare FILE FILE …``). Training curves are drawn by
 each system (``jaxsched plot DIR``)."""
+
+from jaxsched.errors import ConfigError
+
+__all__ = ["pyplot"]
+
+
+def pyplot():
+    """``matplotlib.pyplot`` with the file-only Agg backend (no display needed), or a one-line
+    :class:`~jaxsched.errors.ConfigError` naming the ``plot`` extra when matplotlib is missing.
+    Every picture of the package gets its pyplot here."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ConfigError("plotting needs matplotlib: pip install 'jaxsched[plot]'") from None
+    return plt

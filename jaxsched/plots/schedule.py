@@ -10,22 +10,12 @@ from pathlib import Path
 import numpy as np
 
 from jaxsched.errors import ConfigError
+from jaxsched.plots import pyplot
 from jaxsched.workload.schedule import Schedule, place_on_processors, time_series
 
 __all__ = ["plot_schedule", "plot_compare", "size_classes"]
 
 HOUR = 3600.0
-
-
-def _pyplot():
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ConfigError("plotting needs matplotlib: pip install 'jaxsched[plot]'") from None
-    return plt
 
 
 def _gantt(ax, s: Schedule, t0: float, colours) -> None:
@@ -64,7 +54,7 @@ def plot_schedule(s: Schedule, out, *, t_from=None, t_to=None, title: str | None
             f"{s.path}: no job runs between {t_from} and {t_to} (its jobs run from "
             f"{int(s.start.min())} to {int(s.end.max())} s)"
         )
-    plt = _pyplot()
+    plt = pyplot()
     t0 = float(w.start.min() if t_from is None else t_from)
     t1 = float(w.end.max() if t_to is None else t_to)
     fig, (ax, ay) = plt.subplots(
@@ -120,7 +110,7 @@ def plot_compare(schedules: list[Schedule], labels: list[str], out, *, top_users
     the most jobs. Returns the PNG's path."""
     if len(schedules) != len(labels) or not schedules:
         raise ConfigError("plot compare needs one label per schedule")
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
     _, names = size_classes(np.concatenate([s.procs for s in schedules]))
     width = 0.8 / len(schedules)

@@ -13,23 +13,12 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxsched.errors import ConfigError
+from jaxsched.plots import pyplot
 from jaxsched.sim.dras_metrics import CLASSES, KIVIAT_AXES, weekly
 
 __all__ = ["plot_kiviat", "plot_wait_vs_size", "plot_weekly"]
 
 _AXIS_LABELS = ("1/avg wait", "1/max wait", "1/avg slowdown", "1/avg response", "utilisation")
-
-
-def _plt():
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ConfigError("plotting needs matplotlib: pip install 'jaxsched[plot]'") from None
-    return plt
 
 
 def _save(fig, plt, path) -> Path:
@@ -43,7 +32,7 @@ def _save(fig, plt, path) -> Path:
 def plot_kiviat(table: dict, path) -> Path:
     """One polygon per method from ``table[method]["kiviat"]`` (axes of
     :data:`~jaxsched.sim.dras_metrics.KIVIAT_AXES`), its area in the legend."""
-    plt = _plt()
+    plt = pyplot()
     k = len(KIVIAT_AXES)
     ang = [2 * math.pi * i / k for i in range(k)] + [0.0]
     fig = plt.figure(figsize=(6, 6))
@@ -61,7 +50,7 @@ def plot_kiviat(table: dict, path) -> Path:
 
 def plot_wait_vs_size(schedules: dict, path) -> Path:
     """Fig. 7: per method a panel of wait (h) against job size (nodes), one colour per class."""
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(schedules), figsize=(4 * len(schedules), 3.5), squeeze=False)
     for ax, (name, sch) in zip(axes[0], schedules.items()):
         wait = (np.asarray(sch["start"]) - np.asarray(sch["submit"])) / 3600.0
@@ -77,7 +66,7 @@ def plot_wait_vs_size(schedules: dict, path) -> Path:
 
 def plot_weekly(schedules: dict, path, t0: int | None = None) -> Path:
     """Fig. 9: weekly core-hours (top) and weekly average wait (bottom), one line per method."""
-    plt = _plt()
+    plt = pyplot()
     fig, (top, bot) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
     for name, sch in schedules.items():
         w = weekly(sch["submit"], sch["run"], sch["nodes"], sch["start"], t0=t0)

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from jaxsched.errors import ConfigError
+from jaxsched.plots import pyplot
 from jaxsched.systems.rlscheduler.config import VAL_INFO, RunConfig
 from jaxsched.train.loop import LOG_FILE, RUN_FILE, read_log
 
@@ -22,13 +23,7 @@ def plot(out, path=None) -> Path:
     if not rows:
         raise ConfigError(f"{Path(out) / LOG_FILE}: no epochs logged yet")
     rc = RunConfig.from_dict(json.loads((Path(out) / RUN_FILE).read_text()))
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ConfigError("plotting needs matplotlib: pip install 'jaxsched[plot]'") from None
+    plt = pyplot()
     ep = [r["epoch"] for r in rows]
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.plot(ep, [r[rc.metric] for r in rows], label="RL (training sequences)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from jaxsched.errors import ConfigError
+from jaxsched.plots import pyplot
 from jaxsched.train.loop import LOG_FILE, read_log
 
 __all__ = ["plot"]
@@ -16,13 +17,7 @@ def plot(out, path=None) -> Path:
     rows = read_log(out)
     if not rows:
         raise ConfigError(f"{Path(out) / LOG_FILE}: no epochs logged yet")
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ConfigError("plotting needs matplotlib: pip install 'jaxsched[plot]'") from None
+    plt = pyplot()
     fig, ax = plt.subplots(1, 2, figsize=(10, 4))
     ax[0].plot([r["epoch"] for r in rows], [r["episode_return"] for r in rows])
     ax[0].set(xlabel="epoch", ylabel="episode return")
