@@ -79,10 +79,10 @@ def load_dras(path) -> LoadedDRAS:
 _ROLLOUTS: dict = {}
 
 
-def _rollout_fn(apply_fn, sample: bool):
+def _rollout_fn(rc: RunConfig, apply_fn, sample: bool):
     from jaxsched.systems.dras.trainer import rollout
 
-    k = (apply_fn, sample)
+    k = (rc.hidden, rc.mode, rc.input_norm, rc.norm_scales, sample)
     if k not in _ROLLOUTS:
         _ROLLOUTS[k] = jax.jit(lambda env, p, key: rollout(env, apply_fn, p, key, sample=sample))
     return _ROLLOUTS[k]
@@ -99,7 +99,7 @@ def run_model(rc: RunConfig, params, cj, *, sample: bool = False, seed: int = 0)
         env = make_env(rc, cj, queue_cap=q)
         t0 = time.perf_counter()
         sim, tot, n = jax.device_get(
-            _rollout_fn(apply_fn, sample)(env, params, jax.random.PRNGKey(seed))
+            _rollout_fn(rc, apply_fn, sample)(env, params, jax.random.PRNGKey(seed))
         )
         if not sim.overflow or q >= len(cj.submit):
             break

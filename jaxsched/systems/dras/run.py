@@ -54,6 +54,9 @@ def stacked_envs(rc: RunConfig, jobsets):
     return jax.tree_util.tree_map(lambda *x: jnp.stack(x), *envs)
 
 
+_EPOCH_FNS: dict = {}
+
+
 def build(rc: RunConfig, split):
     """``(init_state, epoch_fn)`` of a resolved configuration: ``epoch_fn(state, envs)`` jitted."""
     import jaxsched.sim  # noqa: F401  (x64)
@@ -65,7 +68,10 @@ def build(rc: RunConfig, split):
     rows = dras_input_rows(split.num_nodes)
     params = net.init(k, jnp.zeros((rows, 2), jnp.float32))
     state = from_pg(pg[0](params), key)
-    return state, jax.jit(make_epoch(net.apply, pg, C=rc.capacity, update=rc.update))
+    ck = (rc.hidden, rc.mode, rc.input_norm, rc.norm_scales, rc.lr, rc.capacity, rc.update)
+    if ck not in _EPOCH_FNS:  # one compiled epoch per network/update setting and process
+        _EPOCH_FNS[ck] = jax.jit(make_epoch(net.apply, pg, C=rc.capacity, update=rc.update))
+    return state, _EPOCH_FNS[ck]
 
 
 def _validation(rc: RunConfig, split, out: Path):
@@ -91,6 +97,8 @@ def _row(epoch, m, trainer) -> dict:
         "updates": int(m["rounds"]),
         "early_flushes": int(m["early_flushes"]),
         "avg_wait": float(m["avg_wait"]),
+        "passes": int(m["passes"]),
+        "max_batch_span": int(m["max_batch_span"]),
     }
 
 

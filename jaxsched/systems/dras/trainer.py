@@ -46,24 +46,25 @@ def _collect(env, apply_fn, C: int, es, params, key):
     p0 = es.sim.passes
 
     def cond(c):
-        es, _, n, _ = c
+        es, _, n, _, _ = c
         return (~es.sim.done) & (es.sim.passes - p0 < INSTANCES) & (n < C)
 
     def body(c):
-        es, b, n, key = c
+        es, b, n, key, _ = c
+        last = es.sim.passes
         key, k = jax.random.split(key)
         ob = env.observe(es)
-        cnt = jnp.sum(ob.mask.astype(jnp.int32))
+        cnt = jnp.sum(ob.mask, dtype=jnp.int32)
         a = sample_slot(k, apply_fn(params, ob.obs), cnt)
         es, r, *_ = env.transition(es, a)
         b = PGBatch(b.obs.at[n].set(ob.obs), b.action.at[n].set(a), b.count.at[n].set(cnt),
                     b.reward.at[n].set(r), b.valid.at[n].set(True))  # fmt: skip
-        return es, b, n + 1, key
+        return es, b, n + 1, key, last
 
     b = _empty_batch(C, ob0.obs.shape[0])
-    es, b, n, key = jax.lax.while_loop(cond, body, (es, b, jnp.int32(0), key))
+    es, b, n, key, last = jax.lax.while_loop(cond, body, (es, b, jnp.int32(0), key, p0))
     full = (n >= C) & ~es.sim.done & (es.sim.passes - p0 < INSTANCES)
-    return es, b, full, key
+    return es, b, full, key, last - p0
 
 
 def _waits(env, es) -> jax.Array:
@@ -96,25 +97,33 @@ def make_epoch(apply_fn, pg_fns, *, C: int, update: str):
         coll = jax.vmap(lambda env, s, p, k: _collect(env, apply_fn, C, s, p, k),
                         in_axes=(0, 0, None, 0))  # fmt: skip
         zero = jnp.zeros((E,), jnp.float32)
-        acc0 = {"reward": zero, "decisions": zero, "flushes": zero, "updates": jnp.float32(0)}
+        acc0 = {
+            "reward": zero,
+            "decisions": zero,
+            "flushes": zero,
+            "updates": jnp.float32(0),
+            "span": jnp.int32(0),
+        }
 
         def cond(c):
             return ~jnp.all(c[1].sim.done)
 
         def body(c):
             pg, es, keys, acc = c
-            es, b, full, keys = coll(envs, es, pg.params, keys)
+            es, b, full, keys, span = coll(envs, es, pg.params, keys)
             pg, _ = apply_update(pg, b)
             acc = {"reward": acc["reward"] + jnp.sum(jnp.where(b.valid, b.reward, 0.0), -1),
                    "decisions": acc["decisions"] + jnp.sum(b.valid, -1),
-                   "flushes": acc["flushes"] + full, "updates": acc["updates"] + 1}  # fmt: skip
+                   "flushes": acc["flushes"] + full, "updates": acc["updates"] + 1,
+                   "span": jnp.maximum(acc["span"], jnp.max(span))}  # fmt: skip
             return pg, es, keys, acc
 
         pg, es, _, acc = jax.lax.while_loop(cond, body, (pg, es, keys, acc0))
         waits = jax.vmap(_waits)(envs, es)
         m = {"episode_reward": jnp.mean(acc["reward"]), "decisions": jnp.mean(acc["decisions"]),
              "early_flushes": jnp.sum(acc["flushes"]), "rounds": acc["updates"],
-             "avg_wait": jnp.mean(waits), "overflow": jnp.any(es.sim.overflow != 0)}  # fmt: skip
+             "avg_wait": jnp.mean(waits), "overflow": jnp.any(es.sim.overflow != 0),
+             "max_batch_span": acc["span"], "passes": jnp.max(es.sim.passes)}  # fmt: skip
         return from_pg(pg, key), m
 
     return epoch
@@ -132,7 +141,7 @@ def rollout(env, apply_fn, params, key, *, sample: bool = False):
         es, tot, n, key = c
         key, k = jax.random.split(key)
         ob = env.observe(es)
-        cnt = jnp.sum(ob.mask.astype(jnp.int32))
+        cnt = jnp.sum(ob.mask, dtype=jnp.int32)
         logits = apply_fn(params, ob.obs)
         greedy = jnp.argmax(truncated_probs(logits, cnt)).astype(jnp.int32)
         a = jnp.where(sample, sample_slot(k, logits, cnt), greedy)
