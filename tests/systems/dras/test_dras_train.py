@@ -140,3 +140,11 @@ def test_bad_settings_one_line(runs, tmp_path, capsys):
     rc = jaxsched_main(["train", "dras", str(trace), "--epochs", "1", "--out", str(a)] + ARGS)
     err = capsys.readouterr().err.strip()
     assert rc != 0 and "already holds a training run" in err and len(err.splitlines()) == 1
+
+
+def test_shipped_model_loads():
+    from shared_data import REPO
+
+    system, model = systems.load_model(REPO / "jaxsched" / "models" / "dras-sdsc-pg")
+    assert system.name == "dras" and model.run.input_norm and model.run.hidden == (256, 64)
+    assert model.params["params"]["fc1"]["kernel"].shape == (2 * 50 + 128, 256)
