@@ -153,11 +153,11 @@ def model_rows(model, jobs, starts, length, backfills, metrics, compat, *, sampl
                name="dras", **kw) -> list:  # fmt: skip
     """Rows of :class:`jaxsched.sim.evaluate.EvalResult` for ``jaxsched evaluate --model``: the
     model (its own reservation and level-2 backfilling, CQSim semantics) on each sequence of
-    ``length`` jobs of ``jobs`` from ``starts``, reported under backfill ``easy`` (the closest
-    heuristic mode) or, if that is not evaluated, the first one."""
+    ``length`` jobs of ``jobs`` from ``starts``.  DRAS does its own reservation and
+    backfilling, so the same value is reported under every evaluated backfill column (the
+    table needs one per column)."""
     from jaxsched.sim import oracle
 
-    bf = "easy" if "easy" in backfills else backfills[0]
     rows = []
     for s in starts:
         w = jobs.window(int(s), int(length))
@@ -165,8 +165,8 @@ def model_rows(model, jobs, starts, length, backfills, metrics, compat, *, sampl
         r = run_model(model.run, model.params, cj, sample=sample)
         m = oracle.metrics(cj.submit, cj.run, cj.nodes, r["start"],
                            num_procs=float(jobs.num_procs), compat=compat)  # fmt: skip
-        for metric in metrics:
-            if metric in m:
+        for bf in backfills:
+            for metric in (x for x in metrics if x in m):
                 rows.append({"start": int(s), "jobs": int(length), "policy": name,
                              "backfill": bf, "metric": metric, "value": float(m[metric])})  # fmt: skip
     return rows

@@ -99,7 +99,7 @@ def test_model_loads_and_schedules(runs):
     n = jobs.n_jobs
     rows = system.model_rows(model, jobs, [0], n, ["none", "easy"], ["wait", "bsld"], False)
     assert {(r["start"], r["metric"], r["backfill"]) for r in rows} == {
-        (0, m, "easy") for m in ("wait", "bsld")
+        (0, m, b) for m in ("wait", "bsld") for b in ("none", "easy")
     }
     cj = env_jobs(jobs.window(0, n))
     r = run_model(model.run, model.params, cj)
