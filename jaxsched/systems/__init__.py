@@ -42,6 +42,7 @@ SYSTEM_MODULES: tuple[str, ...] = (
     "jaxsched.systems.splitwindow",
     "jaxsched.systems.a2cscheduler",
     "jaxsched.systems.schedinspector",
+    "jaxsched.systems.dras",
 )
 
 #: the system of a ``run.json`` without a ``"system"`` key (run directories from before the

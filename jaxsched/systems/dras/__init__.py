@@ -1,2 +1,53 @@
-"""DRAS (Fan et al., IPDPS'21; spec ``dras.md``): its evaluation report (``report.py``) and
-plots (``plot.py``).  The system is not registered in ``SYSTEM_MODULES`` yet (no trainer)."""
+"""DRAS (Fan et al., IPDPS'21; spec ``dras.md``): a two-level policy (start / reserve, then
+back-fill) on CQSim semantics, trained with policy gradient (DRAS-PG).
+
+* ``config.py`` — :class:`RunConfig` (``run.json``), CQSim loading, the §9 split, the
+  curriculum jobsets of an epoch.
+* ``trainer.py`` — the compiled epoch: E jobsets vmapped, batches of 10 scheduling instances,
+  PG updates (averaged or sequential); the greedy/sampled rollout.
+* ``run.py`` — the training driver on the generic host loop.
+* ``evaluate.py`` — loading a model, the test period as one continuous simulation beside the
+  §8 baselines, rows for ``jaxsched evaluate --model``.
+* ``cli.py`` — ``jaxsched train dras`` flags; ``python -m jaxsched.systems.dras [TRACE]
+  --model DIR`` (the §10 report).
+* ``report.py`` — the evaluation table (§10–§11: metrics, Kiviat area, Table IV shares).
+* ``plot.py`` — the evaluation figures (Kiviat, wait vs size, weekly).
+"""
+
+from __future__ import annotations
+
+from jaxsched.systems import System
+from jaxsched.systems.dras import cli as _cli
+from jaxsched.systems.dras.config import SYSTEM_NAME
+
+
+def _load_model(path):
+    from jaxsched.systems.dras.evaluate import load_dras
+
+    return load_dras(path)
+
+
+def _model_rows(model, jobs, starts, length, backfills, metrics, compat, *, sample=False,
+                name="dras", **kw):  # fmt: skip
+    from jaxsched.systems.dras.evaluate import model_rows
+
+    return model_rows(model, jobs, starts, length, backfills, metrics, compat, sample=sample,
+                      name=name)  # fmt: skip
+
+
+def _plot(out, path=None):
+    from jaxsched.errors import ConfigError
+
+    raise ConfigError("no training-curve plot for DRAS runs yet (see DIR/log.jsonl)")
+
+
+SYSTEM = System(
+    name=SYSTEM_NAME,
+    help=_cli.HELP,
+    description=_cli.DESCRIPTION,
+    add_train_arguments=_cli.add_train_arguments,
+    train=_cli.train_from_args,
+    load_model=_load_model,
+    model_rows=_model_rows,
+    plot=_plot,
+)

@@ -1,0 +1,145 @@
+"""``jaxsched train dras`` flags and their translation into a training run; ``python -m
+jaxsched.systems.dras TRACE --model DIR`` (the §10 test-period report)."""
+
+from __future__ import annotations
+
+import argparse
+
+from jaxsched.cli.args import int_arg, nonneg_int, positive_int
+
+__all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args", "evaluate_main"]
+
+HELP = "DRAS: two-level (run/reserve/backfill) policy-gradient scheduler on CQSim semantics"
+DESCRIPTION = (
+    "Train a DRAS-PG policy (spec dras.md section 7) on the three-phase curriculum of TRACE's "
+    "first two months (CQSim loading), E jobsets vectorised per epoch, PG updates every 10 "
+    "scheduling instances; validation on the third month; a checkpoint and a log line every "
+    "epoch in --out DIR."
+)
+
+
+def _hidden(text: str) -> tuple:
+    from jaxsched.cli.args import csv_ints
+
+    v = csv_ints(text)
+    if len(v) != 2 or min(v) < 1:
+        raise argparse.ArgumentTypeError(f"expected two positive sizes H1,H2, got {text!r}")
+    return tuple(v)
+
+
+def _fraction(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1), got {text!r}") from None
+    if not 0 < v < 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1), got {text!r}")
+    return v
+
+
+def add_train_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the flags of ``jaxsched train dras``."""
+    p.add_argument("trace", metavar="TRACE", help="SWF file (.swf or .swf.gz)")
+    p.add_argument("--variant", choices=("pg",), default="pg", help="pg (dql: not built yet)")
+    p.add_argument("--mode", choices=("code", "paper"), default="code")
+    p.add_argument(
+        "--input-norm",
+        action="store_true",
+        help="scale inputs by N and the longest estimate (default raw, as the paper)",
+    )
+    p.add_argument(
+        "--hidden",
+        type=_hidden,
+        default=None,
+        metavar="H1,H2",
+        help="hidden sizes (default from N: 4000,1000 up to 4392 nodes)",
+    )
+    p.add_argument("--epochs", type=positive_int, required=True, metavar="E")
+    p.add_argument("--out", required=True, metavar="DIR", help="run directory")
+    p.add_argument("--resume", action="store_true", help="continue the run in DIR")
+    p.add_argument("--seed", type=int_arg, default=0, metavar="S")
+    p.add_argument(
+        "--envs",
+        type=positive_int,
+        default=4,
+        metavar="E",
+        help="jobsets per epoch, vectorised (default 4)",
+    )
+    p.add_argument(
+        "--jobs-per-set",
+        type=nonneg_int,
+        default=0,
+        metavar="L",
+        help="jobs per training jobset (0 = the mean weekly count)",
+    )
+    p.add_argument(
+        "--curriculum",
+        type=_curriculum,
+        default=(9, 9, 82),
+        metavar="S,R,Y",
+        help="sampled, real, synthetic jobsets (default 9,9,82)",
+    )
+    p.add_argument(
+        "--capacity",
+        type=positive_int,
+        default=256,
+        metavar="C",
+        help="decisions per batch (default 256)",
+    )
+    p.add_argument("--update", choices=("mean", "sequential"), default="mean")
+    p.add_argument("--lr", type=float, default=None, help="default: the mode's")
+    p.add_argument(
+        "--priority",
+        type=_fraction,
+        default=None,
+        metavar="F",
+        help="priority flag 1 for jobs wider than F x N (default flag 0)",
+    )
+    p.add_argument("--no-validate", action="store_true")
+    p.add_argument("--validate-every", type=positive_int, default=1, metavar="K")
+    p.add_argument("--best-by", choices=("wait", "reward"), default="wait")
+    p.add_argument("--no-progress", action="store_true")
+    # fmt: skip
+
+
+def _curriculum(text: str) -> tuple:
+    from jaxsched.cli.args import csv_ints
+
+    v = csv_ints(text)
+    if len(v) != 3 or min(v) < 0 or sum(v) == 0:
+        raise argparse.ArgumentTypeError(f"expected three counts S,R,Y >= 0, got {text!r}")
+    return tuple(v)
+
+
+def train_from_args(args: argparse.Namespace) -> int:
+    from jaxsched.systems.dras.config import RunConfig
+    from jaxsched.systems.dras.run import train
+
+    s, r, y = args.curriculum
+    rc = RunConfig(
+        trace=str(args.trace), variant=args.variant, mode=args.mode, input_norm=args.input_norm,
+        hidden=args.hidden or (), envs=args.envs, jobs_per_set=args.jobs_per_set,
+        n_sampled=s, n_real=r, n_synthetic=y, capacity=args.capacity, update=args.update,
+        lr=args.lr, priority=args.priority, seed=args.seed, validate=not args.no_validate,
+        validate_every=args.validate_every, best_by=args.best_by,
+    )  # fmt: skip
+    train(rc, args.out, epochs=args.epochs, resume=args.resume, progress=not args.no_progress)
+    return 0
+
+
+def evaluate_main(argv=None) -> int:
+    """``python -m jaxsched.systems.dras [TRACE] --model DIR [--jobs K] [--sample]``: the model
+    and FCFS + EASY, BinPacking, Random, Optimization on the test period of TRACE (default the
+    run's) as one continuous simulation; H2's §10 table (metrics, Table IV shares, Kiviat)."""
+    from jaxsched.systems.dras.evaluate import load_dras, test_report
+
+    p = argparse.ArgumentParser(prog="python -m jaxsched.systems.dras")
+    p.add_argument("trace", nargs="?", default=None)
+    p.add_argument("--model", required=True)
+    p.add_argument("--jobs", type=positive_int, default=None, help="first K test jobs")
+    p.add_argument("--sample", action="store_true", help="sampled picks (default greedy)")
+    a = p.parse_args(argv)
+    from jaxsched.models import resolve
+
+    print(test_report(load_dras(resolve(a.model)), a.trace, jobs=a.jobs, sample=a.sample))
+    return 0

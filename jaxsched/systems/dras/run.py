@@ -1,0 +1,150 @@
+"""DRAS's training driver (``jaxsched train dras``) on the generic host loop
+:func:`jaxsched.train.loop.run_epochs`.
+
+An epoch = ``envs`` jobsets of the §7.4 curriculum (sampled → real → synthetic; indices
+``(epoch − 1)·E …``), scheduled side by side by the compiled epoch of
+:mod:`jaxsched.systems.dras.trainer` with PG updates every 10 scheduling instances.  Validation
+(spec §7.4): the greedy policy over the validation month as one continuous simulation, its
+total reward and average wait; ``best.ckpt`` by ``best_by``.
+
+Run directory (``--out DIR``): ``run.json`` ("system": "dras", the resolved
+:class:`~jaxsched.systems.dras.config.RunConfig`), ``log.jsonl`` (per epoch: mean episode
+reward, decisions, updates, early flushes, the episodes' average wait, seconds; ``val_reward``,
+``val_wait``), checkpoints, ``best.ckpt``/``best.json``.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsched.errors import ConfigError
+from jaxsched.systems.dras.config import RunConfig, env_jobs, epoch_jobsets, load_split
+from jaxsched.systems.dras.evaluate import make_policy, run_model
+from jaxsched.systems.dras.trainer import from_pg, make_epoch
+from jaxsched.train.loop import BestCheckpoint, EpochSpec, open_run, run_epochs, start_or_resume
+from jaxsched.train.pg import PGConfig, make_pg
+
+__all__ = ["DRASTrainer", "build", "train"]
+
+
+class DRASTrainer:
+    """``update(state) -> (state, metrics)`` for one epoch's stacked environments;
+    ``run_config()`` (checked on resume)."""
+
+    def __init__(self, rc: RunConfig, epoch_fn, envs):
+        self.rc, self._fn, self.envs = rc, epoch_fn, envs
+
+    def update(self, state):
+        return self._fn(state, self.envs)
+
+    def run_config(self) -> dict:
+        return self.rc.to_dict()
+
+
+def stacked_envs(rc: RunConfig, jobsets):
+    """The jobsets (Jobs of equal length) as one DRASEnv pytree with a leading axis E."""
+    from jaxsched.envs.dras import DRASEnv
+
+    envs = [DRASEnv(env_jobs(j, rc.priority), length=j.n_jobs, runtime=rc.mode) for j in jobsets]
+    return jax.tree_util.tree_map(lambda *x: jnp.stack(x), *envs)
+
+
+_EPOCH_FNS: dict = {}
+
+
+def build(rc: RunConfig, split):
+    """``(init_state, epoch_fn)`` of a resolved configuration: ``epoch_fn(state, envs)`` jitted."""
+    import jaxsched.sim  # noqa: F401  (x64)
+    from jaxsched.nets.dras import dras_input_rows
+
+    net = make_policy(rc)
+    pg = make_pg(net.apply, PGConfig(mode=rc.mode, lr=rc.lr), capacity=rc.capacity)
+    key, k = jax.random.split(jax.random.PRNGKey(rc.seed))
+    rows = dras_input_rows(split.num_nodes)
+    params = net.init(k, jnp.zeros((rows, 2), jnp.float32))
+    state = from_pg(pg[0](params), key)
+    ck = (rc.hidden, rc.mode, rc.input_norm, rc.norm_scales, rc.lr, rc.capacity, rc.update)
+    if ck not in _EPOCH_FNS:  # one compiled epoch per network/update setting and process
+        _EPOCH_FNS[ck] = jax.jit(make_epoch(net.apply, pg, C=rc.capacity, update=rc.update))
+    return state, _EPOCH_FNS[ck]
+
+
+def _validation(rc: RunConfig, split, out: Path):
+    cj = env_jobs(split.val, rc.priority)
+    best = BestCheckpoint(out, higher_is_better=rc.best_by == "reward",
+                          extra={"score": f"validation {rc.best_by}"})  # fmt: skip
+
+    def validate(state, epoch, ck):
+        r = run_model(rc, state["params"], cj)
+        best.offer(r["reward"] if rc.best_by == "reward" else r["avg_wait"], epoch, ck)
+        return {"val_reward": r["reward"], "val_wait": r["avg_wait"],
+                "val_decisions": r["decisions"]}  # fmt: skip
+
+    return validate
+
+
+def _row(epoch, m, trainer) -> dict:
+    if bool(m["overflow"]):
+        raise ConfigError("a training jobset overflowed the engine's queue (report this)")
+    return {
+        "reward": float(m["episode_reward"]),
+        "decisions": float(m["decisions"]),
+        "updates": int(m["rounds"]),
+        "early_flushes": int(m["early_flushes"]),
+        "avg_wait": float(m["avg_wait"]),
+        "passes": int(m["passes"]),
+        "max_batch_span": int(m["max_batch_span"]),
+    }
+
+
+def _message(row) -> str:
+    msg = f"reward {row['reward']:.2f} wait {row['avg_wait']:.0f}s"
+    if "val_wait" in row:
+        msg += f" | val reward {row['val_reward']:.1f} wait {row['val_wait']:.0f}s"
+    return msg
+
+
+def train(rc: RunConfig, out, *, epochs: int, resume: bool = False, progress: bool = True,
+          log=print):  # fmt: skip
+    """Train (or continue) a run in ``out`` up to ``epochs`` epochs; returns the state."""
+    t0 = time.perf_counter()
+    out = Path(out)
+    saved = open_run(out, resume)
+    if saved is not None:
+        rc = RunConfig.from_dict(saved)
+    split = load_split(rc.trace)
+    rc = rc.resolved(split)
+    state, epoch_fn = build(rc, split)
+    cache: dict = {}
+
+    def trainer_at(epoch: int) -> DRASTrainer:
+        if epoch not in cache:
+            cache.clear()
+            cache[epoch] = DRASTrainer(
+                rc, epoch_fn, stacked_envs(rc, epoch_jobsets(rc, split.train, epoch))
+            )
+        return cache[epoch]
+
+    state, history, done = start_or_resume(
+        out, state, DRASTrainer(rc, epoch_fn, None), resume=resume, run_json=rc.to_dict(), log=log
+    )
+    spec = EpochSpec(
+        trainer_at=trainer_at,
+        row=_row,
+        message=_message,
+        validate=_validation(rc, split, out) if rc.validate else None,
+        validate_every=rc.validate_every if rc.validate else 0,
+    )
+    state, _ = run_epochs(out, state, history, spec, done_epochs=done, epochs=epochs, t0=t0,
+                          progress=progress, log=log)  # fmt: skip
+    return state
+
+
+def np_state(state) -> dict:
+    """The state on the host (numpy), e.g. to compare runs bit for bit."""
+    return jax.tree_util.tree_map(np.asarray, state)

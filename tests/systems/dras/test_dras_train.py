@@ -1,0 +1,150 @@
+"""``jaxsched train dras`` end to end on a tiny four-month trace (N = 8): two epochs straight
+and one + --resume agree bit for bit; the batches respect the 10-instance cadence; the run
+directory loads for ``evaluate --model`` (its schedule checked against a numpy recount); bad
+flags and settings fail with one line."""
+
+from __future__ import annotations
+
+import json
+
+import jax
+import numpy as np
+import pytest
+
+from jaxsched import systems
+from jaxsched.cli import main as jaxsched_main
+from jaxsched.errors import ConfigError
+from jaxsched.systems.dras.config import RunConfig, env_jobs, epoch_jobsets, load_split
+from jaxsched.train.checkpoint import load_checkpoint
+
+DAY = 86400
+
+
+def _trace(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 120
+    sub = np.sort(rng.integers(0, 120 * DAY, n))
+    lines = ["; MaxProcs: 8", "; MaxNodes: 8"]
+    for i in range(n):
+        run = int(rng.integers(600, 40000))
+        req, p = run + int(rng.integers(0, 20000)), int(rng.integers(1, 9))
+        lines.append(f"{i + 1} {sub[i]} 0 {run} {p} -1 -1 {p} {req} -1 1 1 1 1 1 -1 -1 -1")
+    path = tmp_path / "tiny.swf"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+ARGS = ["--hidden", "8,8", "--envs", "2", "--jobs-per-set", "12", "--capacity", "16",
+        "--curriculum", "1,1,1", "--no-progress", "--input-norm"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("dras")
+    trace = _trace(tmp)
+    a, b = tmp / "a", tmp / "b"
+    base = ["train", "dras", str(trace)] + ARGS
+    assert jaxsched_main(base + ["--out", str(a), "--epochs", "2"]) == 0
+    assert jaxsched_main(base + ["--out", str(b), "--epochs", "1"]) == 0
+    assert jaxsched_main(base + ["--out", str(b), "--epochs", "2", "--resume"]) == 0
+    return trace, a, b
+
+
+def _log(out):
+    return [json.loads(x) for x in (out / "log.jsonl").read_text().splitlines()]
+
+
+def test_resume_is_bit_for_bit(runs):
+    _, a, b = runs
+    sa, sb = load_checkpoint(a).state, load_checkpoint(b).state
+    la, lb = jax.tree_util.tree_leaves(sa), jax.tree_util.tree_leaves(sb)
+    assert len(la) == len(lb) > 4
+    assert all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(la, lb))
+    keys = ("reward", "decisions", "updates", "avg_wait", "val_reward", "val_wait")
+    assert [{k: r[k] for k in keys} for r in _log(a)] == [{k: r[k] for k in keys} for r in _log(b)]
+
+
+def test_run_directory_and_cadence(runs):
+    trace, a, _ = runs
+    rj = json.loads((a / "run.json").read_text())
+    assert rj["system"] == "dras" and rj["hidden"] == [8, 8] and rj["jobs_per_set"] == 12
+    assert rj["norm_scales"][0] == 8.0 and systems.system_of_run(a).name == "dras"
+    for r in _log(a):
+        # every decision of a batch lies within 10 scheduling instances; no early flush at C=16
+        assert 0 <= r["max_batch_span"] <= 9 and r["early_flushes"] == 0
+        assert r["updates"] * 10 >= r["passes"] and r["decisions"] >= 12
+        assert np.isfinite(r["val_wait"]) and (a / "best.ckpt").is_file()
+
+
+def test_jobsets_have_equal_length(runs):
+    trace, *_ = runs
+    rc = RunConfig(trace=str(trace), envs=3, jobs_per_set=12, n_sampled=1, n_real=1, n_synthetic=1)
+    split = load_split(str(trace))
+    sets = epoch_jobsets(rc, split.train, 1)
+    assert [j.n_jobs for j in sets] == [12, 12, 12]
+    real = sets[1]  # curriculum index 1: 12 consecutive training jobs from a week's first job
+    i = int(np.searchsorted(split.train.submit, real.submit[0]))
+    assert np.array_equal(split.train.run[i : i + 12], real.run)
+
+
+def test_model_loads_and_schedules(runs):
+    trace, a, _ = runs
+    system, model = systems.load_model(a)
+    assert system.name == "dras" and model.epoch == 2
+    from jaxsched.sim import oracle
+    from jaxsched.systems.dras.evaluate import run_model
+
+    # the validation month's shape: the rollout compiled by the training run's validation
+    jobs = load_split(str(trace)).val
+    n = jobs.n_jobs
+    rows = system.model_rows(model, jobs, [0], n, ["none", "easy"], ["wait", "bsld"], False)
+    assert {(r["start"], r["metric"], r["backfill"]) for r in rows} == {
+        (0, m, b) for m in ("wait", "bsld") for b in ("none", "easy")
+    }
+    cj = env_jobs(jobs.window(0, n))
+    r = run_model(model.run, model.params, cj)
+    st = r["start"]
+    assert (st >= cj.submit).all()  # nobody starts before it arrives
+    # capacity: at every start time the running jobs fit on the 8 nodes (numpy recount)
+    end = st + cj.run
+    for t in st:
+        assert cj.nodes[(st <= t) & (end > t)].sum() <= 8
+    want = oracle.metrics(cj.submit, cj.run, cj.nodes, st, num_procs=8.0, compat=False)["wait"]
+    got = [x["value"] for x in rows if x["metric"] == "wait"][0]
+    assert got == pytest.approx(float(want)) and want == pytest.approx(r["avg_wait"])
+    assert r["avg_wait"] == pytest.approx(_log(a)[-1]["val_wait"])  # = the logged validation
+
+
+@pytest.mark.parametrize(
+    "argv, text",
+    [
+        (["--hidden", "0,3"], "two positive sizes"),
+        (["--update", "often"], "invalid choice"),
+        (["--curriculum", "1,1"], "three counts"),
+    ],
+)
+def test_bad_flags_one_line(runs, tmp_path, capsys, argv, text):
+    trace, *_ = runs
+    rc = jaxsched_main(
+        ["train", "dras", str(trace), "--epochs", "1", "--out", str(tmp_path / "x")] + argv
+    )
+    err = capsys.readouterr().err.strip()
+    assert rc != 0 and text in err and len(err.splitlines()) == 1
+
+
+def test_bad_settings_one_line(runs, tmp_path, capsys):
+    trace, a, _ = runs
+    with pytest.raises(ConfigError, match="only pg"):
+        RunConfig(trace=str(trace), variant="dql")
+    # training into an existing run without --resume: one line, exit status != 0
+    rc = jaxsched_main(["train", "dras", str(trace), "--epochs", "1", "--out", str(a)] + ARGS)
+    err = capsys.readouterr().err.strip()
+    assert rc != 0 and "already holds a training run" in err and len(err.splitlines()) == 1
+
+
+def test_shipped_model_loads():
+    from shared_data import REPO
+
+    system, model = systems.load_model(REPO / "jaxsched" / "models" / "dras-sdsc-pg")
+    assert system.name == "dras" and model.run.input_norm and model.run.hidden == (256, 64)
+    assert model.params["params"]["fc1"]["kernel"].shape == (2 * 50 + 128, 256)
