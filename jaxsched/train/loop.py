@@ -28,7 +28,7 @@ from pathlib import Path
 
 import jax
 
-from jaxsched.errors import ConfigError
+from jaxsched.errors import CheckpointError, ConfigError
 from jaxsched.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "run_epochs",
     "open_run",
     "start_or_resume",
+    "load_run",
     "BestCheckpoint",
     "read_log",
     "training_seconds",
@@ -131,6 +132,29 @@ def open_run(out, resume: bool) -> dict | None:
             f"or choose another --out"
         )
     return None
+
+
+def load_run(path, config_from_dict: Callable, params_key: str):
+    """A trained run's settings and its parameters: ``run.json`` of the run directory ``path``
+    (or of the directory holding the checkpoint file ``path``) through ``config_from_dict``, and
+    ``state[params_key]`` of its newest checkpoint (or of that file) as device arrays.
+
+    Returns ``(config, params, checkpoint)``. One-line
+    :class:`~jaxsched.errors.CheckpointError` when ``run.json`` is missing or unreadable or the
+    checkpoint holds no ``params_key``."""
+    p = Path(path)
+    run_file = (p if p.is_dir() else p.parent) / RUN_FILE
+    if not run_file.is_file():
+        raise CheckpointError(f"{run_file}: missing (not a jaxsched training directory)")
+    try:
+        config = config_from_dict(json.loads(run_file.read_text()))
+    except (ValueError, TypeError) as e:
+        raise CheckpointError(f"{run_file}: unreadable run settings: {e}") from None
+    ck = load_checkpoint(p)
+    if not isinstance(ck.state, dict) or params_key not in ck.state:
+        raise CheckpointError(f"{ck.path}: no {params_key} in this checkpoint")
+    params = jax.tree_util.tree_map(jax.numpy.asarray, ck.state[params_key])
+    return config, params, ck
 
 
 def start_or_resume(

@@ -13,18 +13,14 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from pathlib import Path
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-from jaxsched.errors import CheckpointError
 from jaxsched.systems.dras.config import RunConfig, env_jobs, load_split
-from jaxsched.train.checkpoint import load_checkpoint
-from jaxsched.train.loop import RUN_FILE
+from jaxsched.train.loop import load_run
 
 __all__ = ["LoadedDRAS", "make_policy", "make_env", "load_dras", "run_model", "test_schedules",
            "test_report", "model_rows"]  # fmt: skip
@@ -60,19 +56,7 @@ def make_env(rc: RunConfig, cj, *, queue_cap: int | None = None):
 
 def load_dras(path) -> LoadedDRAS:
     """The newest checkpoint of a run directory, or a checkpoint file (e.g. ``best.ckpt``)."""
-    p = Path(path)
-    run_file = (p if p.is_dir() else p.parent) / RUN_FILE
-    if not run_file.is_file():
-        raise CheckpointError(f"{run_file}: missing (not a jaxsched training directory)")
-    try:
-        rc = RunConfig.from_dict(json.loads(run_file.read_text()))
-    except (ValueError, TypeError) as e:
-        raise CheckpointError(f"{run_file}: unreadable run settings: {e}") from None
-    ck = load_checkpoint(p)
-    st = ck.state
-    if not isinstance(st, dict) or "params" not in st:
-        raise CheckpointError(f"{ck.path}: no DRAS policy parameters in this checkpoint")
-    params = jax.tree_util.tree_map(jnp.asarray, st["params"])
+    rc, params, ck = load_run(path, RunConfig.from_dict, "params")
     return LoadedDRAS(run=rc, params=params, epoch=ck.epoch, path=ck.path)
 
 

@@ -12,7 +12,6 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from collections.abc import Sequence as Seq
 from pathlib import Path
@@ -21,12 +20,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxsched.errors import CheckpointError
 from jaxsched.nets.categorical import gumbel_argmax
 from jaxsched.nets.schedinspector import InspectorPolicy
 from jaxsched.systems.schedinspector.config import RunConfig, load_jobs, make_env
-from jaxsched.train.checkpoint import load_checkpoint
-from jaxsched.train.loop import RUN_FILE
+from jaxsched.train.loop import load_run
 
 __all__ = ["LoadedInspector", "load_inspector", "inspect_runs", "compare", "format_compare"]
 
@@ -43,19 +40,7 @@ class LoadedInspector:
 
 def load_inspector(path) -> LoadedInspector:
     """The newest checkpoint of a run directory (or a checkpoint file)."""
-    p = Path(path)
-    run_file = (p if p.is_dir() else p.parent) / RUN_FILE
-    if not run_file.is_file():
-        raise CheckpointError(f"{run_file}: missing (not a jaxsched training directory)")
-    try:
-        rc = RunConfig.from_dict(json.loads(run_file.read_text()))
-    except (ValueError, TypeError) as e:
-        raise CheckpointError(f"{run_file}: unreadable run settings: {e}") from None
-    ck = load_checkpoint(p)
-    st = ck.state
-    if not isinstance(st, dict) or "policy_params" not in st:
-        raise CheckpointError(f"{ck.path}: no policy parameters in this checkpoint")
-    params = jax.tree_util.tree_map(jnp.asarray, st["policy_params"])
+    rc, params, ck = load_run(path, RunConfig.from_dict, "policy_params")
     return LoadedInspector(run=rc, params=params, epoch=ck.epoch, path=ck.path)
 
 
