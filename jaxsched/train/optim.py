@@ -71,3 +71,20 @@ def rmsprop(
         _schedule(lr, decay_steps, end_fraction), decay=decay, eps=eps, centered=centered
     )
     return _clipped(tx, max_grad_norm)
+
+
+def adam_for_steps(lr, cfg, steps_per_update: int):
+    """Adam of one network from a run configuration with the fields ``adam_b1``, ``adam_b2``,
+    ``adam_eps``, ``lr_anneal_epochs``, ``lr_end_fraction`` and ``max_grad_norm`` (e.g.
+    :class:`jaxsched.train.ppo.PPOConfig`); ``steps_per_update`` optimiser steps per update (the
+    decay is counted in optimiser steps)."""
+    decay = cfg.lr_anneal_epochs * max(int(steps_per_update), 1) if cfg.lr_anneal_epochs else 0
+    return adam(
+        lr,
+        b1=cfg.adam_b1,
+        b2=cfg.adam_b2,
+        eps=cfg.adam_eps,
+        decay_steps=decay,
+        end_fraction=cfg.lr_end_fraction,
+        max_grad_norm=cfg.max_grad_norm,
+    )

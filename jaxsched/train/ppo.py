@@ -71,6 +71,7 @@ from jaxsched.train.rollout import (
     make_collect_seeds,
     to_f32,
 )
+from jaxsched.train.sweep import make_sweep_update
 
 __all__ = ["PPOConfig", "TrainState", "PPOTrainer", "make_train", "NetInput", "Transition"]
 
@@ -315,21 +316,6 @@ def _key_data(key):
     return key.astype(jnp.uint32)
 
 
-def _make_adam(lr, cfg: PPOConfig, steps_per_update: int):
-    """Adam of one network; ``steps_per_update`` optimiser steps per update (the decay is
-    counted in optimiser steps)."""
-    decay = cfg.lr_anneal_epochs * max(int(steps_per_update), 1) if cfg.lr_anneal_epochs else 0
-    return optim.adam(
-        lr,
-        b1=cfg.adam_b1,
-        b2=cfg.adam_b2,
-        eps=cfg.adam_eps,
-        decay_steps=decay,
-        end_fraction=cfg.lr_end_fraction,
-        max_grad_norm=cfg.max_grad_norm,
-    )
-
-
 @dataclasses.dataclass(frozen=True)
 class _Nets:
     """The two networks of a PPO run, applied to one stored input ``x`` or a batch of them."""
@@ -455,20 +441,6 @@ def _make_update(cfg: PPOConfig, collect, loss_fns, pi_tx, v_tx):
     return update, learn
 
 
-def _make_sweep_update(collect_seeds, learn, seed_axis):
-    """``update(train_states [S]) -> (train_states, metrics)``: every run's epoch as
-    ``update`` does it, the rollouts of all runs as one flat batch of environments
-    (:func:`jaxsched.train.rollout.make_collect_seeds`), the rest vmapped over the runs."""
-
-    def sweep_update(ts: TrainState):
-        key = jax.vmap(jax.random.wrap_key_data)(ts.rng)
-        key, k_roll = jax.vmap(jax.random.split, out_axes=1)(key)
-        tr, completed = collect_seeds((ts.policy_params, ts.value_params), k_roll, ts.step)
-        return jax.vmap(learn, axis_name=seed_axis)(ts, key, tr, completed)
-
-    return sweep_update
-
-
 def _make_learn(cfg: PPOConfig, loss_fns, pi_tx, v_tx):
     """The epoch of :func:`_make_update` after its rollout."""
     T, E = cfg.rollout_steps, cfg.num_envs
@@ -515,10 +487,6 @@ def _make_learn(cfg: PPOConfig, loss_fns, pi_tx, v_tx):
         (pparams, pi_opt), pi_iters, stopped, kl_seen = kl_early_stop_loop(
             pi_step, (ts.policy_params, ts.policy_opt_state), cfg.train_pi_iters, kl_limit
         )
-        # at the old parameters the ratio is 1: the loss needs no forward pass
-        ent_old = masked_mean(tr.entropy, w)
-        pi_loss_old = -masked_mean(adv, w) - cfg.entropy_coef * ent_old
-        pi_loss_new, (kl_new, _, clip_frac) = pi_eval(pparams, *pi_data)
 
         # value: always all iterations
         def v_body(c, _):
@@ -531,26 +499,19 @@ def _make_learn(cfg: PPOConfig, loss_fns, pi_tx, v_tx):
             v_body, (ts.value_params, ts.value_opt_state), None, length=cfg.train_v_iters
         )
         v_loss_old = v_losses[0] if cfg.train_v_iters > 0 else v_eval(ts.value_params, *v_data)
-        v_loss_new = v_eval(vparams, *v_data)
-
-        pi = (pi_loss_old, pi_loss_new, pi_iters, stopped, kl_seen, kl_new, clip_frac, ent_old)
-        metrics = update_metrics(cfg, ts, tr, completed, w, pi, (v_loss_old, v_loss_new))
-        new_ts = TrainState(
-            policy_params=pparams,
-            value_params=vparams,
-            policy_opt_state=pi_opt,
-            value_opt_state=v_opt,
-            rng=jax.random.key_data(key),
-            step=ts.step + 1,
-        )
-        return new_ts, metrics
+        return _finish_update(
+            cfg, ts, tr, completed, w, adv, key, pi_eval, v_eval, pi_data, v_data,
+            (pparams, pi_opt, pi_iters, stopped, kl_seen), (vparams, v_opt, v_loss_old),
+        )  # fmt: skip
 
     return learn
 
 
 def _finish_update(cfg, ts, tr, completed, w, adv, key, pi_eval, v_eval, pi_data, v_data, p, v):
-    """The metrics and new :class:`TrainState` of a minibatched update (``p`` = policy params,
-    opt state, iterations, stopped, kl_seen; ``v`` = value params, opt state, first loss)."""
+    """The metrics and new :class:`TrainState` of an update, full-batch or minibatched (``p`` =
+    policy params, opt state, iterations, stopped, kl_seen; ``v`` = value params, opt state,
+    first loss). At the old parameters the ratio is 1: the old policy loss needs no forward
+    pass."""
     pparams, pi_opt, pi_iters, stopped, kl_seen = p
     vparams, v_opt, v_loss_old = v
     ent_old = masked_mean(tr.entropy, w)
@@ -662,8 +623,8 @@ def make_train(
     """
     _check_args(config, trajectory_filter, filter_value_fn, slot_buckets, chunk_size)
     cfg = config
-    pi_tx = _make_adam(cfg.pi_lr, cfg, cfg.train_pi_iters)
-    v_tx = _make_adam(cfg.vf_lr, cfg, cfg.train_v_iters)
+    pi_tx = optim.adam_for_steps(cfg.pi_lr, cfg, cfg.train_pi_iters)
+    v_tx = optim.adam_for_steps(cfg.vf_lr, cfg, cfg.train_v_iters)
     nets = _Nets(policy_net, value_net, policy_inputs, value_inputs)
     loss_fns = _loss_builder(cfg, nets, slot_buckets, chunk_size, value_pad_row, seed_axis)
 
@@ -690,9 +651,7 @@ def make_train(
             fval = jnp.asarray(jax.vmap(filter_value_fn)(ts), _F32)
             return trajectory_filter.accept(fval, step)
 
-    collect_ = make_collect(
-        env,
-        nets.act,
+    rollout_kw = dict(
         num_envs=cfg.num_envs,
         episodes_per_env=cfg.episodes_per_env,
         rollout_steps=cfg.rollout_steps,
@@ -701,6 +660,7 @@ def make_train(
         accept_fn=accept_fn,
         episode_info_fn=episode_info_fn,
     )
+    collect_ = make_collect(env, nets.act, **rollout_kw)
 
     def collect(pparams, vparams, key, step):
         return collect_((pparams, vparams), key, step)
@@ -714,17 +674,7 @@ def make_train(
         return f[2](params, *f[5])
 
     update, learn = _make_update(cfg, collect, loss_fns, pi_tx, v_tx)
-    collect_seeds = make_collect_seeds(
-        env,
-        nets.act,
-        num_envs=cfg.num_envs,
-        episodes_per_env=cfg.episodes_per_env,
-        rollout_steps=cfg.rollout_steps,
-        obs_fn=obs_fn,
-        done_fn=done_fn,
-        accept_fn=accept_fn,
-        episode_info_fn=episode_info_fn,
-    )
+    collect_seeds = make_collect_seeds(env, nets.act, **rollout_kw)
 
     def train(ts: TrainState, num_updates: int):
         return jax.lax.scan(lambda s, _: update(s), ts, None, length=num_updates)
@@ -740,5 +690,5 @@ def make_train(
         trajectory_filter=trajectory_filter,
         policy_loss_and_grad=jax.jit(policy_loss_and_grad),
         value_loss_and_grad=jax.jit(value_loss_and_grad),
-        sweep_update=_make_sweep_update(collect_seeds, learn, seed_axis or "seed"),
+        sweep_update=make_sweep_update(collect_seeds, learn, seed_axis or "seed"),
     )

@@ -38,6 +38,7 @@ __all__ = [
     "parse_seeds",
     "common_epoch",
     "run_sweep_epochs",
+    "make_sweep_update",
 ]
 
 
@@ -194,3 +195,17 @@ def _seed_epoch(out, spec, state, m, history, trainer, epoch, epochs, secs, firs
     with open(Path(out) / LOG_FILE, "a") as f:
         f.write(json.dumps(row) + "\n")
     return spec.message(row)
+
+
+def make_sweep_update(collect_seeds, learn, seed_axis: str):
+    """``update(train_states [S]) -> (train_states, metrics)``: every run's epoch as
+    ``update`` does it, the rollouts of all runs as one flat batch of environments
+    (:func:`jaxsched.train.rollout.make_collect_seeds`), the rest vmapped over the runs."""
+
+    def sweep_update(ts):
+        key = jax.vmap(jax.random.wrap_key_data)(ts.rng)
+        key, k_roll = jax.vmap(jax.random.split, out_axes=1)(key)
+        tr, completed = collect_seeds((ts.policy_params, ts.value_params), k_roll, ts.step)
+        return jax.vmap(learn, axis_name=seed_axis)(ts, key, tr, completed)
+
+    return sweep_update
