@@ -86,20 +86,39 @@ def _cmd_evaluate(args) -> int:
     if args.table:
         table_format(args.table)
     seeds = [None] if args.starts is not None else list(args.seed)
-    pols, names = [], []
+    pols, names, own = [], [], []
     if args.model:
         from jaxsched import systems
 
-        pols = [systems.load_model(d) for d in args.model]  # (system, model) pairs
+        loaded = [systems.load_model(d) for d in args.model]  # (system, model) pairs
+        own = [sm for sm in loaded if sm[0].compare is not None]  # compared with own baseline
+        pols = [sm for sm in loaded if sm[0].compare is None]
         names = _model_names([m for _, m in pols])
     if args.versus is not None:
         check_versus(args.versus, list(args.policy) + names)
-    cells = []
+    own_jobs, args.jobs = args.jobs, args.jobs or 1024
+    cells, texts = [], {}
     for path in traces:
-        trace = read_swf(path, on_error="skip" if args.skip_bad_lines else "raise")
-        jobs = trace.jobs(args.rules)
+        if pols or not own:
+            trace = read_swf(path, on_error="skip" if args.skip_bad_lines else "raise")
+            jobs = trace.jobs(args.rules)
+            for seed in seeds:
+                cells.append((path, seed, _evaluate_cell(args, path, jobs, seed, pols, names)))
         for seed in seeds:
-            cells.append((path, seed, _evaluate_cell(args, path, jobs, seed, pols, names)))
+            for (system, model), name in zip(own, _own_names(own)):
+                res, text = system.compare(
+                    model,
+                    path,
+                    starts=args.starts,
+                    sequences=args.sequences,
+                    length=own_jobs,
+                    seed=1 if seed is None else seed,
+                    backfills=args.backfill,
+                    sample=args.sample,
+                    name=name,
+                )
+                cells.append((path, seed, res))
+                texts[id(res)] = f"model {model.path} (epoch {model.epoch})\n{text}"
     if args.table:
         n = write_table(args.table, _tidy_rows(cells))
         if not args.json:
@@ -111,10 +130,32 @@ def _cmd_evaluate(args) -> int:
             timing = [{"trace": p, "seed": s, **r.timing} for p, s, r in cells]
             print(json.dumps({"results": _tidy_rows(cells), "timing": timing}))
     elif not args.table or len(cells) == 1:
-        for i, (path, _, res) in enumerate(cells):
+        for i, (path, seed, res) in enumerate(cells):
             print("\n" if i else "", end="")
-            _print_cell(args, path, res)
+            if id(res) in texts:
+                _print_own(path, seed, res, texts[id(res)])
+            else:
+                _print_cell(args, path, res)
     return 0
+
+
+def _print_own(path, seed, res, text) -> None:
+    """A model compared with its own baseline (``System.compare``, e.g. SchedInspector)."""
+    how = "given starts" if seed is None else f"seed {seed}, drawn as the system's test script"
+    print(
+        f"{path}: {len(res.starts)} sequences x {res.rows[0]['jobs']} jobs ({how}); "
+        f"starts {', '.join(map(str, res.starts[:10]))}{' ...' if len(res.starts) > 10 else ''}"
+    )
+    print(text)
+
+
+def _own_names(own) -> list:
+    """Row names of models with their own baseline: ``inspector`` for one, else
+    ``inspector:<run directory>`` (``#<n>`` where that repeats)."""
+    if len(own) == 1:
+        return ["inspector"]
+    names = [f"inspector:{m.path.parent.name}" for _, m in own]
+    return [f"{n}#{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]
 
 
 #: columns of ``evaluate --table`` (one row per trace, seed, sequence, policy, backfill, metric)
@@ -224,9 +265,9 @@ def _add_evaluate(sub) -> None:
     p.add_argument(
         "--jobs",
         type=positive_int,
-        default=1024,
+        default=None,
         metavar="N",
-        help="jobs per sequence (default 1024)",
+        help="jobs per sequence (default 1024; a SchedInspector model: its run's eval_length, 256)",
     )
     g = p.add_mutually_exclusive_group()
     g.add_argument(
@@ -273,7 +314,11 @@ def _add_evaluate(sub) -> None:
         action="append",
         default=None,
         metavar="DIR",
-        help="also evaluate the learned policy of a `jaxsched train` directory (repeatable)",
+        help="also evaluate the learned policy of a `jaxsched train` directory (repeatable); "
+        "a SchedInspector model is compared with its own base scheduler instead (base alone "
+        "vs base + inspector on the same sequences, drawn as its reference test script does, "
+        "paired difference ± standard error, rejection ratio; the heuristics table is shown "
+        "only with other models)",
     )
     p.add_argument(
         "--sample",

@@ -73,6 +73,12 @@ class System:
             [length]`` start times of jobs ``start … start+length-1`` scheduled by the model
             (``jaxsched simulate --model``); None for a system that cannot schedule a trace
             window yet.
+        compare: ``(model, trace, *, starts, sequences, length, seed, backfills, sample, name)
+            -> (EvalResult, text)``, for a system whose model is compared with its own
+            baseline rather than with the heuristics table: ``jaxsched evaluate --model``
+            then prints ``text`` (SchedInspector: base alone vs base + inspector, paired
+            difference ± s.e., rejection ratio) and uses the result's rows for ``--json`` /
+            ``--table``; None for the others.
     """
 
     name: str
@@ -84,6 +90,7 @@ class System:
     model_rows: Callable
     plot: Callable
     schedule: Callable | None = None
+    compare: Callable | None = None
 
 
 _REGISTRY: dict[str, System] = {}

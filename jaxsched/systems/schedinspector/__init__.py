@@ -55,6 +55,12 @@ def _model_rows(
     return rows
 
 
+def _compare(model, trace, **kw):
+    from jaxsched.systems.schedinspector.evaluate import evaluate_model
+
+    return evaluate_model(model, trace, **kw)
+
+
 def _plot(out, path=None):
     from jaxsched.errors import ConfigError
 
@@ -70,4 +76,5 @@ SYSTEM = System(
     load_model=_load_model,
     model_rows=_model_rows,
     plot=_plot,
+    compare=_compare,
 )

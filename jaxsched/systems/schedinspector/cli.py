@@ -101,8 +101,12 @@ def evaluate_main(argv=None) -> int:
     [--jobs L] [--sample]``: base alone vs base + inspector (paired difference ± s.e.,
     rejection ratio) on sequences drawn as the reference's test script (spec §8.2)."""
     from jaxsched.systems.schedinspector.config import load_jobs
-    from jaxsched.systems.schedinspector.evaluate import compare, format_compare, load_inspector
-    from jaxsched.workload.sampling import gym_np_random
+    from jaxsched.systems.schedinspector.evaluate import (
+        compare,
+        format_compare,
+        load_inspector,
+        test_starts,
+    )
 
     p = argparse.ArgumentParser(prog="python -m jaxsched.systems.schedinspector")
     p.add_argument("trace")
@@ -114,8 +118,7 @@ def evaluate_main(argv=None) -> int:
     a = p.parse_args(argv)
     model = load_inspector(a.model)
     jobs, _ = load_jobs(a.trace, model.run.mode)
-    r = gym_np_random(a.seed)
-    starts = [int(r.randint(0, jobs.n_jobs - a.jobs)) for _ in range(a.sequences)]
+    starts = test_starts(jobs.n_jobs, a.jobs, a.sequences, a.seed)
     res = compare(model, starts, a.jobs, trace=a.trace, sample=a.sample)
     print(f"{a.trace}: model {model.path} (epoch {model.epoch}), seed {a.seed}")
     print(format_compare(res))

@@ -25,7 +25,16 @@ from jaxsched.nets.schedinspector import InspectorPolicy
 from jaxsched.systems.schedinspector.config import RunConfig, load_jobs, make_env
 from jaxsched.train.loop import load_run
 
-__all__ = ["LoadedInspector", "load_inspector", "inspect_runs", "compare", "format_compare"]
+__all__ = [
+    "LoadedInspector",
+    "load_inspector",
+    "inspect_runs",
+    "compare",
+    "format_compare",
+    "test_starts",
+    "compare_rows",
+    "evaluate_model",
+]
 
 
 @dataclasses.dataclass
@@ -128,3 +137,84 @@ def format_compare(res: dict) -> str:
         f"rejection ratio {rej.sum() / max(dec.sum(), 1):.4f} ({rej.sum()} of {dec.sum()})"
     )
     return "\n".join(lines)
+
+
+def test_starts(n_jobs: int, length: int, sequences: int, seed: int) -> list:
+    """Start indices drawn as the reference's test script draws them (spec §8.2): after
+    ``env.seed(seed)``, ``R.randint(0, n_jobs - length)`` per sequence, over the whole trace
+    (seed 1, 50 × 256 on Lublin: 9149, 8144, 1732, …)."""
+    from jaxsched.errors import ConfigError
+    from jaxsched.workload.sampling import gym_np_random
+
+    if n_jobs - length <= 0:
+        raise ConfigError(f"cannot draw sequences of {length} jobs from {n_jobs} jobs")
+    r = gym_np_random(seed)
+    return [int(r.randint(0, n_jobs - length)) for _ in range(sequences)]
+
+
+#: metrics of :func:`compare` (the sequence values of the environment)
+COMPARE_METRICS = ("bsld", "wait", "util", "mbsld")
+
+
+def compare_rows(res: dict, backfill: str, name: str = "inspector") -> list:
+    """Rows in :class:`jaxsched.sim.evaluate.EvalResult`'s schema of a :func:`compare` result:
+    per sequence the base alone (policy = the base's name) and base + inspector (``name``) on
+    :data:`COMPARE_METRICS`, and the inspector's ``rejection_ratio`` (rejections / decisions)."""
+    rows = []
+    dec, rej = np.asarray(res["decisions"]), np.asarray(res["rejections"])
+    for k, s in enumerate(res["starts"]):
+        row = {"start": int(s), "jobs": res["length"], "backfill": backfill}
+        for pol, vals in ((res["base_name"], res["base"]), (name, res["inspected"])):
+            for m in COMPARE_METRICS:
+                rows.append({**row, "policy": pol, "metric": m, "value": float(vals[m][k])})
+        ratio = float(rej[k]) / max(float(dec[k]), 1.0)
+        rows.append({**row, "policy": name, "metric": "rejection_ratio", "value": ratio})
+    return rows
+
+
+def evaluate_model(
+    model: LoadedInspector,
+    trace,
+    *,
+    starts=None,
+    sequences: int = 10,
+    length: int | None = None,
+    seed: int = 1,
+    backfills=None,
+    sample: bool = False,
+    name: str = "inspector",
+):
+    """``jaxsched evaluate TRACE --model DIR`` for an inspector: base alone vs base +
+    inspector on the same sequences (``starts``, else ``sequences`` drawn by
+    :func:`test_starts` with ``seed``) of ``length`` jobs (default the run's
+    ``eval_length``), for each of ``backfills`` (default the run's own). Returns
+    ``(EvalResult, text)``: the rows of :func:`compare_rows` and :func:`format_compare`'s
+    tables, one per backfilling."""
+    from jaxsched.errors import ConfigError
+    from jaxsched.sim.evaluate import EvalResult
+
+    rc = model.run
+    length = length or rc.eval_length
+    jobs, _ = load_jobs(str(trace), rc.mode)
+    if starts is None:
+        starts = test_starts(jobs.n_jobs, length, sequences, seed)
+    bad = [int(s) for s in starts if s < 0 or s + length > jobs.n_jobs]
+    if bad:
+        raise ConfigError(
+            f"sequence start {bad[0]} with {length} jobs runs past the {jobs.n_jobs} jobs"
+        )
+    bfs = list(backfills or [rc.backfill])
+    rows, texts = [], []
+    for bf in bfs:
+        if bf not in ("none", "rlscheduler"):
+            raise ConfigError(
+                f"a SchedInspector model runs with backfill none or rlscheduler, not {bf!r}"
+            )
+        m = dataclasses.replace(model, run=dataclasses.replace(rc, backfill=bf))
+        res = compare(m, starts, length, trace=str(trace), sample=sample)
+        rows += compare_rows(res, bf, name)
+        how = "sampled" if sample else "greedy"
+        texts.append(f"{name} ({how} actions), backfilling {bf}:\n{format_compare(res)}")
+    metrics = list(COMPARE_METRICS) + ["rejection_ratio"]
+    ev = EvalResult(rows, np.asarray(starts, np.int64), [rc.base, name], bfs, metrics, None, {})
+    return ev, "\n\n".join(texts)
