@@ -109,26 +109,24 @@ def main(argv: list[str] | None = None) -> int:
         return e.code if isinstance(e.code, int) else 0
     if args.command in ("evaluate", "demo", "train", "conformance"):
         enable_compile_cache()
-    caught: list = []
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", SWFWarning)
-            try:
-                rc = args.handler(args)
-            except JaxschedError as e:
-                rc = _error(str(e))
-            except BrokenPipeError:  # e.g. `jaxsched trace info f | head`: stop quietly
-                _silence_stdout()
-                rc = 1
-            except OSError as e:
-                where = f"{e.filename}: " if getattr(e, "filename", None) else ""
-                rc = _error(f"{where}{e.strerror or e}")
-    finally:  # outside the recording block: showing a warning there would record it again
-        for w in caught:
-            if issubclass(w.category, SWFWarning):
-                print(f"{PROG}: warning: {_one_line(w.message)}", file=sys.stderr)
-            else:
-                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SWFWarning)
+        try:
+            rc = args.handler(args)
+        except JaxschedError as e:
+            rc = _error(str(e))
+        except BrokenPipeError:  # e.g. `jaxsched trace info f | head`: stop quietly
+            _silence_stdout()
+            rc = 1
+        except OSError as e:
+            where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+            rc = _error(f"{where}{e.strerror or e}")
+        finally:
+            for w in caught:
+                if issubclass(w.category, SWFWarning):
+                    print(f"{PROG}: warning: {_one_line(w.message)}", file=sys.stderr)
+                else:
+                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     return int(rc or 0)
 
 
