@@ -134,8 +134,8 @@ def test_bad_flags_one_line(runs, tmp_path, capsys, argv, text):
 
 def test_bad_settings_one_line(runs, tmp_path, capsys):
     trace, a, _ = runs
-    with pytest.raises(ConfigError, match="only pg"):
-        RunConfig(trace=str(trace), variant="dql")
+    with pytest.raises(ConfigError, match="variant must be pg or dql"):
+        RunConfig(trace=str(trace), variant="a2c")
     # training into an existing run without --resume: one line, exit status != 0
     rc = jaxsched_main(["train", "dras", str(trace), "--epochs", "1", "--out", str(a)] + ARGS)
     err = capsys.readouterr().err.strip()
