@@ -73,9 +73,10 @@ _ROLLOUTS: dict = {}
 
 
 def _rollout_fn(rc: RunConfig, apply_fn, sample: bool, online: bool):
-    """The jitted ``f(env, params, key) -> (sim, total reward, decisions, extra)`` of a run:
-    PG greedy/sampled (``online``: with the test-time updates, extra = updates), DQL greedy or
-    ε-greedy from 1.0 (``sample``, the code's test runs; extra = the decision record)."""
+    """The jitted ``f(env, params, key, learn) -> (sim, total reward, decisions, extra)`` of a
+    run: PG greedy/sampled (``online``: with the test-time updates where the traced bool
+    ``learn``, extra = updates), DQL greedy or ε-greedy from 1.0 (``sample``, the code's test
+    runs; extra = the decision record); ``learn`` is unused but by online PG."""
     from jaxsched.systems.dras.trainer import online_rollout, rollout
     from jaxsched.systems.dras.trainer_dql import dql_rollout
 
@@ -86,7 +87,7 @@ def _rollout_fn(rc: RunConfig, apply_fn, sample: bool, online: bool):
     if rc.variant == "dql":
         cfg = rc.dql_config()
 
-        def f(env, p, key):
+        def f(env, p, key, learn):
             n = env._config.length
             return dql_rollout(env, apply_fn, cfg, p, key, float(sample), record=n)
     elif online:
@@ -94,11 +95,12 @@ def _rollout_fn(rc: RunConfig, apply_fn, sample: bool, online: bool):
 
         pg = make_pg(apply_fn, PGConfig(mode=rc.mode, lr=rc.lr), capacity=rc.capacity)
 
-        def f(env, p, key):
-            return online_rollout(env, apply_fn, pg, p, key, sample=sample, C=rc.capacity)
+        def f(env, p, key, learn):
+            return online_rollout(env, apply_fn, pg, p, key, sample=sample, C=rc.capacity,
+                                  learn=learn)  # fmt: skip
     else:
 
-        def f(env, p, key):
+        def f(env, p, key, learn):
             return (*rollout(env, apply_fn, p, key, sample=sample), None)
 
     _ROLLOUTS[k] = jax.jit(f)
@@ -120,7 +122,7 @@ def run_model(rc: RunConfig, params, cj, *, sample: bool = False, seed: int = 0,
         env = make_env(rc, cj, queue_cap=q)
         t0 = time.perf_counter()
         fn = _rollout_fn(rc, apply_fn, sample, online)
-        sim, tot, n, extra = jax.device_get(fn(env, params, jax.random.PRNGKey(seed)))
+        sim, tot, n, extra = jax.device_get(fn(env, params, jax.random.PRNGKey(seed), True))
         if not sim.overflow or q >= len(cj.submit):
             break
         q *= 2
