@@ -100,18 +100,19 @@ def _collect(env, apply_fn, cfg, C: int, es, params, key, eps, used):
     rows = env.observe(es).obs.shape[-2]
 
     def cond(c):
-        es, _, i, *_ = c
+        (es, _, i, *_), _ = c
         return (~es.sim.done) & (es.sim.passes - p0 < INSTANCES) & (i < C)
 
     def body(c):
-        return dql_step(env, apply_fn, cfg, params, c)
+        inner, _ = c  # also the pass of the latest decision (the batch's span)
+        return dql_step(env, apply_fn, cfg, params, inner), inner[0].sim.passes
 
     c0 = (es, empty_record(C, rows), jnp.int32(0), key, eps, used, jnp.float32(0))
-    es, rec, i, key, eps, used, total = jax.lax.while_loop(cond, body, c0)
+    (es, rec, i, key, eps, used, total), last = jax.lax.while_loop(cond, body, (c0, p0))
     full = (i >= C) & ~es.sim.done & (es.sim.passes - p0 < INSTANCES)
     total = total + jnp.sum(jnp.where(rec.pend, rec.reward, 0.0))  # cut passes: as known
     batch = DQLBatch(rec.obs, rec.reward, rec.valid)
-    return es, batch, full, key, eps, used, es.sim.passes - p0, total
+    return es, batch, full, key, eps, used, last - p0, total
 
 
 def make_epoch_dql(apply_fn, dql_fns, cfg: DQLConfig, *, C: int):
@@ -140,7 +141,7 @@ def make_epoch_dql(apply_fn, dql_fns, cfg: DQLConfig, *, C: int):
             acc = {"reward": acc["reward"] + tot,
                    "decisions": acc["decisions"] + jnp.sum(b.valid, -1),
                    "flushes": acc["flushes"] + full, "updates": acc["updates"] + 1,
-                   "span": jnp.maximum(acc["span"], jnp.max(span) - 1),
+                   "span": jnp.maximum(acc["span"], jnp.max(span)),
                    "delta": acc["delta"] + jnp.mean(ms["mean_abs_delta"])}  # fmt: skip
             return dq, es, keys, eps, used, acc
 

@@ -61,6 +61,7 @@ def test_run_settings_and_epsilon(runs):
         # starts) averaged over the two episodes, so between 0.99^12 and 1
         assert r["decisions"] == 12 and 0.99**12 - 1e-6 <= r["epsilon"] < 1.0
         assert r["updates"] * 10 >= r["passes"] and r["early_flushes"] == 0
+        assert 0 <= r["max_batch_span"] <= 9  # a batch's decisions lie within 10 instances
 
 
 def _oracle_policy(net, params, n_nodes):
