@@ -290,7 +290,9 @@ def _add_evaluate(sub) -> None:
         action="append",
         default=None,
         metavar="DIR",
-        help="also evaluate the learned policy of a `jaxsched train` directory (repeatable)",
+        help="also evaluate the learned policy of a `jaxsched train` directory (repeatable); "
+        "a system with its own report (DRAS: the test period beside its baselines, spec "
+        "section 10) prints that instead, unless --json or --table",
     )
     p.add_argument(
         "--sample",
