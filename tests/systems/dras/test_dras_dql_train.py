@@ -12,10 +12,9 @@ import json
 import jax
 import numpy as np
 import pytest
-from test_dras_train import _trace
+from test_dras_train import straight_and_resumed
 
 from jaxsched import systems
-from jaxsched.cli import main as jaxsched_main
 from jaxsched.errors import ConfigError
 from jaxsched.systems.dras.config import RunConfig, env_jobs, load_split
 from jaxsched.train.checkpoint import load_checkpoint
@@ -26,14 +25,7 @@ ARGS = ["--variant", "dql", "--hidden", "8,8", "--envs", "2", "--jobs-per-set", 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("dras_dql")
-    trace = _trace(tmp)
-    a, b = tmp / "a", tmp / "b"
-    base = ["train", "dras", str(trace)] + ARGS
-    assert jaxsched_main(base + ["--out", str(a), "--epochs", "2"]) == 0
-    assert jaxsched_main(base + ["--out", str(b), "--epochs", "1"]) == 0
-    assert jaxsched_main(base + ["--out", str(b), "--epochs", "2", "--resume"]) == 0
-    return trace, a, b
+    return straight_and_resumed(tmp_path_factory.mktemp("dras_dql"), ARGS)
 
 
 def _log(out):

@@ -38,16 +38,21 @@ ARGS = ["--hidden", "8,8", "--envs", "2", "--jobs-per-set", "12", "--capacity", 
         "--curriculum", "1,1,1", "--no-progress", "--input-norm"]  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("dras")
+def straight_and_resumed(tmp, args):
+    """``jaxsched train dras`` on the tiny trace: 2 epochs in DIR a, and 1 epoch then
+    ``--resume`` to 2 in DIR b; returns (trace, a, b)."""
     trace = _trace(tmp)
     a, b = tmp / "a", tmp / "b"
-    base = ["train", "dras", str(trace)] + ARGS
+    base = ["train", "dras", str(trace)] + args
     assert jaxsched_main(base + ["--out", str(a), "--epochs", "2"]) == 0
     assert jaxsched_main(base + ["--out", str(b), "--epochs", "1"]) == 0
     assert jaxsched_main(base + ["--out", str(b), "--epochs", "2", "--resume"]) == 0
     return trace, a, b
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    return straight_and_resumed(tmp_path_factory.mktemp("dras"), ARGS)
 
 
 def _log(out):
