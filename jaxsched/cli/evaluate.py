@@ -93,6 +93,10 @@ def _cmd_evaluate(args) -> int:
         loaded = [systems.load_model(d) for d in args.model]  # (system, model) pairs
         own = [sm for sm in loaded if sm[0].compare is not None]  # compared with own baseline
         pols = [sm for sm in loaded if sm[0].compare is None]
+        if not (args.json or args.table):  # systems with their own report print it instead
+            pols = _print_reports(args, traces, pols)
+            if not pols and not own:  # only reporting models: their reports are the answer
+                return 0
         names = _model_names([m for _, m in pols])
     if args.versus is not None:
         check_versus(args.versus, list(args.policy) + names)
@@ -156,6 +160,19 @@ def _own_names(own) -> list:
         return ["inspector"]
     names = [f"inspector:{m.path.parent.name}" for _, m in own]
     return [f"{n}#{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]
+
+
+def _print_reports(args, traces, pols) -> list:
+    """Print the report of every model whose system has one (:attr:`System.report`, e.g.
+    DRAS's §10 table beside its baselines) on each trace; the other (system, model) pairs."""
+    rest = []
+    for system, model in pols:
+        if system.report is None:
+            rest.append((system, model))
+            continue
+        for path in traces:
+            print(system.report(model, path, sample=args.sample))
+    return rest
 
 
 #: columns of ``evaluate --table`` (one row per trace, seed, sequence, policy, backfill, metric)
@@ -315,10 +332,11 @@ def _add_evaluate(sub) -> None:
         default=None,
         metavar="DIR",
         help="also evaluate the learned policy of a `jaxsched train` directory (repeatable); "
-        "a SchedInspector model is compared with its own base scheduler instead (base alone "
-        "vs base + inspector on the same sequences, drawn as its reference test script does, "
-        "paired difference ± standard error, rejection ratio; the heuristics table is shown "
-        "only with other models)",
+        "a system with its own report (DRAS: the test period beside its baselines, spec "
+        "section 10) prints that instead, unless --json or --table; a SchedInspector model is "
+        "compared with its own base scheduler (base alone vs base + inspector on the same "
+        "sequences, drawn as its reference test script does, paired difference ± standard "
+        "error, rejection ratio; the heuristics table is shown only with other models)",
     )
     p.add_argument(
         "--sample",

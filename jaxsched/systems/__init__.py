@@ -73,6 +73,10 @@ class System:
             [length]`` start times of jobs ``start … start+length-1`` scheduled by the model
             (``jaxsched simulate --model``); None for a system that cannot schedule a trace
             window yet.
+        report: ``(model, trace, *, sample) -> str``, the system's own evaluation of a trained
+            model on ``trace`` (e.g. DRAS's §10 test-period table beside its baselines), which
+            ``jaxsched evaluate TRACE --model DIR`` prints in text mode instead of the model's
+            sequence rows; None for systems without one.
         compare: ``(model, trace, *, starts, sequences, length, seed, backfills, sample, name)
             -> (EvalResult, text)``, for a system whose model is compared with its own
             baseline rather than with the heuristics table: ``jaxsched evaluate --model``
@@ -90,6 +94,7 @@ class System:
     model_rows: Callable
     plot: Callable
     schedule: Callable | None = None
+    report: Callable | None = None
     compare: Callable | None = None
 
 
