@@ -108,3 +108,24 @@ def test_paper_numbers():
     for bf in ("none", "rlscheduler"):
         for x in ("Lublin-1", "SDSC-SP2", "Lublin-2"):
             assert RT.PAPER_VII[bf][x][2][RT.VII_MODELS.index(x)] == RT.PAPER_RL_V[bf][x]
+
+
+def test_run_tables_tiny_without_models(tmp_path):
+    """The whole script on 2 sequences x 64 jobs of Lublin-1 with no model: one evaluate call,
+    every learned cell "—", the heuristic means those of the rows, the JSON writable."""
+    from shared_data import shared_dir
+
+    lines: list = []
+    out = tmp_path / "t.json"
+    res = RT.run_tables(shared_dir(), ["Lublin-1"], ["V"], True, [], 2, 64, 3, out=lines.append)
+    out.write_text(json.dumps(res, default=RT._jsonable))
+    text = "\n".join(lines)
+    assert "Table V" in text and "Table VII" in text and "Table VIII" not in text
+    rows = res["tables"]["V"]
+    assert [(r["backfill"], r["model"]) for r in rows] == [("none", None), ("rlscheduler", None)]
+    starts = res["traces"]["Lublin-1"]["starts"]
+    assert len(starts) == 2 and all(64 <= s < 10000 - 65 for s in starts)
+    for r in rows:
+        best = r["heuristics"][r["best"]][0]
+        assert best == min(v[0] for v in r["heuristics"].values()) and best >= 1
+    assert json.loads(out.read_text())["config"]["seed"] == 3
