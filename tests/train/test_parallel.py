@@ -30,7 +30,9 @@ TESTS = REPO / "tests"
 
 SCRIPT = r"""
 import json, sys
+from jaxsched.compile_cache import enable_compile_cache
 from jaxsched.train import parallel
+enable_compile_cache(0.2)  # the test suite's folder ($JAXSCHED_CACHE, set by conftest)
 host = sys.argv[3:]  # [process id, port]: one of two processes of a multi-host run
 if host:
     parallel.initialize_distributed(coordinator_address="localhost:" + host[1],
@@ -45,9 +47,8 @@ from jaxsched.train.rollout import NetInput
 cfg = PPOConfig(num_envs=8, episodes_per_env=2, max_episode_steps=5, pi_lr=3e-3, vf_lr=1e-2,
                 train_pi_iters=10, train_v_iters=10, adam_eps=1e-4)
 def build(dp):
-    return make_train(cfg, PickSmallestEnv(), RowPolicy(), MeanValue(), slot_buckets=(3,),
-                      chunk_size=16, episode_info_fn=lambda ts: {"len": ts.extras["length"]},
-                      data_axis=dp)
+    return make_train(cfg, PickSmallestEnv(), RowPolicy(), MeanValue(), data_axis=dp,
+                      episode_info_fn=lambda ts: {"len": ts.extras["length"]})
 one = build(None)
 two = parallel.data_parallel(build(parallel.DATA_AXIS), 2)
 s1 = s2 = one.init(jax.random.PRNGKey(3))
@@ -235,3 +236,59 @@ def test_run_json_device_count_is_not_a_setting():
 
     rc = RunConfig(trace="t.swf")
     assert RunConfig.from_dict({**rc.to_run_json(), "devices": 2}) == rc
+
+
+# ----------------------------------------------------------------------------------------------
+# the command line end to end (two rlscheduler compilations: minutes on the 2-core machine)
+# ----------------------------------------------------------------------------------------------
+
+
+def _train_run_helpers():
+    import importlib.util
+
+    path = TESTS / "systems" / "rlscheduler" / "test_train_run.py"
+    spec = importlib.util.spec_from_file_location("_train_run_helpers", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.skipif(
+    os.environ.get("JAXSCHED_TEST_SLOW") != "1",
+    reason="two RLScheduler compilations (minutes); JAXSCHED_TEST_SLOW=1 runs it",
+)
+def test_cli_two_devices_same_log_as_one(tmp_path):
+    """`jaxsched train rlscheduler ... --devices all` on two fake CPU devices logs and saves
+    what one device trains (tolerance as above), run.json records 2, and the run resumes on
+    one device."""
+    from jaxsched.systems.rlscheduler.run import train
+    from jaxsched.train.checkpoint import load_checkpoint
+    from jaxsched.train.loop import read_log
+
+    h = _train_run_helpers()
+    trace = h.burst_trace(tmp_path / "burst.swf")
+    ppo = h.tiny_ppo(n_envs=4, iters=3)
+    flags = ["--length", str(h.LENGTH), "--trajectories", "4", "--pi-iters", "3",
+             "--v-iters", "3", "--pi-lr", str(ppo["pi_lr"]), "--no-compare", "--no-progress"]  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "jaxsched.cli", "train", "rlscheduler", str(trace), "--epochs",
+         "2", "--out", str(tmp_path / "two"), "--devices", "all", *flags],
+        env=_two_device_env(), cwd=REPO, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    kw = dict(length=h.LENGTH, ppo=ppo, progress=False, compare=False, log=lambda s: None)
+    train(trace, tmp_path / "one", 2, **kw)
+    one, two = read_log(tmp_path / "one"), read_log(tmp_path / "two")
+    assert [r["episodes"] for r in one] == [r["episodes"] for r in two]
+    for k in ("bsld", "return", "pi_loss", "v_loss", "approx_kl", "entropy"):
+        np.testing.assert_allclose([r[k] for r in two], [r[k] for r in one], rtol=1e-3, err_msg=k)
+    assert json.loads((tmp_path / "two" / "run.json").read_text())["devices"] == 2
+    assert json.loads((tmp_path / "one" / "run.json").read_text())["devices"] == 1
+    s1, s2 = (load_checkpoint(tmp_path / d).state for d in ("one", "two"))
+    import jax
+
+    for a, b in zip(jax.tree_util.tree_leaves(s1), jax.tree_util.tree_leaves(s2)):
+        a, b = np.asarray(a), np.asarray(b)
+        np.testing.assert_allclose(b, a, rtol=0, atol=_tol(a) if a.dtype.kind == "f" else 0)
+    res = train(trace, tmp_path / "two", 3, resume=True, devices=1, **kw)
+    assert res["epochs"] == 3 and len(read_log(tmp_path / "two")) == 3
