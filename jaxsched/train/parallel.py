@@ -24,6 +24,7 @@ all hosts' devices, the mesh spans them, and only process 0 writes files
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 
 import jax
@@ -157,6 +158,11 @@ def resolve_devices(requested=None) -> int:
     have = jax.device_count()
     if n is None:
         return have
+    if jax.process_count() > 1 and n != have:
+        raise ConfigError(
+            f"--devices {n}: a run on {jax.process_count()} processes trains on all "
+            f"{have} devices (--devices all)"
+        )
     if n > have:
         raise ConfigError(
             f"--devices {n}: only {have} device(s) visible (on CPU, expose more with "
@@ -193,12 +199,14 @@ def data_parallel(trainer, n_devices: int, *, axis_name: str = DATA_AXIS):
     mesh = jax.sharding.Mesh(np.array(jax.devices()[:n_devices]), (axis_name,))
     rep = NamedSharding(mesh, P())
 
-    def sharded(fn, static=()):
-        f = jax.shard_map(fn, mesh=mesh, in_specs=P(), out_specs=P(), check_vma=False)
-        return jax.jit(f, static_argnums=static)
+    def sharded(fn):
+        return jax.jit(jax.shard_map(fn, mesh=mesh, in_specs=P(), out_specs=P(), check_vma=False))
 
     upd = sharded(trainer.update)
-    trn = sharded(trainer.train, static=(1,))
+
+    @functools.cache
+    def trn(num_updates: int):
+        return sharded(lambda ts: trainer.train(ts, num_updates))
 
     def on_mesh(ts):
         # numpy in: on several hosts each process puts its copy on its own devices
@@ -210,7 +218,7 @@ def data_parallel(trainer, n_devices: int, *, axis_name: str = DATA_AXIS):
         return upd(on_mesh(ts))
 
     def train(ts, num_updates: int):
-        return trn(on_mesh(ts), num_updates)
+        return trn(int(num_updates))(on_mesh(ts))
 
     return dataclasses.replace(
         trainer,
