@@ -243,6 +243,12 @@ def test_run_json_device_count_is_not_a_setting():
 # ----------------------------------------------------------------------------------------------
 
 
+def _flat(tree) -> np.ndarray:
+    import jax
+
+    return np.concatenate([np.ravel(np.asarray(x)) for x in jax.tree_util.tree_leaves(tree)])
+
+
 def _train_run_helpers():
     import importlib.util
 
@@ -281,14 +287,16 @@ def test_cli_two_devices_same_log_as_one(tmp_path):
     one, two = read_log(tmp_path / "one"), read_log(tmp_path / "two")
     assert [r["episodes"] for r in one] == [r["episodes"] for r in two]
     for k in ("bsld", "return", "pi_loss", "v_loss", "approx_kl", "entropy"):
-        np.testing.assert_allclose([r[k] for r in two], [r[k] for r in one], rtol=1e-3, err_msg=k)
+        a, b = [r[k] for r in one], [r[k] for r in two]
+        np.testing.assert_allclose(b, a, rtol=1e-3, atol=1e-5, err_msg=k)  # pi_loss ~ 0
     assert json.loads((tmp_path / "two" / "run.json").read_text())["devices"] == 2
     assert json.loads((tmp_path / "one" / "run.json").read_text())["devices"] == 1
+    # the saved parameters: close as a whole (|diff| / |params|); leaf by leaf Adam's default
+    # ε (1e-8) turns the rounding noise of near-zero gradients into full steps (the toy test
+    # above raises ε and checks every leaf), so the log's losses and KL are the sharp check
     s1, s2 = (load_checkpoint(tmp_path / d).state for d in ("one", "two"))
-    import jax
-
-    for a, b in zip(jax.tree_util.tree_leaves(s1), jax.tree_util.tree_leaves(s2)):
-        a, b = np.asarray(a), np.asarray(b)
-        np.testing.assert_allclose(b, a, rtol=0, atol=_tol(a) if a.dtype.kind == "f" else 0)
+    for name in ("policy_params", "value_params"):
+        a, b = (_flat(s[name]) for s in (s1, s2))
+        assert np.linalg.norm(a - b) <= 1e-2 * np.linalg.norm(a), name
     res = train(trace, tmp_path / "two", 3, resume=True, devices=1, **kw)
     assert res["epochs"] == 3 and len(read_log(tmp_path / "two")) == 3
