@@ -1,15 +1,18 @@
 """Data-parallel PPO (:mod:`jaxsched.train.parallel`): on two (fake CPU) devices the update
-gives the one-device parameters and metrics up to float rounding, the device count and the
-distributed switches parse with one-line errors, and only process 0 writes.
+gives the one-device parameters and metrics up to float rounding, and the device count and
+the distributed switches parse with one-line errors. With ``JAXSCHED_TEST_SLOW=1`` (over the
+suite's time budget) also: two processes joined by ``jax.distributed`` give the two-device
+update and only process 0 saves, and ``jaxsched train rlscheduler --devices all`` logs what one
+device trains and resumes on one device.
 
 The device count is fixed when JAX starts, so the two-device run happens in a subprocess
 (``XLA_FLAGS=--xla_force_host_platform_device_count=2``). Tolerance: not bit equality — each
 device sums its half of the batch and ``psum`` adds the halves, a different order of float
 additions than one device's single sum (relative differences ~1e-6 per update); we ask for
-``1e-4`` of each leaf's largest magnitude (at least 1e-5). Adam's ε is raised to 1e-4 here: with the default
-1e-8 a gradient component that is rounding noise (~1e-9, e.g. of a nearly dead unit) still gets
-a step of the full learning rate in a random direction, so such parameters differ by ~lr
-between any two summation orders; that is Adam's, not the data split's.
+1e-4 of each leaf's largest magnitude (at least 1e-5). Adam's ε is raised to 1e-4 here: with
+the default 1e-8 a gradient component that is rounding noise (~1e-9, e.g. of a nearly dead
+unit) still gets a step of the full learning rate in a random direction, so such parameters
+differ by ~lr between any two summation orders; that is Adam's, not the data split's.
 """
 
 from __future__ import annotations
@@ -148,9 +151,17 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+SLOW = pytest.mark.skipif(
+    os.environ.get("JAXSCHED_TEST_SLOW") != "1",
+    reason="over the suite's time budget; JAXSCHED_TEST_SLOW=1 runs it",
+)
+
+
+@SLOW
 def test_two_processes_jax_distributed(two_device_run, tmp_path):
     """Two processes of one CPU device each, joined by jax.distributed (coordinator on
-    localhost): the same update as two devices of one process; only process 0 saved."""
+    localhost): the same update as two devices of one process; only process 0 saved.
+    (~35 s on the 2-core machine: two more processes compiling; JAXSCHED_TEST_SLOW=1.)"""
     _, _, two = two_device_run
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
@@ -239,7 +250,7 @@ def test_run_json_device_count_is_not_a_setting():
 
 
 # ----------------------------------------------------------------------------------------------
-# the command line end to end (two rlscheduler compilations: minutes on the 2-core machine)
+# the command line end to end (two rlscheduler compilations: 1-5 min on the 2-core machine)
 # ----------------------------------------------------------------------------------------------
 
 
@@ -259,10 +270,7 @@ def _train_run_helpers():
     return mod
 
 
-@pytest.mark.skipif(
-    os.environ.get("JAXSCHED_TEST_SLOW") != "1",
-    reason="two RLScheduler compilations (minutes); JAXSCHED_TEST_SLOW=1 runs it",
-)
+@SLOW
 def test_cli_two_devices_same_log_as_one(tmp_path):
     """`jaxsched train rlscheduler ... --devices all` on two fake CPU devices logs and saves
     what one device trains (tolerance as above), run.json records 2, and the run resumes on
