@@ -8,18 +8,59 @@ import os
 import pytest
 from shared_data import REPO
 
+FULL_OPT = "xla_full_opt"
+
+
+def _optimisations_off() -> bool:
+    return os.environ.get("JAXSCHED_TEST_XLA_OPT", "").lower() != "full"
+
 
 def pytest_configure(config):
     """XLA compiles the tests' programs with most optimisations off (about a third less compile
     time, which is most of the suite's time; the results are the same programs' results, and
-    benchmarks and the ``jaxsched`` commands keep full optimisation);
-    ``JAXSCHED_TEST_XLA_OPT=full`` runs the suite fully optimised.  Then the compile cache."""
-    if os.environ.get("JAXSCHED_TEST_XLA_OPT", "").lower() != "full":
-        os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"] = "1"  # also for the commands tests start
-        import jax
-
-        jax.config.update("jax_disable_most_optimizations", True)
+    benchmarks and the ``jaxsched`` commands keep full optimisation), except in tests marked
+    ``xla_full_opt`` (those that mostly *run* long simulations: there the optimised program is
+    3-4x faster, which outweighs its longer compile); ``JAXSCHED_TEST_XLA_OPT=full`` runs the
+    whole suite fully optimised.  Then the compile cache."""
+    config.addinivalue_line(
+        "markers", f"{FULL_OPT}: compile this test's programs with XLA's full optimisation"
+    )
+    if _optimisations_off():
+        _set_optimisations(off=True)
     _enable_compile_cache()
+
+
+def _set_optimisations(off: bool) -> None:
+    """JAX's switch, read at each compile; the environment variable for the commands a test
+    starts in a subprocess."""
+    os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"] = "1" if off else "0"
+    import jax
+
+    jax.config.update("jax_disable_most_optimizations", off)
+
+
+@contextlib.contextmanager
+def _full_opt_if_marked(item):
+    marked = _optimisations_off() and item.get_closest_marker(FULL_OPT) is not None
+    if marked:
+        _set_optimisations(off=False)
+    try:
+        yield
+    finally:
+        if marked:
+            _set_optimisations(off=True)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):  # module fixtures are built in the first test's setup
+    with _full_opt_if_marked(item):
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    with _full_opt_if_marked(item):
+        yield
 
 
 def _enable_compile_cache():
@@ -40,6 +81,26 @@ def _enable_compile_cache():
     from jaxsched.compile_cache import use_cache_dir
 
     use_cache_dir(where, 0.2)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """For ``pytest-xdist --dist loadgroup`` (``make test``): every test file is one work unit
+    (as ``--dist loadfile`` makes it), except that files marked with the same ``xdist_group``
+    run as one unit on one worker, one after the other, so the programs they share are
+    compiled once and then read from the compile cache (two workers would both compile them at
+    the same time); the named groups (the longest units) are scheduled first."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    named = [i for i in items if ".py" not in _group(i)]
+    rest = [i for i in items if ".py" in _group(i)]
+    items[:] = named + rest
+
+
+def _group(item) -> str:
+    mark = item.get_closest_marker("xdist_group")
+    return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
 
 
 class _CompileCount:

@@ -98,6 +98,25 @@ def _silence_stdout() -> None:
         pass
 
 
+def _defer_swf_warnings() -> list:
+    """Inside ``warnings.catch_warnings()``: every SWF warning (a problem of the user's file) is
+    kept, to be printed as one ``jaxsched: warning:`` line each when the command ends; every
+    other warning is shown at once as Python shows it (keeping those too, e.g. thousands of JAX
+    compile-cache warnings in a long run, and replaying them at the end held runs for minutes)."""
+    caught: list = []
+    show = warnings.showwarning
+
+    def keep_swf(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, SWFWarning):
+            caught.append(message)
+        else:
+            show(message, category, filename, lineno, file, line)
+
+    warnings.simplefilter("always", SWFWarning)
+    warnings.showwarning = keep_swf
+    return caught
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 user error)."""
     parser = build_parser()
@@ -109,8 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         return e.code if isinstance(e.code, int) else 0
     if args.command in ("evaluate", "demo", "train", "conformance"):
         enable_compile_cache()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", SWFWarning)
+    with warnings.catch_warnings():
+        caught = _defer_swf_warnings()
         try:
             rc = args.handler(args)
         except JaxschedError as e:
@@ -122,11 +141,8 @@ def main(argv: list[str] | None = None) -> int:
             where = f"{e.filename}: " if getattr(e, "filename", None) else ""
             rc = _error(f"{where}{e.strerror or e}")
         finally:
-            for w in caught:
-                if issubclass(w.category, SWFWarning):
-                    print(f"{PROG}: warning: {_one_line(w.message)}", file=sys.stderr)
-                else:
-                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+            for message in caught:
+                print(f"{PROG}: warning: {_one_line(message)}", file=sys.stderr)
     return int(rc or 0)
 
 

@@ -91,6 +91,10 @@ def _cmd_evaluate(args) -> int:
         from jaxsched import systems
 
         pols = [systems.load_model(d) for d in args.model]  # (system, model) pairs
+        if not (args.json or args.table):  # systems with their own report print it instead
+            pols = _print_reports(args, traces, pols)
+            if not pols:  # only reporting models: their reports are the answer
+                return 0
         names = _model_names([m for _, m in pols])
     if args.versus is not None:
         check_versus(args.versus, list(args.policy) + names)
@@ -115,6 +119,19 @@ def _cmd_evaluate(args) -> int:
             print("\n" if i else "", end="")
             _print_cell(args, path, res)
     return 0
+
+
+def _print_reports(args, traces, pols) -> list:
+    """Print the report of every model whose system has one (:attr:`System.report`, e.g.
+    DRAS's §10 table beside its baselines) on each trace; the other (system, model) pairs."""
+    rest = []
+    for system, model in pols:
+        if system.report is None:
+            rest.append((system, model))
+            continue
+        for path in traces:
+            print(system.report(model, path, sample=args.sample))
+    return rest
 
 
 #: columns of ``evaluate --table`` (one row per trace, seed, sequence, policy, backfill, metric)
@@ -273,7 +290,9 @@ def _add_evaluate(sub) -> None:
         action="append",
         default=None,
         metavar="DIR",
-        help="also evaluate the learned policy of a `jaxsched train` directory (repeatable)",
+        help="also evaluate the learned policy of a `jaxsched train` directory (repeatable); "
+        "a system with its own report (DRAS: the test period beside its baselines, spec "
+        "section 10) prints that instead, unless --json or --table",
     )
     p.add_argument(
         "--sample",

@@ -73,6 +73,10 @@ class System:
             [length]`` start times of jobs ``start … start+length-1`` scheduled by the model
             (``jaxsched simulate --model``); None for a system that cannot schedule a trace
             window yet.
+        report: ``(model, trace, *, sample) -> str``, the system's own evaluation of a trained
+            model on ``trace`` (e.g. DRAS's §10 test-period table beside its baselines), which
+            ``jaxsched evaluate TRACE --model DIR`` prints in text mode instead of the model's
+            sequence rows; None for systems without one.
     """
 
     name: str
@@ -84,6 +88,7 @@ class System:
     model_rows: Callable
     plot: Callable
     schedule: Callable | None = None
+    report: Callable | None = None
 
 
 _REGISTRY: dict[str, System] = {}

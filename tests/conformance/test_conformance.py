@@ -27,6 +27,9 @@ from shared_data import REPO, SHARED
 from jaxsched.conformance.base import default_traces_dir, value_error
 from jaxsched.conformance.cli import main
 
+# the files replay thousands of 1024-job runs: XLA's optimised programs run them 4x faster
+pytestmark = pytest.mark.xla_full_opt
+
 REF = SHARED / "reference"
 TRACES = SHARED / "traces"
 SHIPPED = ("lublin_256_new2-seq1024.json", "HPC2N-2002-2.2-cln-seq1024.json")

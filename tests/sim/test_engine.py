@@ -135,6 +135,7 @@ SPEC_TABLE = {
 SPEC_TRACES = {"Lublin-1": "lublin_256.swf.gz", "Lublin-2": "lublin_256_new2.swf.gz"}
 
 
+@pytest.mark.xla_full_opt  # 20 runs of 1024 jobs x 10 policy-backfill pairs: run time
 def test_spec_table_8_4():
     # Lublin-1 and Lublin-2 describe the same machine (256 nodes x 1 processor), so both are
     # evaluated in ONE batch: the second trace is appended to the first and its sequence starts

@@ -21,7 +21,8 @@ by one scheduling pass. A pass is a short run of micro-steps, each doing one thi
 * ``IDLE``: the next event (one finish or one submit); the pass starts (``LEVEL1``).
 
 With the level-1/level-2 slot always 0 this is CQSim's FCFS with EASY (mode 1), conservative
-(mode 2) or no backfilling (mode 0); mode 3 is the DRAS loop, and the fixed policies of
+(mode 2) or no backfilling (mode 0); mode 3 is the DRAS loop (mode 4 the DRAS-DQL loop of §2.6:
+the same micro-steps without the persistent reservation, :data:`~.types.BF_DQL`), and the fixed policies of
 :func:`fixed_choice` give the reference's ``dras-*`` runs. A learned policy drives the same
 micro-step through :func:`advance_to_decision` / :func:`decide` and :func:`window`.
 
@@ -37,6 +38,7 @@ import jax.numpy as jnp
 from jaxsched.sim.cqsim.profile import build_profile, fits_now, place, reserve_search
 from jaxsched.sim.cqsim.types import (
     BF_CONS,
+    BF_DQL,
     BF_DRAS,
     BF_EASY,
     CLASS_BACKFILLED,
@@ -211,7 +213,8 @@ def _after_stop(seq: Sequence, params: CQParams, st: CQState, stop, empty) -> CQ
     R = st.queue_job[0]
     bf = params.backfill
     more = stop & (st.n_queued > 1)
-    to2 = more & ((bf == BF_EASY) | (bf == BF_DRAS))
+    to2 = more & ((bf == BF_EASY) | (bf == BF_DRAS) | (bf == BF_DQL))
+    dql = bf == BF_DQL  # no persistent reservation: only the class remembers who held it
     toc = more & (bf == BF_CONS)
     P = st.prof_t.shape[0]
     pt, pa, npf = build_profile(st.t, st.free, st.run_est, st.run_nodes, st.n_running, P)
@@ -220,7 +223,10 @@ def _after_stop(seq: Sequence, params: CQParams, st: CQState, stop, empty) -> CQ
     pt2, pa2, np2, full = place(pt, pa, npf, pt[i], pt[i] + dR, seq.nodes[jnp.maximum(R, 0)], to2)
     bad = to2 & ~ok
     st = st.replace(
-        reserved=jnp.where(stop, R, st.reserved),
+        reserved=jnp.where(stop & ~dql, R, st.reserved),
+        cls=st.cls.at[jnp.maximum(R, 0)].set(
+            jnp.where(stop & dql, CLASS_RESERVED, st.cls[jnp.maximum(R, 0)])
+        ),
         prof_t=jnp.where(toc, pt, pt2), prof_a=jnp.where(toc, pa, pa2),
         n_prof=jnp.where(toc, npf, np2), n_chosen=jnp.where(to2 | toc, 0, st.n_chosen),
         ptr=jnp.where(toc, 0, st.ptr),
@@ -290,7 +296,8 @@ def _flush(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
     more = st.ptr < st.n_chosen
     j = st.chosen[jnp.minimum(st.ptr, st.chosen.shape[0] - 1)]
     base = jnp.where(st.resume, CLASS_READY, CLASS_BACKFILLED)
-    cls = jnp.where(j == st.reserved, CLASS_RESERVED, base)
+    held = (j == st.reserved) | (st.cls[jnp.maximum(j, 0)] == CLASS_RESERVED)  # DQL: see types
+    cls = jnp.where(held, CLASS_RESERVED, base)
     q = argmax_bool(st.queue_job == j)
     st = _queue_remove(_start_job(seq, st, j, cls, more), q, more)
     last = st.ptr + 1 >= st.n_chosen

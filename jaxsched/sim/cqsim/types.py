@@ -20,6 +20,7 @@ __all__ = [
     "BF_EASY",
     "BF_CONS",
     "BF_DRAS",
+    "BF_DQL",
     "POL_FIRST",
     "POL_SMALLEST",
     "POL_LARGEST",
@@ -43,8 +44,10 @@ __all__ = [
 ]
 
 #: CQSim backfill modes (``backfill`` of the reference files): 0 none, 1 EASY, 2 conservative,
-#: 3 the DRAS-PG level-2 loop.
-BF_NONE, BF_EASY, BF_CONS, BF_DRAS = 0, 1, 2, 3
+#: 3 the DRAS-PG level-2 loop; 4 the DRAS-DQL loop (spec §2.6: as 3, but the reservation is
+#: not persistent — level 1 is never skipped — and the job that held it is only remembered for
+#: its class, as ``cls`` = ``CLASS_RESERVED`` while it still waits).
+BF_NONE, BF_EASY, BF_CONS, BF_DRAS, BF_DQL = 0, 1, 2, 3, 4
 #: Fixed level-1/level-2 policies: window slot 0, fewest nodes, most nodes (lowest slot on ties).
 POL_FIRST, POL_SMALLEST, POL_LARGEST = 0, 1, 2
 POLICIES = ("fcfs", "smallest", "largest")
@@ -117,7 +120,8 @@ class CQState:
         is a level-1 pick (class ready) and level 1 goes on after it.
       reserved: int32 the job holding the persistent reservation (-1 none).
       start: int64 ``[L]`` start times (-1 not started); cls: int32 ``[L]`` job class
-        (``CLASS_*``, -1 not started); priority: int32 ``[L]`` the priority flag (spec §3).
+        (``CLASS_*``, -1 not started; ``BF_DQL``: ``CLASS_RESERVED`` also for a waiting job
+        that held the reservation); priority: int32 ``[L]`` the priority flag (spec §3).
       n_started, passes, decisions, steps: int32 counters (``passes``: scheduling passes run,
         one per event). done, stuck: bool; overflow: int32 ``OVER_*`` bits.
     """

@@ -1,15 +1,18 @@
 """DRAS (Fan et al., IPDPS'21; spec ``dras.md``): a two-level policy (start / reserve, then
-back-fill) on CQSim semantics, trained with policy gradient (DRAS-PG).
+back-fill) on CQSim semantics, trained with policy gradient (DRAS-PG) or as a value network
+with ε-greedy decisions (DRAS-DQL).
 
 * ``config.py`` — :class:`RunConfig` (``run.json``), CQSim loading, the §9 split, the
   curriculum jobsets of an epoch.
 * ``trainer.py`` — the compiled epoch: E jobsets vmapped, batches of 10 scheduling instances,
-  PG updates (averaged or sequential); the greedy/sampled rollout.
+  PG updates (averaged or sequential); the greedy/sampled rollout, with online adaptation.
+* ``trainer_dql.py`` — the same for DRAS-DQL (ε-greedy, per-decision value updates).
 * ``run.py`` — the training driver on the generic host loop.
 * ``evaluate.py`` — loading a model, the test period as one continuous simulation beside the
   §8 baselines, rows for ``jaxsched evaluate --model``.
 * ``cli.py`` — ``jaxsched train dras`` flags; ``python -m jaxsched.systems.dras [TRACE]
-  --model DIR`` (the §10 report).
+  --model DIR`` (the §10 report; also ``jaxsched evaluate TRACE --model DIR``, the
+  ``report`` hook).
 * ``report.py`` — the evaluation table (§10–§11: metrics, Kiviat area, Table IV shares).
 * ``plot.py`` — the evaluation figures (Kiviat, wait vs size, weekly).
 """
@@ -35,6 +38,12 @@ def _model_rows(model, jobs, starts, length, backfills, metrics, compat, *, samp
                       name=name)  # fmt: skip
 
 
+def _report(model, trace, *, sample=False, **kw):
+    from jaxsched.systems.dras.evaluate import test_report
+
+    return test_report(model, trace, sample=sample)
+
+
 def _plot(out, path=None):
     from jaxsched.errors import ConfigError
 
@@ -50,4 +59,5 @@ SYSTEM = System(
     load_model=_load_model,
     model_rows=_model_rows,
     plot=_plot,
+    report=_report,
 )

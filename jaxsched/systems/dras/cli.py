@@ -9,10 +9,11 @@ from jaxsched.cli.args import int_arg, nonneg_int, positive_int
 
 __all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args", "evaluate_main"]
 
-HELP = "DRAS: two-level (run/reserve/backfill) policy-gradient scheduler on CQSim semantics"
+HELP = "DRAS: two-level (run/reserve/backfill) PG or DQL scheduler on CQSim semantics"
 DESCRIPTION = (
-    "Train a DRAS-PG policy (spec dras.md section 7) on the three-phase curriculum of TRACE's "
-    "first two months (CQSim loading), E jobsets vectorised per epoch, PG updates every 10 "
+    "Train a DRAS-PG policy or DRAS-DQL value network (--variant; spec dras.md section 7) on "
+    "the three-phase curriculum of TRACE's "
+    "first two months (CQSim loading), E jobsets vectorised per epoch, updates every 10 "
     "scheduling instances; validation on the third month; a checkpoint and a log line every "
     "epoch in --out DIR."
 )
@@ -40,7 +41,25 @@ def _fraction(text: str) -> float:
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
     """Add the flags of ``jaxsched train dras``."""
     p.add_argument("trace", metavar="TRACE", help="SWF file (.swf or .swf.gz)")
-    p.add_argument("--variant", choices=("pg",), default="pg", help="pg (dql: not built yet)")
+    p.add_argument(
+        "--variant",
+        choices=("pg", "dql"),
+        default="pg",
+        help="pg (policy gradient, default) or dql (value network, epsilon-greedy)",
+    )
+    p.add_argument(
+        "--dql-sign",
+        choices=("code", "descent"),
+        default=None,
+        help="DQL update direction: code (the code's and paper's sign; default in code mode) "
+        "or descent (toward the target; a documented deviation, default in paper mode)",
+    )
+    p.add_argument(
+        "--online",
+        choices=("on", "off"),
+        default=None,
+        help="PG online adaptation in test runs (default: on in code mode, as the reference)",
+    )
     p.add_argument("--mode", choices=("code", "paper"), default="code")
     p.add_argument(
         "--input-norm",
@@ -86,7 +105,12 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         metavar="C",
         help="decisions per batch (default 256)",
     )
-    p.add_argument("--update", choices=("mean", "sequential"), default="mean")
+    p.add_argument(
+        "--update",
+        choices=("mean", "sequential"),
+        default=None,
+        help="mean (pg default) or sequential (dql's only form)",
+    )
     p.add_argument("--lr", type=float, default=None, help="default: the mode's")
     p.add_argument(
         "--priority",
@@ -121,6 +145,7 @@ def train_from_args(args: argparse.Namespace) -> int:
         hidden=args.hidden or (), envs=args.envs, jobs_per_set=args.jobs_per_set,
         n_sampled=s, n_real=r, n_synthetic=y, capacity=args.capacity, update=args.update,
         lr=args.lr, priority=args.priority, seed=args.seed, validate=not args.no_validate,
+        dql_sign=args.dql_sign, online=None if args.online is None else args.online == "on",
         validate_every=args.validate_every, best_by=args.best_by,
     )  # fmt: skip
     train(rc, args.out, epochs=args.epochs, resume=args.resume, progress=not args.no_progress)
@@ -138,8 +163,12 @@ def evaluate_main(argv=None) -> int:
     p.add_argument("--model", required=True)
     p.add_argument("--jobs", type=positive_int, default=None, help="first K test jobs")
     p.add_argument("--sample", action="store_true", help="sampled picks (default greedy)")
+    p.add_argument("--online", choices=("on", "off"), default=None,
+                   help="PG online adaptation (default: the run's; on in code mode)")  # fmt: skip
     a = p.parse_args(argv)
     from jaxsched.models import resolve
 
-    print(test_report(load_dras(resolve(a.model)), a.trace, jobs=a.jobs, sample=a.sample))
+    online = None if a.online is None else a.online == "on"
+    print(test_report(load_dras(resolve(a.model)), a.trace, jobs=a.jobs, sample=a.sample,
+                      online=online))  # fmt: skip
     return 0

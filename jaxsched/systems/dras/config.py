@@ -16,12 +16,15 @@ last L of the training period if fewer remain) — a documented adaptation of "o
 from __future__ import annotations
 
 import dataclasses
+import os
+from pathlib import Path
 
 import numpy as np
 
 from jaxsched.errors import ConfigError
 
-__all__ = ["SYSTEM_NAME", "RunConfig", "TraceSplit", "load_split", "env_jobs", "epoch_jobsets"]
+__all__ = ["SYSTEM_NAME", "RunConfig", "TraceSplit", "load_split", "env_jobs", "epoch_jobsets",
+           "checkout_of", "portable_trace", "resolve_trace"]  # fmt: skip
 
 SYSTEM_NAME = "dras"
 
@@ -30,8 +33,8 @@ SYSTEM_NAME = "dras"
 class RunConfig:
     """What a DRAS run trains.
 
-    ``variant`` pg (dql: not built yet); ``mode`` code|paper (PG rules of spec §7.2 and the
-    runtime source of the profile); ``input_norm`` (scale inputs by N and the longest training
+    ``variant`` pg or dql; ``mode`` code|paper (the PG / DQL rules of spec §7.2 / §7.3 and
+    the runtime source of the profile); ``input_norm`` (scale inputs by N and the longest training
     estimate; False = raw units as paper and code); ``window`` W (50, fixed by the
     environment); ``hidden`` (H1, H2) — empty = sized from the trace's N
     (:func:`jaxsched.nets.dras.dras_hidden`); ``envs`` jobsets per epoch (vmapped);
@@ -40,8 +43,15 @@ class RunConfig:
     epochs ask for more); ``capacity`` C decisions per batch (a batch of 10 scheduling
     instances that makes more is flushed early, counted in the log); ``update`` mean (one Adam
     step on the gradients averaged over the environments, the documented deviation of spec
-    §13) or sequential (each environment's batch in turn, one Adam step each); ``lr`` (None =
-    the mode's); ``priority`` (None = flag 0, else the fraction of N above which a job has
+    §13) or sequential (each environment's batch in turn, one Adam step each; DQL's only
+    form, its updates being sequential per decision); None = mean (pg) / sequential (dql);
+    ``lr`` (None = the mode's); ``dql_sign`` the DQL update direction, ``code`` (the code's
+    and the paper's printed sign: V moves away from its target) or ``descent`` (V moves toward
+    it — a deliberate deviation from both sources, spec Open ambiguity 4); None = the mode's
+    (code → code, paper → descent); ``online`` PG's online adaptation during test runs (spec
+    §2.5, §12.9: level-1 decisions recorded, a PG update every 10 instances, from a fresh Adam
+    state; the weights are not saved); None = on in code mode (the reference), off in paper
+    mode; DQL never learns during tests; ``priority`` (None = flag 0, else the fraction of N above which a job has
     flag 1); ``validate`` (score the validation month every ``validate_every`` epochs, keep
     ``best.ckpt`` by ``best_by``: ``wait`` (lower average wait) or ``reward`` (higher total
     reward, the paper's score)); ``queue_cap`` engine queue slots in evaluation runs (doubled
@@ -61,8 +71,10 @@ class RunConfig:
     n_real: int = 9
     n_synthetic: int = 82
     capacity: int = 256
-    update: str = "mean"
+    update: str | None = None
     lr: float | None = None
+    dql_sign: str | None = None
+    online: bool | None = None
     priority: float | None = None
     seed: int = 0
     validate: bool = True
@@ -73,10 +85,12 @@ class RunConfig:
 
     def __post_init__(self):
         checks = (
-            (self.variant == "pg", f"variant {self.variant!r}: only pg is built (dql is not)"),
+            (self.variant in ("pg", "dql"), f"variant must be pg or dql, got {self.variant!r}"),
             (self.mode in ("code", "paper"), f"mode must be code or paper, got {self.mode!r}"),
             (self.window == 50, f"window must be 50 (DRASEnv's W), got {self.window}"),
-            (self.update in ("mean", "sequential"), f"update must be mean or sequential, got {self.update!r}"),
+            (self.update in (None, "mean", "sequential"), f"update must be mean or sequential, got {self.update!r}"),
+            (self.variant == "pg" or self.update != "mean", "dql updates are sequential (--update mean is pg only)"),
+            (self.dql_sign in (None, "code", "descent"), f"dql_sign must be code or descent, got {self.dql_sign!r}"),
             (self.best_by in ("wait", "reward"), f"best_by must be wait or reward, got {self.best_by!r}"),
             (self.envs >= 1 and self.capacity >= 1, "envs and capacity must be >= 1"),
             (len(self.hidden) in (0, 2), f"hidden must be two sizes, got {self.hidden}"),
@@ -84,6 +98,8 @@ class RunConfig:
         for ok, msg in checks:
             if not ok:
                 raise ConfigError(msg)
+        if self.update is None:
+            object.__setattr__(self, "update", "mean" if self.variant == "pg" else "sequential")
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
         object.__setattr__(self, "norm_scales", tuple(float(v) for v in self.norm_scales))
 
@@ -107,6 +123,9 @@ class RunConfig:
         d = dataclasses.asdict(self)
         d["hidden"] = list(self.hidden)
         d["norm_scales"] = list(self.norm_scales)
+        for k in ("dql_sign", "online"):  # unset: left out, so older runs' settings still match
+            if d[k] is None:
+                del d[k]
         return {"system": SYSTEM_NAME, **d}
 
     @classmethod
@@ -122,6 +141,20 @@ class RunConfig:
                 if k in names
             }
         )
+
+    @property
+    def online_test(self) -> bool:
+        """bool: a test run of this model keeps learning (PG only; None = code mode)."""
+        if self.variant != "pg":
+            return False
+        return self.mode == "code" if self.online is None else bool(self.online)
+
+    def dql_config(self):
+        """The :class:`~jaxsched.train.dql.DQLConfig` of a dql run (mode, sign, lr)."""
+        from jaxsched.train.dql import DQLConfig
+
+        lr = {} if self.lr is None else {"lr": float(self.lr)}
+        return DQLConfig(mode=self.mode, sign=self.dql_sign, **lr).resolved()
 
     @property
     def n_curriculum(self) -> int:
@@ -196,3 +229,34 @@ def epoch_jobsets(rc: RunConfig, train, epoch: int) -> list:
         else:
             out.append(curriculum_jobset(train, i, cfg)[1])
     return out
+
+
+def checkout_of(path) -> Path | None:
+    """The checkout (the nearest directory with a ``.git`` entry) holding ``path``, or None."""
+    p = Path(path).resolve()
+    for d in (p, *p.parents):
+        if (d / ".git").exists():
+            return d
+    return None
+
+
+def portable_trace(trace, run_dir) -> str:
+    """The trace path a run's settings store: relative to the checkout holding ``run_dir``
+    (e.g. ``../shared/traces/X.swf.gz`` from a run under the checkout), as given when the run
+    directory is in no checkout."""
+    root = checkout_of(run_dir)
+    if root is None:
+        return str(trace)
+    return os.path.relpath(Path(trace).resolve(), root)
+
+
+def resolve_trace(trace, run_dir) -> str:
+    """A stored trace path as a usable one: as stored if it exists from here (absolute, or
+    relative to the current directory), else relative to the checkout holding ``run_dir``
+    when that exists."""
+    if Path(trace).exists():
+        return str(trace)
+    root = checkout_of(run_dir)
+    if root is not None and (root / trace).exists():
+        return str(root / trace)
+    return str(trace)

@@ -1,6 +1,7 @@
-"""A trained DRAS-PG model: loading it, running it over a job list as one continuous CQSim-mode
-simulation (spec ``dras.md`` §10; greedy — the largest truncated probability — unless
-``sample``; no online adaptation during the test, unlike the code), the §10 test-period report
+"""A trained DRAS model (PG or DQL): loading it, running it over a job list as one continuous
+CQSim-mode simulation (spec ``dras.md`` §10; greedy — the largest truncated probability, or the
+largest value for DQL — unless ``sample``; PG's online adaptation during test runs as the run's
+``online`` setting says, on by default in code mode as in the code), the §10 test-period report
 beside FCFS + EASY and the §8 baselines (H2's :mod:`jaxsched.systems.dras.report`), and the
 rows for ``jaxsched evaluate --model``.
 
@@ -37,21 +38,29 @@ class LoadedDRAS:
 
 
 def make_policy(rc: RunConfig):
-    """The :class:`~jaxsched.nets.dras.DRASPolicy` of a resolved run configuration."""
-    from jaxsched.nets.dras import DRASPolicy
+    """The network of a resolved run configuration: :class:`~jaxsched.nets.dras.DRASPolicy`
+    (pg) or :class:`~jaxsched.nets.dras.DRASValue` (dql)."""
+    from jaxsched.nets.dras import DRASPolicy, DRASValue
 
     norm = tuple(rc.norm_scales) if rc.input_norm else None
-    return DRASPolicy(hidden=tuple(rc.hidden), mode=rc.mode, input_norm=norm)
+    net = DRASValue if rc.variant == "dql" else DRASPolicy
+    return net(hidden=tuple(rc.hidden), mode=rc.mode, input_norm=norm)
+
+
+def env_class(rc: RunConfig):
+    """DRASEnv (pg) or DRASDQLEnv (dql)."""
+    import jaxsched.sim  # noqa: F401  (x64)
+    from jaxsched.envs.dras import DRASEnv
+    from jaxsched.envs.dras_dql import DRASDQLEnv
+
+    return DRASDQLEnv if rc.variant == "dql" else DRASEnv
 
 
 def make_env(rc: RunConfig, cj, *, queue_cap: int | None = None):
-    """A DRASEnv over a whole job list ``cj`` (one episode = all of it)."""
-    import jaxsched.sim  # noqa: F401  (x64)
-    from jaxsched.envs.dras import DRASEnv
-
+    """The run's environment over a whole job list ``cj`` (one episode = all of it)."""
     n = len(cj.submit)
     q = min(n, int(queue_cap or rc.queue_cap)) if queue_cap != 0 else n
-    return DRASEnv(cj, length=n, runtime=rc.mode, queue_cap=q)
+    return env_class(rc)(cj, length=n, runtime=rc.mode, queue_cap=q)
 
 
 def load_dras(path) -> LoadedDRAS:
@@ -63,35 +72,71 @@ def load_dras(path) -> LoadedDRAS:
 _ROLLOUTS: dict = {}
 
 
-def _rollout_fn(rc: RunConfig, apply_fn, sample: bool):
-    from jaxsched.systems.dras.trainer import rollout
+def _rollout_fn(rc: RunConfig, apply_fn, sample: bool, online: bool):
+    """The jitted ``f(env, params, key, learn) -> (sim, total reward, decisions, extra)`` of a
+    run: PG greedy/sampled (``online``: with the test-time updates where the traced bool
+    ``learn``, extra = updates), DQL greedy or ε-greedy from 1.0 (``sample``, the code's test
+    runs; extra = the decision record); ``learn`` is unused but by online PG."""
+    from jaxsched.systems.dras.trainer import online_rollout, rollout
+    from jaxsched.systems.dras.trainer_dql import dql_rollout
 
-    k = (rc.hidden, rc.mode, rc.input_norm, rc.norm_scales, sample)
-    if k not in _ROLLOUTS:
-        _ROLLOUTS[k] = jax.jit(lambda env, p, key: rollout(env, apply_fn, p, key, sample=sample))
+    k = (rc.variant, rc.hidden, rc.mode, rc.input_norm, rc.norm_scales, rc.lr, rc.capacity,
+         rc.dql_sign, sample, online)  # fmt: skip
+    if k in _ROLLOUTS:
+        return _ROLLOUTS[k]
+    if rc.variant == "dql":
+        cfg = rc.dql_config()
+
+        def f(env, p, key, learn):
+            n = env._config.length
+            return dql_rollout(env, apply_fn, cfg, p, key, float(sample), record=n)
+    elif online:
+        from jaxsched.train.pg import PGConfig, make_pg
+
+        pg = make_pg(apply_fn, PGConfig(mode=rc.mode, lr=rc.lr), capacity=rc.capacity)
+
+        def f(env, p, key, learn):
+            return online_rollout(env, apply_fn, pg, p, key, sample=sample, C=rc.capacity,
+                                  learn=learn)  # fmt: skip
+    else:
+
+        def f(env, p, key, learn):
+            return (*rollout(env, apply_fn, p, key, sample=sample), None)
+
+    _ROLLOUTS[k] = jax.jit(f)
     return _ROLLOUTS[k]
 
 
-def run_model(rc: RunConfig, params, cj, *, sample: bool = False, seed: int = 0) -> dict:
-    """The policy over the whole job list ``cj`` (CQSimJobs-like) from an empty machine:
+def run_model(rc: RunConfig, params, cj, *, sample: bool = False, seed: int = 0,
+              online: bool | None = False) -> dict:  # fmt: skip
+    """The model over the whole job list ``cj`` (CQSimJobs-like) from an empty machine:
     ``{"start", "cls"}`` int64 ``[n]``, ``reward`` (total), ``decisions``, ``avg_wait``,
-    ``seconds``.  The engine's queue is ``rc.queue_cap`` slots, doubled until nothing
-    overflows."""
+    ``seconds``; DQL adds the recorded decisions (``job``, ``level``, ``rewards``), online PG
+    the number of ``updates``.  ``online`` (PG): keep learning during the run (None = the
+    run's setting, :attr:`RunConfig.online_test`); validation runs use the fixed policy.  The
+    engine's queue is ``rc.queue_cap`` slots, doubled until nothing overflows."""
     apply_fn = make_policy(rc).apply
+    online = rc.online_test if online is None else bool(online) and rc.variant == "pg"
     q = int(rc.queue_cap)
     while True:
         env = make_env(rc, cj, queue_cap=q)
         t0 = time.perf_counter()
-        sim, tot, n = jax.device_get(
-            _rollout_fn(rc, apply_fn, sample)(env, params, jax.random.PRNGKey(seed))
-        )
+        fn = _rollout_fn(rc, apply_fn, sample, online)
+        sim, tot, n, extra = jax.device_get(fn(env, params, jax.random.PRNGKey(seed), True))
         if not sim.overflow or q >= len(cj.submit):
             break
         q *= 2
     start = np.asarray(sim.start, np.int64)
-    return {"start": start, "cls": np.asarray(sim.cls, np.int64), "reward": float(tot),
-            "decisions": int(n), "seconds": time.perf_counter() - t0,
-            "avg_wait": float(np.mean(start - np.asarray(cj.submit)))}  # fmt: skip
+    out = {"start": start, "cls": np.asarray(sim.cls, np.int64), "reward": float(tot),
+           "decisions": int(n), "seconds": time.perf_counter() - t0,
+           "avg_wait": float(np.mean(start - np.asarray(cj.submit)))}  # fmt: skip
+    if rc.variant == "dql":
+        k = int(n)
+        out.update(job=np.asarray(extra.job)[:k], level=np.asarray(extra.level)[:k],
+                   rewards=np.asarray(extra.reward)[:k])  # fmt: skip
+    elif online:
+        out["updates"] = int(extra)
+    return out
 
 
 def _baseline_schedules(cj, methods) -> dict:
@@ -107,28 +152,37 @@ def _baseline_schedules(cj, methods) -> dict:
 
 
 def test_schedules(model: LoadedDRAS, trace=None, *, jobs: int | None = None, sample=False,
-                   baselines=("fcfs", "binpacking", "random", "optimization")) -> tuple:  # fmt: skip
+                   baselines=("fcfs", "binpacking", "random", "optimization"),
+                   online: bool | None = None) -> tuple:  # fmt: skip
     """``(schedules, cj, info)``: the model and the baselines on the test period of ``trace``
-    (default the run's) as one continuous simulation (``jobs``: its first K jobs)."""
+    (default the run's, found from its run directory) as one continuous simulation (``jobs``:
+    its first K jobs); ``online``: PG's online adaptation (None = the run's setting)."""
+    from jaxsched.systems.dras.config import resolve_trace
+
     rc = model.run
-    split = load_split(str(trace or rc.trace))
+    split = load_split(str(trace or resolve_trace(rc.trace, model.path)))
     test = split.test if not jobs else split.test.select(slice(0, int(jobs)))
     cj = env_jobs(test, rc.priority)
-    r = run_model(rc, model.params, cj, sample=sample)
+    r = run_model(rc, model.params, cj, sample=sample, online=online)
     base = dict(submit=cj.submit, run=cj.run, nodes=cj.nodes)
-    sch = {"dras-pg": dict(base, start=r["start"], cls=r["cls"])}
+    sch = {f"dras-{rc.variant}": dict(base, start=r["start"], cls=r["cls"])}
     for k, v in _baseline_schedules(cj, baselines).items():
         sch[k] = dict(base, **v)
-    return sch, cj, {"decisions": r["decisions"], "seconds": r["seconds"], "wide": split.wide}
+    info = {"decisions": r["decisions"], "seconds": r["seconds"], "wide": split.wide,
+            "updates": r.get("updates")}  # fmt: skip
+    return sch, cj, info
 
 
-def test_report(model: LoadedDRAS, trace=None, *, jobs=None, sample=False) -> str:
+def test_report(model: LoadedDRAS, trace=None, *, jobs=None, sample=False, online=None) -> str:
     """The §10 table (H2's report) of :func:`test_schedules`, with a header line."""
     from jaxsched.systems.dras.report import report
 
-    sch, cj, info = test_schedules(model, trace, jobs=jobs, sample=sample)
+    sch, cj, info = test_schedules(model, trace, jobs=jobs, sample=sample, online=online)
+    ups = info["updates"]
+    learn = f"online adaptation: {ups} updates" if ups is not None else "fixed network"
     head = (f"{trace or model.run.trace}: test period {len(cj.submit)} jobs, N = {cj.num_nodes}; "
-            f"model {model.path} (epoch {model.epoch}); {info['decisions']} decisions in "
+            f"model {model.path} (DRAS-{model.run.variant.upper()}, epoch {model.epoch}, "
+            f"{'sampled' if sample else 'greedy'}, {learn}); {info['decisions']} decisions in "
             f"{info['seconds']:.1f} s")  # fmt: skip
     return head + "\n" + report(sch, N=cj.num_nodes)
 

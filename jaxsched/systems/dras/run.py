@@ -3,8 +3,9 @@
 
 An epoch = ``envs`` jobsets of the §7.4 curriculum (sampled → real → synthetic; indices
 ``(epoch − 1)·E …``), scheduled side by side by the compiled epoch of
-:mod:`jaxsched.systems.dras.trainer` with PG updates every 10 scheduling instances.  Validation
-(spec §7.4): the greedy policy over the validation month as one continuous simulation, its
+:mod:`jaxsched.systems.dras.trainer` with PG updates every 10 scheduling instances (``variant
+dql``: :mod:`jaxsched.systems.dras.trainer_dql`, ε-greedy with the DQL updates).  Validation
+(spec §7.4): the greedy policy (fixed, no online updates) over the validation month as one continuous simulation, its
 total reward and average wait; ``best.ckpt`` by ``best_by``.
 
 Run directory (``--out DIR``): ``run.json`` ("system": "dras", the resolved
@@ -15,6 +16,7 @@ reward, decisions, updates, early flushes, the episodes' average wait, seconds; 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -23,8 +25,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsched.errors import ConfigError
-from jaxsched.systems.dras.config import RunConfig, env_jobs, epoch_jobsets, load_split
-from jaxsched.systems.dras.evaluate import make_policy, run_model
+from jaxsched.systems.dras.config import (
+    RunConfig,
+    env_jobs,
+    epoch_jobsets,
+    load_split,
+    portable_trace,
+    resolve_trace,
+)
+from jaxsched.systems.dras.evaluate import env_class, make_policy, run_model
 from jaxsched.systems.dras.trainer import from_pg, make_epoch
 from jaxsched.train.loop import BestCheckpoint, EpochSpec, open_run, run_epochs, start_or_resume
 from jaxsched.train.pg import PGConfig, make_pg
@@ -47,14 +56,32 @@ class DRASTrainer:
 
 
 def stacked_envs(rc: RunConfig, jobsets):
-    """The jobsets (Jobs of equal length) as one DRASEnv pytree with a leading axis E."""
-    from jaxsched.envs.dras import DRASEnv
-
-    envs = [DRASEnv(env_jobs(j, rc.priority), length=j.n_jobs, runtime=rc.mode) for j in jobsets]
+    """The jobsets (Jobs of equal length) as one DRASEnv (pg) / DRASDQLEnv (dql) pytree with
+    a leading axis E."""
+    cls = env_class(rc)
+    envs = [cls(env_jobs(j, rc.priority), length=j.n_jobs, runtime=rc.mode) for j in jobsets]
     return jax.tree_util.tree_map(lambda *x: jnp.stack(x), *envs)
 
 
 _EPOCH_FNS: dict = {}
+
+
+def _build_dql(rc: RunConfig, split):
+    from jaxsched.nets.dras import dras_input_rows
+    from jaxsched.systems.dras.trainer_dql import make_epoch_dql
+    from jaxsched.train.dql import make_dql
+
+    net, cfg = make_policy(rc), rc.dql_config()
+    fns = make_dql(net.apply, cfg)
+    key, k = jax.random.split(jax.random.PRNGKey(rc.seed))
+    params = net.init(k, jnp.zeros((dras_input_rows(split.num_nodes, "dql"), 2), jnp.float32))
+    dq = fns[0](params)
+    state = {"params": dq.params, "opt_state": dq.opt_state, "key": key}
+    ck = ("dql", rc.hidden, rc.mode, rc.input_norm, rc.norm_scales, rc.lr, rc.capacity,
+          rc.dql_sign)  # fmt: skip
+    if ck not in _EPOCH_FNS:
+        _EPOCH_FNS[ck] = jax.jit(make_epoch_dql(net.apply, fns, cfg, C=rc.capacity))
+    return state, _EPOCH_FNS[ck]
 
 
 def build(rc: RunConfig, split):
@@ -62,6 +89,8 @@ def build(rc: RunConfig, split):
     import jaxsched.sim  # noqa: F401  (x64)
     from jaxsched.nets.dras import dras_input_rows
 
+    if rc.variant == "dql":
+        return _build_dql(rc, split)
     net = make_policy(rc)
     pg = make_pg(net.apply, PGConfig(mode=rc.mode, lr=rc.lr), capacity=rc.capacity)
     key, k = jax.random.split(jax.random.PRNGKey(rc.seed))
@@ -99,6 +128,7 @@ def _row(epoch, m, trainer) -> dict:
         "avg_wait": float(m["avg_wait"]),
         "passes": int(m["passes"]),
         "max_batch_span": int(m["max_batch_span"]),
+        **{k: float(m[k]) for k in ("epsilon", "mean_abs_delta") if k in m},  # dql
     }
 
 
@@ -117,8 +147,10 @@ def train(rc: RunConfig, out, *, epochs: int, resume: bool = False, progress: bo
     saved = open_run(out, resume)
     if saved is not None:
         rc = RunConfig.from_dict(saved)
-    split = load_split(rc.trace)
-    rc = rc.resolved(split)
+    path = resolve_trace(rc.trace, out)
+    split = load_split(path)
+    # the saved settings name the trace relative to the run directory's checkout
+    rc = dataclasses.replace(rc.resolved(split), trace=portable_trace(path, out))
     state, epoch_fn = build(rc, split)
     cache: dict = {}
 

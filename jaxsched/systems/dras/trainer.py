@@ -18,7 +18,7 @@ import jax.numpy as jnp
 from jaxsched.nets.dras import sample_slot, truncated_probs
 from jaxsched.train.pg import PGBatch, PGState
 
-__all__ = ["INSTANCES", "make_epoch", "to_pg", "from_pg", "rollout"]
+__all__ = ["INSTANCES", "make_epoch", "to_pg", "from_pg", "rollout", "online_rollout"]
 
 INSTANCES = 10
 """Scheduling instances per batch (spec §7.1)."""
@@ -151,3 +151,47 @@ def rollout(env, apply_fn, params, key, *, sample: bool = False):
     es = env.init_state_at(0)
     es, tot, n, _ = jax.lax.while_loop(cond, body, (es, jnp.float32(0), jnp.int32(0), key))
     return es.sim, tot, n
+
+
+def online_rollout(env, apply_fn, pg_fns, params, key, *, sample: bool = False, C: int = 256,
+                   learn=True):  # fmt: skip
+    """One episode of ``env`` (from job 0) under the policy (greedy unless ``sample``) with
+    PG's online adaptation of the code's test runs (spec §2.5, §12.9): the level-1 decisions
+    of every 10 scheduling instances (at most ``C``; more end the batch early) are one PG
+    update (``pg_fns`` = :func:`jaxsched.train.pg.make_pg`'s, from a fresh optimiser state);
+    level-2 decisions are not recorded.  ``learn`` (bool, may be traced) False skips the
+    updates (the fixed policy's schedule).  Returns ``(sim state at the end, total reward
+    float32, decisions int32, updates int32)``; jit it with ``env`` as an argument."""
+    init, upd_one, _ = pg_fns
+
+    def cond(c):
+        es, _, p0, n, *_ = c
+        return ~es.sim.done & (es.sim.passes - p0 < INSTANCES) & (n < C)
+
+    def body(c):
+        es, b, p0, n, key, tot, params = c
+        key, k = jax.random.split(key)
+        ob = env.observe(es)
+        cnt = jnp.sum(ob.mask, dtype=jnp.int32)
+        logits = apply_fn(params, ob.obs)
+        greedy = jnp.argmax(truncated_probs(logits, cnt)).astype(jnp.int32)
+        a = sample_slot(k, logits, cnt) if sample else greedy
+        es, r, *_ = env.transition(es, a)
+        rec = ob.phase == 1
+        b = PGBatch(b.obs.at[n].set(ob.obs), b.action.at[n].set(a), b.count.at[n].set(cnt),
+                    b.reward.at[n].set(r), b.valid.at[n].set(rec))  # fmt: skip
+        return es, b, p0, n + rec.astype(jnp.int32), key, tot + r, params
+
+    def outer(c):
+        es, pg, key, tot, ups = c
+        rows = env.observe(es).obs.shape[0]
+        c0 = (es, _empty_batch(C, rows), es.sim.passes, jnp.int32(0), key, tot, pg.params)
+        es, b, _, _, key, tot, _ = jax.lax.while_loop(cond, body, c0)
+        do = learn & jnp.any(b.valid)
+        new, _ = upd_one(pg, b)
+        pg = jax.tree_util.tree_map(lambda x, y: jnp.where(do, x, y), new, pg)
+        return es, pg, key, tot, ups + do.astype(jnp.int32)
+
+    c0 = (env.init_state_at(0), init(params), key, jnp.float32(0), jnp.int32(0))
+    es, _, _, tot, ups = jax.lax.while_loop(lambda c: ~c[0].sim.done, outer, c0)
+    return es.sim, tot, es.sim.decisions, ups  # decisions: the engine's count (both levels)

@@ -38,16 +38,21 @@ ARGS = ["--hidden", "8,8", "--envs", "2", "--jobs-per-set", "12", "--capacity", 
         "--curriculum", "1,1,1", "--no-progress", "--input-norm"]  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("dras")
+def straight_and_resumed(tmp, args):
+    """``jaxsched train dras`` on the tiny trace: 2 epochs in DIR a, and 1 epoch then
+    ``--resume`` to 2 in DIR b; returns (trace, a, b)."""
     trace = _trace(tmp)
     a, b = tmp / "a", tmp / "b"
-    base = ["train", "dras", str(trace)] + ARGS
+    base = ["train", "dras", str(trace)] + args
     assert jaxsched_main(base + ["--out", str(a), "--epochs", "2"]) == 0
     assert jaxsched_main(base + ["--out", str(b), "--epochs", "1"]) == 0
     assert jaxsched_main(base + ["--out", str(b), "--epochs", "2", "--resume"]) == 0
     return trace, a, b
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    return straight_and_resumed(tmp_path_factory.mktemp("dras"), ARGS)
 
 
 def _log(out):
@@ -134,8 +139,8 @@ def test_bad_flags_one_line(runs, tmp_path, capsys, argv, text):
 
 def test_bad_settings_one_line(runs, tmp_path, capsys):
     trace, a, _ = runs
-    with pytest.raises(ConfigError, match="only pg"):
-        RunConfig(trace=str(trace), variant="dql")
+    with pytest.raises(ConfigError, match="variant must be pg or dql"):
+        RunConfig(trace=str(trace), variant="a2c")
     # training into an existing run without --resume: one line, exit status != 0
     rc = jaxsched_main(["train", "dras", str(trace), "--epochs", "1", "--out", str(a)] + ARGS)
     err = capsys.readouterr().err.strip()
@@ -148,3 +153,58 @@ def test_shipped_model_loads():
     system, model = systems.load_model(REPO / "jaxsched" / "models" / "dras-sdsc-pg")
     assert system.name == "dras" and model.run.input_norm and model.run.hidden == (256, 64)
     assert model.params["params"]["fc1"]["kernel"].shape == (2 * 50 + 128, 256)
+
+
+def test_online_adaptation_on_and_off(runs):
+    """PG's online adaptation in test runs (spec §2.5, §12.9): on by default in code mode; with
+    the updates switched off the same compiled run is the fixed policy's schedule; on, the
+    updates change the schedule (jobs compete: the validation month's submits / 100)."""
+    import dataclasses
+
+    from jaxsched.systems.dras.evaluate import _rollout_fn, make_env, make_policy, run_model
+
+    trace, a, _ = runs
+    _, model = systems.load_model(a)
+    rc = model.run
+    assert rc.online is None and rc.online_test  # code mode: on
+    assert not dataclasses.replace(rc, online=False).online_test
+    assert not dataclasses.replace(rc, mode="paper").online_test
+    cj = env_jobs(load_split(str(trace)).val)
+    cj = dataclasses.replace(cj, submit=cj.submit // 100)
+    fixed = run_model(rc, model.params, cj)  # validation's compiled fixed-policy rollout
+    on = run_model(rc, model.params, cj, online=None)
+    fn = _rollout_fn(rc, make_policy(rc).apply, False, True)  # the same compiled online run
+    off = jax.device_get(fn(make_env(rc, cj), model.params, jax.random.PRNGKey(0), False))
+    assert off[3] == 0 and np.asarray(off[0].start).tolist() == fixed["start"].tolist()
+    assert on["updates"] >= 3 and on["start"].tolist() != fixed["start"].tolist()
+
+
+def test_trace_path_relative_to_the_checkout(tmp_path):
+    """The saved settings name the trace relative to the run directory's checkout (a run
+    outside any checkout keeps it as given), and a stored relative path is found again."""
+    from jaxsched.systems.dras.config import portable_trace, resolve_trace
+
+    co = tmp_path / "co"
+    (co / ".git").mkdir(parents=True)
+    (tmp_path / "shared").mkdir()
+    tr = tmp_path / "shared" / "t.swf"
+    tr.write_text("")
+    run = co / "runs" / "x"
+    assert portable_trace(tr, run) == "../shared/t.swf"
+    assert portable_trace(tr, tmp_path / "elsewhere") == str(tr)
+    assert resolve_trace("../shared/t.swf", run) == str(co / "../shared/t.swf")
+    assert resolve_trace(str(tr), run) == str(tr)
+
+
+def test_evaluate_model_prints_the_report(runs, capsys, monkeypatch):
+    """``jaxsched evaluate TRACE --model DIR`` prints DRAS's §10 table through the System
+    report hook (the same text as ``python -m jaxsched.systems.dras``)."""
+    from jaxsched.systems.dras import evaluate as ev
+
+    trace, a, _ = runs
+    calls = []
+    monkeypatch.setattr(ev, "test_report", lambda m, t, **kw: calls.append((m, t, kw)) or "T10")
+    assert jaxsched_main(["evaluate", str(trace), "--model", str(a)]) == 0
+    assert capsys.readouterr().out.strip() == "T10"
+    ((m, t, kw),) = calls
+    assert m.epoch == 2 and t == str(trace) and kw == {"sample": False}
