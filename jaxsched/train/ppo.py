@@ -56,7 +56,7 @@ from jaxsched.nets.categorical import (
     log_prob_of,
     log_softmax,
 )
-from jaxsched.train import optim
+from jaxsched.train import optim, parallel
 from jaxsched.train.kl_stop import kl_early_stop_loop
 from jaxsched.train.losses import masked_mean, ppo_clip_terms, value_loss
 from jaxsched.train.ppo_minibatch import minibatch_phases, update_metrics
@@ -324,6 +324,7 @@ class _Nets:
     value_net: Any
     policy_inputs: Callable
     value_inputs: Callable
+    data_axis: str | None = None
 
     def policy_logits(self, params, x):
         """Masked logits float32 ``[N]`` for one stored input ``x``."""
@@ -348,7 +349,10 @@ class _Nets:
         pparams, vparams = params
         logits = self.batched_logits(pparams, x)  # [E, N]
         v = self.batched_value(vparams, x)  # [E]
-        action = gumbel_argmax(key, logits)
+        if self.data_axis is None:
+            action = gumbel_argmax(key, logits)
+        else:
+            action = parallel.gumbel_argmax_rows(key, logits, self.data_axis)
         logp_all = log_softmax(logits)
         return action, {
             "logp": log_prob_of(logp_all, action),
@@ -358,14 +362,16 @@ class _Nets:
 
 
 def _loss_builder(
-    cfg: PPOConfig, nets: _Nets, slot_buckets, chunk_size, value_pad_row, seed_axis=None
+    cfg: PPOConfig, nets: _Nets, slot_buckets, chunk_size, value_pad_row, seed_axis=None, dp=None
 ):
     """``loss_fns(x, action, logp_old, adv, target, w) -> (pi_grad, pi_loss, v_grad, v_loss,
     pi_data, v_data)`` over a flat batch (leading axis = samples): ``pi_grad(params,
     *pi_data)`` = ``((loss, (kl, entropy, clip_frac)), grad)`` of the clipped policy loss,
     ``pi_loss`` the same without the gradient; ``v_grad(params, *v_data)`` = ``(loss, grad)`` of
     the value loss, ``v_loss`` the loss alone.  With ``slot_buckets`` the batch is evaluated on
-    slot prefixes (:mod:`jaxsched.train.prefix`)."""
+    slot prefixes (:mod:`jaxsched.train.prefix`). ``dp``: the data axis (losses, their aux and
+    gradients summed over it; the totals are the whole batch's)."""
+    count = lambda w: jnp.maximum(parallel.psum(jnp.sum(w.astype(_F32)), dp), 1.0)  # noqa: E731
 
     def pi_terms(logits, action, logp_old, adv, w, total):
         return ppo_clip_terms(
@@ -380,12 +386,14 @@ def _loss_builder(
         )
 
     def pi_loss_fn(params, x, action, logp_old, adv, w):
-        total = jnp.maximum(jnp.sum(w.astype(_F32)), 1.0)
+        total = count(w)
         loss, sums = pi_terms(nets.batched_logits(params, x), action, logp_old, adv, w, total)
         return loss, tuple(v / total for v in sums)
 
     def v_loss_fn(params, x, target, w):
-        return value_loss(nets.batched_value(params, x), target, w)
+        if dp is None:
+            return value_loss(nets.batched_value(params, x), target, w)
+        return value_loss(nets.batched_value(params, x), target, w, count(w))
 
     def pi_chunk(params, K, total, x, action, logp_old, adv, target, w):
         # weightless samples may point past the prefix: their action is clipped
@@ -402,7 +410,14 @@ def _loss_builder(
         v = jnp.reshape(jnp.asarray(v, _F32), target.shape)
         return value_loss(v, jnp.asarray(target, _F32), w, total), ()
 
-    def loss_fns(x, action, logp_old, adv, target, w):
+    def loss_fns(*args):
+        fns = _loss_fns(*args)
+        if dp is None:
+            return fns
+        summed = lambda f: lambda *a: parallel.psum(f(*a), dp)  # noqa: E731
+        return tuple(map(summed, fns[:4])) + fns[4:]
+
+    def _loss_fns(x, action, logp_old, adv, target, w):
         if slot_buckets is None:
             return (
                 jax.value_and_grad(pi_loss_fn, has_aux=True),
@@ -415,6 +430,7 @@ def _loss_builder(
         bucket, chunks, total, buckets = sorted_chunks(
             x, (action, logp_old, adv, target), w, slot_buckets, chunk_size, seed_axis
         )
+        total = total if dp is None else count(w)
         data = (bucket, chunks, total, buckets)
         if value_pad_row is None:
             v = (jax.value_and_grad(v_loss_fn), v_loss_fn, (x, target, w))
@@ -425,12 +441,13 @@ def _loss_builder(
     return loss_fns
 
 
-def _make_update(cfg: PPOConfig, collect, loss_fns, pi_tx, v_tx):
+def _make_update(cfg: PPOConfig, collect, loss_fns, pi_tx, v_tx, dp=None):
     """``update(train_state) -> (train_state, metrics)``, one epoch (module docstring), from the
     rollout ``collect(policy_params, value_params, key, step)``, the loss builder of
     :func:`_loss_builder` and the two optimisers; and ``learn(train_state, key, transitions,
-    completed)``, the epoch after its rollout (``key``: what is left of the state's key)."""
-    learn = _make_learn(cfg, loss_fns, pi_tx, v_tx)
+    completed)``, the epoch after its rollout (``key``: what is left of the state's key).
+    ``dp``: the data axis (:mod:`jaxsched.train.parallel`) or None."""
+    learn = _make_learn(cfg, loss_fns, pi_tx, v_tx, dp)
 
     def update(ts: TrainState):
         key = jax.random.wrap_key_data(ts.rng)
@@ -441,9 +458,8 @@ def _make_update(cfg: PPOConfig, collect, loss_fns, pi_tx, v_tx):
     return update, learn
 
 
-def _make_learn(cfg: PPOConfig, loss_fns, pi_tx, v_tx):
+def _make_learn(cfg: PPOConfig, loss_fns, pi_tx, v_tx, dp=None):
     """The epoch of :func:`_make_update` after its rollout."""
-    T, E = cfg.rollout_steps, cfg.num_envs
     kl_limit = None if cfg.target_kl is None else cfg.kl_stop_factor * cfg.target_kl
 
     def learn(ts: TrainState, key, tr, completed):
@@ -451,14 +467,14 @@ def _make_learn(cfg: PPOConfig, loss_fns, pi_tx, v_tx):
         # phase, value phase, metrics); the pieces it calls live in their own modules
         adv, rtg = gae_advantages(tr.reward, tr.value, tr.done, cfg.gamma, cfg.gae_lambda)
         target = rtg if cfg.value_target == "reward_to_go" else adv + tr.value
-        w = tr.valid
+        w, mmean = tr.valid, parallel.batch_mean(dp, masked_mean)
         if cfg.normalize_advantages:
-            mu = masked_mean(adv, w)
-            std = jnp.sqrt(masked_mean((adv - mu) ** 2, w))
+            mu = mmean(adv, w)
+            std = jnp.sqrt(mmean((adv - mu) ** 2, w))
             adv = (adv - mu) / (std + cfg.adv_eps)
         adv = jnp.where(w, adv, 0.0)
 
-        flat = lambda a: jnp.reshape(a, (T * E,) + a.shape[2:])  # noqa: E731
+        flat = lambda a: jnp.reshape(a, (-1,) + a.shape[2:])  # noqa: E731
         x = jax.tree_util.tree_map(flat, tr.x)
         action, logp_old, adv_f, target_f, w_f = map(flat, (tr.action, tr.logp, adv, target, w))
         grad_pi, pi_eval, grad_v, v_eval, pi_data, v_data = loss_fns(
@@ -467,13 +483,20 @@ def _make_learn(cfg: PPOConfig, loss_fns, pi_tx, v_tx):
         if cfg.minibatch_size:
             key, k_mb = jax.random.split(key)
             pi_res, v_res = minibatch_phases(
-                cfg, k_mb, ts, (grad_pi, grad_v, v_eval), pi_data, v_data, pi_tx, v_tx
+                parallel.local_minibatch(cfg, dp),
+                k_mb,
+                ts,
+                (grad_pi, grad_v, v_eval),
+                pi_data,
+                v_data,
+                pi_tx,
+                v_tx,
             )
             (pparams, pi_opt), pi_iters, stopped, kl_seen = pi_res
             (vparams, v_opt), v_loss_old = v_res
             return _finish_update(
                 cfg, ts, tr, completed, w, adv, key, pi_eval, v_eval, pi_data, v_data,
-                (pparams, pi_opt, pi_iters, stopped, kl_seen), (vparams, v_opt, v_loss_old),
+                (pparams, pi_opt, pi_iters, stopped, kl_seen), (vparams, v_opt, v_loss_old), dp,
             )  # fmt: skip
 
         # policy: full-batch steps; KL measured with the gradient (before the step), stop after
@@ -501,24 +524,27 @@ def _make_learn(cfg: PPOConfig, loss_fns, pi_tx, v_tx):
         v_loss_old = v_losses[0] if cfg.train_v_iters > 0 else v_eval(ts.value_params, *v_data)
         return _finish_update(
             cfg, ts, tr, completed, w, adv, key, pi_eval, v_eval, pi_data, v_data,
-            (pparams, pi_opt, pi_iters, stopped, kl_seen), (vparams, v_opt, v_loss_old),
+            (pparams, pi_opt, pi_iters, stopped, kl_seen), (vparams, v_opt, v_loss_old), dp,
         )  # fmt: skip
 
     return learn
 
 
-def _finish_update(cfg, ts, tr, completed, w, adv, key, pi_eval, v_eval, pi_data, v_data, p, v):
+def _finish_update(cfg, ts, tr, completed, w, adv, key, pi_eval, v_eval, pi_data, v_data, p, v,
+                   dp=None):  # fmt: skip
     """The metrics and new :class:`TrainState` of an update, full-batch or minibatched (``p`` =
     policy params, opt state, iterations, stopped, kl_seen; ``v`` = value params, opt state,
     first loss). At the old parameters the ratio is 1: the old policy loss needs no forward
     pass."""
     pparams, pi_opt, pi_iters, stopped, kl_seen = p
     vparams, v_opt, v_loss_old = v
-    ent_old = masked_mean(tr.entropy, w)
-    pi_loss_old = -masked_mean(adv, w) - cfg.entropy_coef * ent_old
+    mmean = parallel.batch_mean(dp, masked_mean)
+    ent_old = mmean(tr.entropy, w)
+    pi_loss_old = -mmean(adv, w) - cfg.entropy_coef * ent_old
     pi_loss_new, (kl_new, _, clip_frac) = pi_eval(pparams, *pi_data)
     pi = (pi_loss_old, pi_loss_new, pi_iters, stopped, kl_seen, kl_new, clip_frac, ent_old)
-    metrics = update_metrics(cfg, ts, tr, completed, w, pi, (v_loss_old, v_eval(vparams, *v_data)))
+    v = (v_loss_old, v_eval(vparams, *v_data))
+    metrics = update_metrics(cfg, ts, tr, completed, w, pi, v, dp)
     new_ts = TrainState(
         policy_params=pparams,
         value_params=vparams,
@@ -558,6 +584,7 @@ def make_train(
     chunk_size: int = 512,
     value_pad_row: Sequence[float] | None = None,
     seed_axis: str | None = None,
+    data_axis: str | None = None,
 ) -> PPOTrainer:
     """Build the PPO functions for ``env`` and two Flax modules.
 
@@ -617,6 +644,11 @@ def make_train(
             seeds, :class:`jaxsched.train.sweep.SeedSweep`); each chunk then takes the widest
             bucket of all the runs, so the bucket switch stays a branch instead of running
             every bucket's branch. ``update`` may then only be called under that vmap.
+        data_axis: data-parallel training (:mod:`jaxsched.train.parallel`): ``update`` and
+            ``train`` are then to run under ``shard_map`` over a mesh axis of this name, each
+            device rolling out ``num_envs / D`` of the environments, the batch statistics,
+            losses and gradients summed over the axis (use
+            :func:`jaxsched.train.parallel.data_parallel`). None: one device.
 
     Returns:
         :class:`PPOTrainer`.
@@ -625,8 +657,10 @@ def make_train(
     cfg = config
     pi_tx = optim.adam_for_steps(cfg.pi_lr, cfg, cfg.train_pi_iters)
     v_tx = optim.adam_for_steps(cfg.vf_lr, cfg, cfg.train_v_iters)
-    nets = _Nets(policy_net, value_net, policy_inputs, value_inputs)
-    loss_fns = _loss_builder(cfg, nets, slot_buckets, chunk_size, value_pad_row, seed_axis)
+    nets = _Nets(policy_net, value_net, policy_inputs, value_inputs, data_axis)
+    loss_fns = _loss_builder(
+        cfg, nets, slot_buckets, chunk_size, value_pad_row, seed_axis, data_axis
+    )
 
     def init(key) -> TrainState:
         key = jax.random.wrap_key_data(_key_data(key))
@@ -660,7 +694,7 @@ def make_train(
         accept_fn=accept_fn,
         episode_info_fn=episode_info_fn,
     )
-    collect_ = make_collect(env, nets.act, **rollout_kw)
+    collect_ = make_collect(env, nets.act, data_axis=data_axis, **rollout_kw)
 
     def collect(pparams, vparams, key, step):
         return collect_((pparams, vparams), key, step)
@@ -673,7 +707,7 @@ def make_train(
         f = loss_fns(x, jnp.zeros(target.shape, jnp.int32), target, target, target, w)
         return f[2](params, *f[5])
 
-    update, learn = _make_update(cfg, collect, loss_fns, pi_tx, v_tx)
+    update, learn = _make_update(cfg, collect, loss_fns, pi_tx, v_tx, data_axis)
     collect_seeds = make_collect_seeds(env, nets.act, **rollout_kw)
 
     def train(ts: TrainState, num_updates: int):

@@ -14,6 +14,8 @@ import optax
 
 from jaxsched.train.kl_stop import kl_early_stop_loop
 from jaxsched.train.losses import masked_mean
+from jaxsched.train.parallel import gather_rows, psum
+from jaxsched.train.parallel import masked_mean as pmean
 from jaxsched.train.rollout import episode_summaries
 
 _F32 = jnp.float32
@@ -62,24 +64,27 @@ def minibatch_phases(cfg, key, ts, fns, pi_data, v_data, pi_tx, v_tx):
     return ((pp, po), iters, stopped, kl_seen), ((vp, vo), v_first)
 
 
-def update_metrics(cfg, ts, tr, completed, w, pi, v) -> dict:
+def update_metrics(cfg, ts, tr, completed, w, pi, v, dp=None) -> dict:
     """The metrics of one update (see :mod:`jaxsched.train.ppo`); ``pi`` = ``(pi_loss_old, pi_loss_new,
     pi_iters, stopped, kl_seen, kl_new, clip_frac, ent_old)``, ``v`` = ``(v_loss_old,
-    v_loss_new)``."""
+    v_loss_new)``; ``dp``: the data axis the batch is split over (sums over it, episode
+    summaries gathered in device order) or None."""
     pi_loss_old, pi_loss_new, pi_iters, stopped, kl_seen, kl_new, clip_frac, ent_old = pi
-    n_valid = jnp.sum(w.astype(_F32))
-    n_episodes = jnp.sum((tr.done & w).astype(jnp.int32))
+    n_valid = psum(jnp.sum(w.astype(_F32)), dp)
+    n_episodes = psum(jnp.sum((tr.done & w).astype(jnp.int32)), dp)
     n_eps_f = jnp.maximum(n_episodes.astype(_F32), 1.0)
-    ret_sum = jnp.sum(jnp.where(w, tr.reward, 0.0))
+    ret_sum = psum(jnp.sum(jnp.where(w, tr.reward, 0.0)), dp)
     metrics = {
         "update": ts.step + 1,
         "episodes": n_episodes,
-        "incomplete_episodes": jnp.asarray(cfg.num_episodes - jnp.sum(completed), jnp.int32),
+        "incomplete_episodes": jnp.asarray(
+            cfg.num_episodes - psum(jnp.sum(completed), dp), jnp.int32
+        ),
         "steps": n_valid.astype(jnp.int32),
         "episode_return": ret_sum / n_eps_f,
         "episode_length": n_valid / n_eps_f,
         "reward_per_step": ret_sum / jnp.maximum(n_valid, 1.0),
-        "value_mean": masked_mean(tr.value, w),
+        "value_mean": masked_mean(tr.value, w) if dp is None else pmean(tr.value, w, dp),
         "pi_loss_old": pi_loss_old,
         "pi_loss": pi_loss_new,
         "pi_iters": pi_iters,
@@ -91,7 +96,7 @@ def update_metrics(cfg, ts, tr, completed, w, pi, v) -> dict:
         "v_loss_old": v[0],
         "v_loss": v[1],
     }
-    metrics.update(episode_summaries(tr, cfg.episodes_per_env))
+    metrics.update(gather_rows(episode_summaries(tr, cfg.episodes_per_env), dp))
     return {
         k: (v.astype(_F32) if jnp.issubdtype(v.dtype, jnp.floating) else v)
         for k, v in metrics.items()

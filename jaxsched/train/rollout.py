@@ -34,6 +34,8 @@ import flax.struct
 import jax
 import jax.numpy as jnp
 
+from jaxsched.train.parallel import local_rows
+
 __all__ = [
     "NetInput",
     "Transition",
@@ -165,6 +167,7 @@ def make_collect(
     done_fn: Callable = default_done_fn,
     accept_fn: Callable | None = None,
     episode_info_fn: Callable | None = None,
+    data_axis: str | None = None,
 ) -> Callable:
     """The rollout of one update, ``collect(params, key, step) -> (Transition, completed)``.
 
@@ -188,12 +191,19 @@ def make_collect(
     (int32 ``[E]``, episodes collected per environment).  ``step`` (int32, the update index) is
     passed to ``accept_fn``.  The keys: one split of ``key`` into ``E + T`` keys (``E`` resets,
     then one per step; each threefry call site costs compile time).
+
+    ``data_axis``: under ``shard_map`` over a mesh axis of this name (data-parallel
+    training, :mod:`jaxsched.train.parallel`), each device resets and steps its block of
+    ``num_envs / D`` environments with those environments' keys (``act`` must then sample the
+    device's rows of the whole batch's draw, as :func:`jaxsched.train.parallel.
+    gumbel_argmax_rows` does); the outputs are the device's block ``[T, E / D, ...]``.
     """
     E, T = num_envs, rollout_steps
 
     def collect(params, key, step):
         keys = jax.random.split(key, E + T)
-        env_state, ts = jax.vmap(env.reset)(keys[:E])
+        env_keys = keys[:E] if data_axis is None else local_rows(keys[:E], data_axis)
+        env_state, ts = jax.vmap(env.reset)(env_keys)
 
         def body(carry, k):
             env_state, ts = carry
@@ -202,7 +212,7 @@ def make_collect(
             if accept_fn is not None:
                 accept = accept_fn(ts, step)
             else:
-                accept = jnp.ones((E,), bool)
+                accept = jnp.ones(action.shape, bool)
             info = {} if episode_info_fn is None else dict(jax.vmap(episode_info_fn)(ts))
             env_state, ts_next = jax.vmap(env.step)(env_state, action)
             out = dict(

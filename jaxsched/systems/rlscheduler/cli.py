@@ -19,6 +19,7 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     """Add the flags of ``jaxsched train rlscheduler`` to its parser, in ``--help`` groups."""
     _add_problem_arguments(p.add_argument_group("problem"))
     _add_run_arguments(p.add_argument_group("run"))
+    _add_device_arguments(p.add_argument_group("devices"))
     _add_ppo_arguments(p.add_argument_group("PPO"))
     _add_validation_arguments(p.add_argument_group("validation"))
     _add_filter_arguments(p.add_argument_group("trajectory filtering"))
@@ -92,6 +93,39 @@ def _add_run_arguments(p) -> None:
     p.add_argument(
         "--no-compare", action="store_true", help="do not evaluate SJF/F1 on each epoch's sequences"
     )
+
+
+def _add_device_arguments(p) -> None:
+    """Flags: data-parallel training over devices and hosts."""
+    p.add_argument(
+        "--devices",
+        type=device_count,
+        default=None,
+        metavar="all|N",
+        help="train data-parallel on N devices (or all): the trajectories of an epoch split "
+        "over them, gradients summed; the same training up to float rounding (default: "
+        "$JAXSCHED_DEVICES, else 1). On CPU, devices come from "
+        "XLA_FLAGS=--xla_force_host_platform_device_count=N",
+    )
+    p.add_argument(
+        "--distributed",
+        action="store_true",
+        help="several hosts: call jax.distributed.initialize() first (it reads SLURM's or "
+        "Open MPI's environment; automatic when SLURM_NTASKS or OMPI_COMM_WORLD_SIZE > 1); "
+        "--devices then counts every host's devices and only process 0 writes DIR",
+    )
+
+
+def device_count(text: str):
+    """argparse type of ``--devices``: ``all`` or an integer >= 1 (kept as given)."""
+    from jaxsched.errors import ConfigError
+    from jaxsched.train.parallel import parse_devices
+
+    try:
+        parse_devices(text)
+    except ConfigError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--devices: ")) from None
+    return text
 
 
 def seed_list(text: str) -> list:
@@ -209,6 +243,10 @@ def _add_filter_arguments(p) -> None:
 def train_from_args(args) -> int:
     """``jaxsched train rlscheduler ...``: run :func:`jaxsched.systems.rlscheduler.run.train`
     with the parsed flags; returns the exit status."""
+    from jaxsched.train import parallel
+
+    if parallel.distributed_requested(args.distributed):
+        parallel.initialize_distributed()  # before anything else uses JAX
     import jaxsched.sim  # noqa: F401  (enables x64)
     from jaxsched.systems.rlscheduler.run import train
 
@@ -251,7 +289,10 @@ def train_from_args(args) -> int:
         filter_epochs=args.filter_epochs,
         init_from=args.init_from,
         keep_checkpoints=args.keep_checkpoints,
+        devices=args.devices,
     )
+    if not parallel.is_main_process():
+        return 0
     where = args.out if args.seeds is None else f"{args.out}/seed-{{{_seed_text(args.seeds)}}}"
     print(f"trained {res['epochs']} epochs; checkpoint and log in {where}")
     return 0

@@ -78,6 +78,7 @@ class RunConfig:
         this system; run directories written before the key existed have none)."""
         d = dict(d)
         system = d.pop("system", SYSTEM_NAME)
+        d.pop("devices", None)  # run.json's record of the device count (computation only)
         if system != SYSTEM_NAME:
             raise ConfigError(f"run settings of system {system!r}, not {SYSTEM_NAME!r}")
         known = {f.name for f in dataclasses.fields(cls)}

@@ -10,7 +10,8 @@ validation (greedy runs on held-out sequences) and its trajectory filter.
 Run directory layout (``--out DIR``)::
 
     DIR/run.json                  what was trained ("system": "rlscheduler", trace, metric,
-                                  backfill, PPO config, seed)
+                                  backfill, PPO config, seed; "devices": the device count
+                                  it started on)
     DIR/log.jsonl                 one JSON object per epoch (return, metric, SJF/F1 of the same
                                   sequences, KL, losses, seconds)
     DIR/checkpoint_00000012.ckpt  the newest checkpoint (parameters, optimiser states, RNG,
@@ -48,7 +49,8 @@ from jaxsched.sim.evaluate import evaluate
 from jaxsched.systems.rlscheduler.config import VAL_INFO, RunConfig, make_env, prefix_options
 from jaxsched.systems.rlscheduler.evaluate import episodes_fn
 from jaxsched.systems.rlscheduler.filtering import FILTERS, make_filter, sjf_by_start
-from jaxsched.train.checkpoint import load_checkpoint
+from jaxsched.train import parallel
+from jaxsched.train.checkpoint import latest_checkpoint, load_checkpoint
 from jaxsched.train.loop import (
     BestCheckpoint,
     EpochSpec,
@@ -95,7 +97,7 @@ def _start_table(jobs, rc: RunConfig, out: Path, log) -> np.ndarray:
             f"--filter {rc.filter}: none of the {high - low} sampling starts has "
             f"an SJF {rc.metric} in ({flt.lower:g}, {flt.upper:g})"
         )
-    if not path.is_file():
+    if not path.is_file() and parallel.is_main_process():
         tmp = out / (FILTER_FILE + ".tmp.npz")
         np.savez(tmp, sjf=values, lower=flt.lower, upper=flt.upper, mode=rc.filter)
         os.replace(tmp, path)
@@ -150,10 +152,12 @@ def _check_keep(keep_checkpoints) -> None:
 
 class _Trainers:
     """The PPO trainer(s) of a run: phase 1 (filtered, if a filter is on) and phase 2 (all
-    sequences, built when it starts); ``seed_axis``: for a sweep (``make_train``'s option)."""
+    sequences, built when it starts); ``seed_axis``: for a sweep (``make_train``'s option);
+    ``devices`` > 1: data-parallel over that many devices (:mod:`jaxsched.train.parallel`)."""
 
-    def __init__(self, jobs, rc: RunConfig, out: Path, resume: bool, log, seed_axis=None):
-        self.jobs, self.rc, self.seed_axis = jobs, rc, seed_axis
+    def __init__(self, jobs, rc: RunConfig, out: Path, resume: bool, log, seed_axis=None,
+                 devices: int = 1):  # fmt: skip
+        self.jobs, self.rc, self.seed_axis, self.devices = jobs, rc, seed_axis, int(devices)
         if rc.filter != "off":
             if not resume:
                 out.mkdir(parents=True, exist_ok=True)
@@ -168,14 +172,17 @@ class _Trainers:
         opts = prefix_options(rc)
         if self.seed_axis is not None and opts:
             opts["seed_axis"] = self.seed_axis
-        return make_train(
+        dp = parallel.DATA_AXIS if self.devices > 1 else None
+        trainer = make_train(
             rc.ppo_config(),
             env,
             nets.make_policy(rc.policy),
             nets.make_value(rc.value),
             episode_info_fn=lambda ts: {"start": ts.extras["start"]},
+            data_axis=dp,
             **opts,
         )
+        return trainer if dp is None else parallel.data_parallel(trainer, self.devices)
 
     def at(self, epoch: int):
         rc = self.rc
@@ -243,7 +250,8 @@ def _epoch_spec(jobs, rc, trainers, val, validate, compare, keep_checkpoints) ->
         )
 
     def validation(state, epoch, ck):
-        return {f"val_{rc.metric}": val(state.policy_params, epoch, ck)}
+        # host copy: after data-parallel training the parameters live on every device
+        return {f"val_{rc.metric}": val(jax.device_get(state.policy_params), epoch, ck)}
 
     return EpochSpec(
         trainer_at=trainers.at,
@@ -301,6 +309,7 @@ def train(
     filter_epochs: int = 0,
     init_from=None,
     keep_checkpoints: int = 1,
+    devices=None,
     log: Callable[[str], None] = print,
 ) -> dict:
     """Train an RLScheduler policy for ``epochs`` epochs in total (``resume`` continues the
@@ -331,6 +340,13 @@ def train(
     per epoch, one run directory ``out/seed-<s>`` per seed
     (:func:`jaxsched.systems.rlscheduler.sweep.train_sweep`; returns ``{"epochs",
     "histories", "runs", "dirs"}``).
+
+    ``devices``: train data-parallel on this many devices (``"all"``, an int; None: the
+    ``JAXSCHED_DEVICES`` environment variable, else 1; :mod:`jaxsched.train.parallel`): the
+    same training up to float rounding; the trajectories per epoch must be divisible by it.
+    ``run.json`` records the count; ``resume`` may use another one. In a multi-host run
+    (:func:`jaxsched.train.parallel.initialize_distributed` called first) only process 0
+    writes ``out`` and logs.
     """
     # (long because of its keyword arguments and their documentation; the steps are below)
     out = Path(out)
@@ -353,6 +369,9 @@ def train(
         filter_epochs=filter_epochs,
     )
     _check_keep(keep_checkpoints)
+    n_dev = parallel.resolve_devices(devices)
+    if seeds is not None and n_dev > 1:
+        raise ConfigError("--seeds and --devices > 1 do not go together yet (one or the other)")
     if seeds is not None:
         from jaxsched.systems.rlscheduler.sweep import train_sweep
 
@@ -368,24 +387,29 @@ def train(
             keep_checkpoints=keep_checkpoints,
             log=log,
         )
-    saved = open_run(out, resume)
+    main = parallel.is_main_process()
+    saved = open_run(out, resume) if main or resume else None
     if saved is not None:
         rc = RunConfig.from_dict(saved)
     check_settings(rc, epochs)
+    parallel.check_divisible(rc.ppo_config(), n_dev)
     jobs = read_swf(rc.trace).jobs(rc.rules)
     val = None
     if validate:  # before anything is written: a bad setting fails cleanly
         check_validate(validate)
-        val = _Validator(jobs, rc, out, val_sequences, val_jobs, val_seed)
-    trainers = _Trainers(jobs, rc, out, resume, log)
+        if main:
+            val = _Validator(jobs, rc, out, val_sequences, val_jobs, val_seed)
+    trainers = _Trainers(jobs, rc, out, resume, log, devices=n_dev)
     t0 = time.perf_counter()
     state = trainers.phase1.init(jax.random.PRNGKey(rc.seed))
+    if not main:
+        return _follow(trainers, state, out, resume, epochs, rc)
     state, history, done_epochs = start_or_resume(
         out,
         state,
         trainers.phase1,
         resume=resume,
-        run_json=rc.to_run_json(),
+        run_json={**rc.to_run_json(), "devices": n_dev},
         fresh=_init_from(rc, log),
         log=log,
     )
@@ -405,6 +429,20 @@ def train(
         log=log,
     )
     return {"epochs": epochs, "history": history, "run": rc}
+
+
+def _follow(trainers, state, out: Path, resume: bool, epochs: int, rc: RunConfig) -> dict:
+    """Process k > 0 of a multi-host run: the same updates as process 0 (every process takes
+    part in their collectives) from the same start, writing and logging nothing."""
+    done = 0
+    if resume and latest_checkpoint(out) is not None:
+        ck = load_checkpoint(out, target=state, config=trainers.phase1.run_config())
+        state, done = ck.state, ck.epoch
+    else:
+        state = _init_from(rc, lambda s: None)(state)
+    for epoch in range(done + 1, epochs + 1):
+        state, _ = trainers.at(epoch).update(state)
+    return {"epochs": epochs, "history": [], "run": rc}
 
 
 class _Validator:
