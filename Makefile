@@ -1,7 +1,7 @@
 # Two entry points (see README): `make run` and `make test`.
 # `make test` also runs the linter and the formatter check (ruff, configured in pyproject.toml),
-# and the tests on every core (pytest-xdist: a test file, or a group of files marked with one
-# xdist_group, per work unit; see tests/conftest.py), printing the 25 slowest
+# and the tests on every core (pytest-xdist, one test file per worker, the longest files first:
+# tests/conftest.py), printing the 25 slowest
 # (the suite has a 10-minute goal on the 2-core CI machine).
 # Each creates .venv in the checkout on first use and installs the package into it.
 PY ?= python3
@@ -24,7 +24,7 @@ run: $(BIN)/.installed
 test: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -n auto --dist loadgroup --durations=25 tests
+	$(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder --durations=25 tests
 
 clean:
 	rm -rf $(VENV)

@@ -83,24 +83,29 @@ def _enable_compile_cache():
     use_cache_dir(where, 0.2)
 
 
-@pytest.hookimpl(tryfirst=True)
+#: the longest test files (each 50-110 s on the 2-core CI machine), run first: ``make test``
+#: hands whole files to the two pytest-xdist workers in collection order (``--dist loadfile
+#: --no-loadscope-reorder``), so these alternate between the workers at the start instead of
+#: one of them being left alone with a long file at the end
+LONGEST_FILES = (
+    "tests/systems/rlscheduler/test_train_run.py",
+    "tests/systems/rlscheduler/test_filter.py",
+    "tests/envs/test_rlscheduler_fast.py",
+    "tests/benchmarks/test_benchmarks_smoke.py",
+    "tests/train/test_ppo.py",
+    "tests/systems/rlscheduler/test_train_sweep.py",
+    "tests/envs/test_rlscheduler.py",
+    "tests/systems/dras/test_dras_train.py",
+    "tests/systems/dras/test_dras_dql_train.py",
+    "tests/envs/test_schedinspector.py",
+)
+
+
 def pytest_collection_modifyitems(config, items):
-    """For ``pytest-xdist --dist loadgroup`` (``make test``): every test file is one work unit
-    (as ``--dist loadfile`` makes it), except that files marked with the same ``xdist_group``
-    run as one unit on one worker, one after the other, so the programs they share are
-    compiled once and then read from the compile cache (two workers would both compile them at
-    the same time); the named groups (the longest units) are scheduled first."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
-    named = [i for i in items if ".py" not in _group(i)]
-    rest = [i for i in items if ".py" in _group(i)]
-    items[:] = named + rest
-
-
-def _group(item) -> str:
-    mark = item.get_closest_marker("xdist_group")
-    return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+    """Collection order, except that the files of :data:`LONGEST_FILES` come first, longest
+    first (a stable sort: the tests inside a file keep their order)."""
+    rank = {f: k for k, f in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda i: rank.get(i.nodeid.split("::")[0], len(rank)))
 
 
 class _CompileCount:

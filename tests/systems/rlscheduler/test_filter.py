@@ -18,9 +18,6 @@ from jaxsched.train.checkpoint import load_checkpoint
 from jaxsched.train.loop import read_log
 from jaxsched.workload import read_swf
 
-# one xdist worker runs the RLScheduler training files in a row: they share compiled programs
-pytestmark = pytest.mark.xdist_group("rlscheduler-training")
-
 
 @pytest.fixture(scope="module")
 def burst(tmp_path_factory):

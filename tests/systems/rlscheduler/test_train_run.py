@@ -19,9 +19,6 @@ from jaxsched.train.checkpoint import latest_checkpoint, list_checkpoints, load_
 from jaxsched.train.loop import read_log
 from jaxsched.workload import read_swf
 
-# one xdist worker runs the RLScheduler training files in a row: they share compiled programs
-pytestmark = pytest.mark.xdist_group("rlscheduler-training")
-
 #: epoch of each checkpoint committed under models/
 SHIPPED_EPOCHS = {"lublin1-none": 14, "lublin1-bf": 129, "lublin1-bf-fast": 28}
 

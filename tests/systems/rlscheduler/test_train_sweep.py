@@ -21,9 +21,6 @@ from jaxsched.train.checkpoint import list_checkpoints, load_checkpoint
 from jaxsched.train.loop import read_log
 from jaxsched.workload import read_swf
 
-# one xdist worker runs the RLScheduler training files in a row: they share compiled programs
-pytestmark = pytest.mark.xdist_group("rlscheduler-training")
-
 PPO = tiny_ppo(n_envs=2, iters=3)
 FLAGS = ["--compat", "rlscheduler", "--length", LENGTH, "--trajectories", PPO["num_envs"],
          "--pi-iters", PPO["train_pi_iters"], "--v-iters", PPO["train_v_iters"],
