@@ -655,7 +655,8 @@ def test_save_checkpoint_rejects_bad_arguments(run, tmp_path):
 def test_slot_buckets_equal_full_width():
     """PickSmallestEnv's valid slots are a prefix of 2..6 slots, RowPolicy is per-slot: chunks
     of 7 samples (160 samples: the last chunk padded) on prefixes of 2, 4 or 6 slots give the
-    full-width policy loss and gradient up to float rounding; whole updates stay close."""
+    full-width policy and value losses and gradients up to float rounding. (Whole bucketed
+    updates run in every RLScheduler training test: its trainer always uses slot prefixes.)"""
     from jaxsched.nets import KernelValue
 
     full = make_train(BASE, PickSmallestEnv(), RowPolicy(), KernelValue())
@@ -691,13 +692,6 @@ def test_slot_buckets_equal_full_width():
     np.testing.assert_allclose(float(lv_b), float(lv_a), rtol=1e-5)
     for u, v in zip(jax.tree_util.tree_leaves(gv_a), jax.tree_util.tree_leaves(gv_b)):
         np.testing.assert_allclose(np.asarray(v), np.asarray(u), rtol=1e-4, atol=1e-6)
-    # a whole update: the same up to Adam's amplification of rounding in tiny gradients
-    a, ma = full.update(s0)
-    b, mb = cut.update(s0)
-    for k in ("pi_loss_old", "v_loss_old", "episode_return"):
-        np.testing.assert_allclose(np.asarray(mb[k]), np.asarray(ma[k]), rtol=1e-5, err_msg=k)
-    for k in ("pi_loss", "v_loss", "approx_kl"):
-        np.testing.assert_allclose(np.asarray(mb[k]), np.asarray(ma[k]), rtol=1e-3, err_msg=k)
 
 
 @pytest.mark.parametrize(
