@@ -9,24 +9,12 @@ import json
 
 import numpy as np
 import pytest
+from tiny_traces import schedinspector_tiny
 
 from jaxsched.cli import main
 from jaxsched.systems.schedinspector.evaluate import test_starts as draw_starts
 
 L, K = 16, 2  # jobs per sequence, sequences (the shapes of test_si_train.py: one compile)
-
-
-def _trace(path):
-    """The tiny trace of tests/systems/schedinspector/test_si_train.py (same generator, 80 jobs
-    on 8 processors), so that the suite compiles the evaluation environment once for both."""
-    rng = np.random.default_rng(5)
-    lines = ["; MaxNodes: 8", "; MaxProcs: 8"]
-    s = np.sort(rng.integers(0, 20000, 80))
-    for i in range(80):
-        r, n = int(rng.choice([10, 100, 900, 3000])), int(rng.choice([1, 2, 4, 8]))
-        lines.append(f"{i + 1} {s[i]} 0 {r} {n} -1 -1 {n} {r} -1 1 1 1 1 1 1 -1 -1")
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def _inspector(out, trace, accept_bias=None):
@@ -58,7 +46,7 @@ def _inspector(out, trace, accept_bias=None):
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("si_eval")
-    trace = _trace(tmp / "tiny.swf")
+    trace = schedinspector_tiny(tmp / "tiny.swf")
     acc = _inspector(tmp / "acc", trace, accept_bias=10.0)
     rnd = _inspector(tmp / "rnd", trace)
     return trace, acc, rnd

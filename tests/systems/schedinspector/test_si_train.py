@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+from tiny_traces import schedinspector_tiny
 
 from jaxsched import systems
 from jaxsched.cli import main as jaxsched_main
@@ -15,22 +16,10 @@ from jaxsched.systems.schedinspector.cli import evaluate_main
 from jaxsched.systems.schedinspector.evaluate import compare, format_compare
 
 
-def _trace(tmp_path):
-    rng = np.random.default_rng(5)
-    lines = ["; MaxNodes: 8", "; MaxProcs: 8"]
-    s = np.sort(rng.integers(0, 20000, 80))
-    for i in range(80):
-        r, n = int(rng.choice([10, 100, 900, 3000])), int(rng.choice([1, 2, 4, 8]))
-        lines.append(f"{i + 1} {s[i]} 0 {r} {n} -1 -1 {n} {r} -1 1 1 1 1 1 1 -1 -1")
-    p = tmp_path / "tiny.swf"
-    p.write_text("\n".join(lines) + "\n")
-    return p
-
-
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("si")
-    trace, out = _trace(tmp), tmp / "run"
+    trace, out = schedinspector_tiny(tmp / "tiny.swf"), tmp / "run"
     args = [
         "train", "schedinspector", str(trace), "--base", "sjf", "--metric", "bsld",
         "--backfill", "none", "--out", str(out), "--length", "8", "--trajectories", "4",
