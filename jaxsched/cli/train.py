@@ -40,7 +40,12 @@ def _cmd_plot(args) -> int:
         raise ConfigError(f"plot {args.dir}: unexpected {args.files[0]!r} (plot DIR takes one run)")
     from jaxsched import systems
 
-    print(systems.system_of_run(args.dir).plot(args.dir, args.out))
+    system = systems.system_of_run(args.dir)
+    if system.plot is None:
+        raise ConfigError(
+            f"{args.dir}: no training-curve plot for {system.name} runs yet (see its log.jsonl)"
+        )
+    print(system.plot(args.dir, args.out))
     return 0
 
 

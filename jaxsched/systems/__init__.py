@@ -68,7 +68,8 @@ class System:
         model_rows: ``(model, jobs, starts, length, backfills, metrics, compat, *, sample, name)
             -> list of dict``, the model's rows in
             :class:`jaxsched.sim.evaluate.EvalResult`'s schema on those sequences.
-        plot: ``(run_dir, path=None) -> Path``, its training curve as a PNG.
+        plot: ``(run_dir, path=None) -> Path``, its training curve as a PNG; None for a system
+            without one (``jaxsched plot DIR`` then says so in one line).
         schedule: ``(model, jobs, start, length, backfill, compat, *, sample) -> int64
             [length]`` start times of jobs ``start … start+length-1`` scheduled by the model
             (``jaxsched simulate --model``); None for a system that cannot schedule a trace
@@ -92,7 +93,7 @@ class System:
     train: Callable[[argparse.Namespace], int]
     load_model: Callable
     model_rows: Callable
-    plot: Callable
+    plot: Callable | None = None
     schedule: Callable | None = None
     report: Callable | None = None
     compare: Callable | None = None

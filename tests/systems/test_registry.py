@@ -153,3 +153,16 @@ def test_a_new_system_plugs_in_by_one_line(fake_system, capsys, tmp_path):
     out = capsys.readouterr().out
     assert ("rows", "rl") in fake_system and "rl " in out
     assert main(["plot", str(run)]) == 0 and "fake.png" in capsys.readouterr().out
+
+
+def test_a_system_without_plot_says_so_in_one_line(fake_system, capsys, tmp_path, monkeypatch):
+    import dataclasses
+
+    mod = sys.modules["fake_system_for_tests"]
+    monkeypatch.setattr(mod, "SYSTEM", dataclasses.replace(mod.SYSTEM, plot=None))
+    run = tmp_path / "fake-run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"system": "fake"}))
+    assert main(["plot", str(run)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no training-curve plot for fake runs" in err[0], err

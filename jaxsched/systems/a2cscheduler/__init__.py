@@ -31,10 +31,6 @@ def _model_rows(model, *args, **kwargs):
     )
 
 
-def _plot(out, path=None):
-    raise ConfigError("no plot for the a2c system yet: read log.jsonl in the run directory")
-
-
 SYSTEM = System(
     name=SYSTEM_NAME,
     help=_cli.HELP,
@@ -43,5 +39,4 @@ SYSTEM = System(
     train=_cli.train_from_args,
     load_model=_load_model,
     model_rows=_model_rows,
-    plot=_plot,
 )

@@ -44,12 +44,6 @@ def _report(model, trace, *, sample=False, **kw):
     return test_report(model, trace, sample=sample)
 
 
-def _plot(out, path=None):
-    from jaxsched.errors import ConfigError
-
-    raise ConfigError("no training-curve plot for DRAS runs yet (see DIR/log.jsonl)")
-
-
 SYSTEM = System(
     name=SYSTEM_NAME,
     help=_cli.HELP,
@@ -58,6 +52,5 @@ SYSTEM = System(
     train=_cli.train_from_args,
     load_model=_load_model,
     model_rows=_model_rows,
-    plot=_plot,
     report=_report,
 )

@@ -61,12 +61,6 @@ def _compare(model, trace, **kw):
     return evaluate_model(model, trace, **kw)
 
 
-def _plot(out, path=None):
-    from jaxsched.errors import ConfigError
-
-    raise ConfigError("no training-curve plot for SchedInspector runs yet (see DIR/log.jsonl)")
-
-
 SYSTEM = System(
     name=SYSTEM_NAME,
     help=_cli.HELP,
@@ -75,6 +69,5 @@ SYSTEM = System(
     train=_cli.train_from_args,
     load_model=_load_model,
     model_rows=_model_rows,
-    plot=_plot,
     compare=_compare,
 )
