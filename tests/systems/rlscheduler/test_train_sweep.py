@@ -50,29 +50,36 @@ def runs(tmp_path_factory):
     trainer = _Trainers(jobs, rc, d / "unused", False, print).phase1
     singles = {}
     for s in (0, 1):
-        st = trainer.init(jax.random.PRNGKey(s))
-        st, m1 = trainer.update(st)
+        st0 = trainer.init(jax.random.PRNGKey(s))
+        st, m1 = trainer.update(st0)
         st, m2 = trainer.update(st)
-        singles[s] = (dataclasses.replace(rc, seed=s), st, jax.device_get([m1, m2]))
+        singles[s] = (dataclasses.replace(rc, seed=s), st, jax.device_get([m1, m2]), st0)
     return trace, d, singles
+
+
+def _flat(tree):
+    leaves = jax.tree_util.tree_leaves(tree)
+    return np.concatenate([np.asarray(x, np.float64).ravel() for x in leaves])
 
 
 def test_sweep_seed_equals_single_seed_run(runs):
     """Seed s of the sweep = the run --seed s alone gives: same run.json, PRNG state (bit for
     bit: the streams are integers), actions taken (same returns and policy-step counts), and
-    parameters and optimiser states equal within float32 rounding (not bit-equal: the vmapped
-    program batches the seeds' matrix products)."""
+    parameters and optimiser states close (not bit-equal: the vmapped program batches the
+    seeds' matrix products, and Adam turns a rounding difference in a gradient component
+    near 0 into a step of up to the learning rate): each network's parameters and optimiser
+    state apart by under 5 % of how far the two updates moved them (Euclidean norms; measured
+    0.2-0.7 % for the policy, 1e-8 for the rest)."""
     _, d, singles = runs
-    for s, (rc, state, ms) in singles.items():
+    for s, (rc, state, ms, state0) in singles.items():
         sw = d / "sweep" / f"seed-{s}"
         assert json.loads((sw / "run.json").read_text()) == rc.to_run_json()
         a = load_checkpoint(sw, target=state)
         assert a.epoch == 2 and int(a.state.step) == int(state.step) == 2
         np.testing.assert_array_equal(a.state.rng, state.rng)
-        la, lb = jax.tree_util.tree_leaves(a.state), jax.tree_util.tree_leaves(state)
-        assert len(la) == len(lb) > 4
-        for x, y in zip(la, lb):
-            np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-4, atol=1e-5)
+        for k in ("policy_params", "value_params", "policy_opt_state", "value_opt_state"):
+            x, y, y0 = (_flat(getattr(t, k)) for t in (a.state, state, state0))
+            assert x.size > 100 and np.linalg.norm(x - y) <= 0.05 * np.linalg.norm(y - y0), k
         rows = read_log(sw)
         assert [r["epoch"] for r in rows] == [1, 2] and all(r["sweep_seeds"] == 2 for r in rows)
         for r, m in zip(rows, ms):
