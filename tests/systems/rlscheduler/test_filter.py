@@ -13,7 +13,7 @@ from jaxsched.envs import RLSchedulerEnv
 from jaxsched.errors import ConfigError
 from jaxsched.sim import oracle
 from jaxsched.systems.rlscheduler.filtering import sjf_by_start
-from jaxsched.systems.rlscheduler.run import train
+from jaxsched.systems.rlscheduler.run import _run_config, _Trainers, train
 from jaxsched.train.checkpoint import load_checkpoint
 from jaxsched.train.loop import read_log
 from jaxsched.workload import read_swf
@@ -245,27 +245,17 @@ def test_init_from_another_run(burst, tmp_path, capsys):
         for x, y in zip(la, lb):
             np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
     assert read_log(tmp_path / "b")[0]["epoch"] == 1
-    # a fresh run with that seed and learning rates 0 keeps its own (different) parameters
-    assert (
-        main(
-            base
-            + [
-                "--epochs",
-                "1",
-                "--seed",
-                "5",
-                "--out",
-                str(tmp_path / "c"),
-            ]
-        )
-        == 0
-    )
-    c = load_checkpoint(tmp_path / "c").state
+    # what a fresh run with that seed starts from (and, with learning rates 0, keeps): its own,
+    # different parameters (the run's trainer's init, as `train` calls it)
+    ppo = {**tiny_ppo(n_envs=2, iters=1, lr=0.0), "vf_lr": 0.0}  # the runs above
+    rc = _run_config(trace, ppo=ppo, init_from=None, length=LENGTH, compat=True)
+    trainer = _Trainers(read_swf(trace).jobs(rc.rules), rc, tmp_path / "c", False, print).phase1
+    c = trainer.init(jax.random.PRNGKey(5))
     assert any(
         not np.array_equal(np.asarray(x), np.asarray(y))
         for x, y in zip(
             jax.tree_util.tree_leaves(a["policy_params"]),
-            jax.tree_util.tree_leaves(c["policy_params"]),
+            jax.tree_util.tree_leaves(c.policy_params),
         )
     )
     capsys.readouterr()
