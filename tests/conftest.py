@@ -84,9 +84,10 @@ def _enable_compile_cache():
     other pytest-xdist worker) and a second run of the suite skip the compile; the ``jaxsched``
     commands the tests run use the same folder. With ``filelock`` installed (a dependency) the
     workers share one folder under JAX's file lock, else each has its own.
-    ``JAXSCHED_TEST_CACHE=off`` disables it."""
+    ``JAXSCHED_TEST_CACHE=off`` disables it (for the commands the tests run too)."""
     where = os.environ.get("JAXSCHED_TEST_CACHE", str(REPO / ".cache" / "xla-tests"))
     if where.lower() in ("off", "0", "none", ""):
+        os.environ["JAXSCHED_CACHE"] = "off"  # nor the commands' own cache in ~/.cache
         return
     try:
         import filelock  # noqa: F401
