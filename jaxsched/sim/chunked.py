@@ -1,16 +1,20 @@
 """One long schedule (a whole trace) in compiled chunks, so the host can report progress.
 
 :func:`jaxsched.sim.evaluate.evaluate` runs each schedule as one ``while_loop``: fastest, but
-silent until the end (about 80 s for HPC2N's 203k jobs). :func:`schedule_window` runs the same
-engine micro-steps (:func:`jaxsched.sim.engine.micro_step` under the heuristic's choice) in
-chunks of at most ``limit`` micro-steps: one compiled function whose step budget is an
+silent until the end (HPC2N's 203k jobs: 7-11 s without backfilling, 56-64 s with EASY on the
+2-core CPU). :func:`schedule_window` runs the same engine micro-steps as ``evaluate`` (the
+no-backfilling bitmask path of :mod:`jaxsched.sim.nobf` where ``evaluate`` takes it, else
+:func:`jaxsched.sim.engine.micro_step_logged` under the heuristic's choice, as a batch of one)
+in chunks of at most ``limit`` micro-steps: one compiled function whose step budget is an
 argument, called again from the returned state until the schedule is done — no retrace, no
 per-step host round trip — and calls ``progress(jobs started, jobs)`` between chunks. The
-start times are those of :func:`~jaxsched.sim.evaluate.evaluate` (a test checks it).
+start times are those of :func:`~jaxsched.sim.evaluate.evaluate` (a test checks it); the time
+is within about 1.1-2x of it (benchmarks/simulate_trace.py, RESULTS.md §16).
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 
@@ -21,27 +25,48 @@ import numpy as np
 from jaxsched.errors import ConfigError
 from jaxsched.policies import heuristics as H
 from jaxsched.sim import engine as E
+from jaxsched.sim import nobf
 from jaxsched.sim.evaluate import window_arrays
+from jaxsched.sim.primitives import logged_until
 
 __all__ = ["schedule_window"]
 
 _RUN_UNTIL: dict = {}
+#: micro-steps of one compiled call at most (the starts are logged per step and written at the
+#: end of each call); the host calls again until its own budget of about a second is used
+CHUNK_STEPS = 1 << 16
 
 
-def _run_until_fn(queue_cap: int, run_cap: int, dynamic: bool):
-    """``(seq, params, state | None, prank, limit) -> state``: micro-steps until the schedule is
-    done, overflows or gets stuck, or ``state.steps`` reaches ``limit`` (int32 scalar)."""
-    key = (queue_cap, run_cap, dynamic)
+def _run_until_fn(queue_cap: int, run_cap: int, dynamic: bool, fast: bool):
+    """Jitted ``(first(seq, prank) -> state, run(seq, params, prank, state, limit) -> state)``:
+    micro-steps until the schedule is done, overflows or gets stuck, or ``state.steps``
+    reaches ``limit`` (int32 scalar). ``fast``: no backfilling under a static-key heuristic,
+    :func:`jaxsched.sim.nobf.run_static_nobf_until` (the path ``evaluate`` takes there; the
+    general micro-steps were 10x slower on a whole trace)."""
+    key = (queue_cap, run_cap, dynamic, fast)
+    if fast and key not in _RUN_UNTIL:
+
+        def run_fast(seq, params, prank, st, limit):
+            return nobf.run_static_nobf_until(seq, prank, st, limit, CHUNK_STEPS)
+
+        def first_fast(seq, prank):
+            return nobf.init_static_nobf(seq, prank, run_cap)
+
+        _RUN_UNTIL[key] = (jax.jit(first_fast), jax.jit(run_fast))
     if key not in _RUN_UNTIL:
 
-        def run(seq, params, st, limit):
-            def body(s):
-                return E.micro_step(seq, params, s, E.heuristic_choice(seq, params, s, dynamic))
+        def one(q, p, s):
+            return E.micro_step_logged(q, p, s, E.heuristic_choice(q, p, s, dynamic))
 
-            def going(s):
-                return ~s.done & (s.steps < limit) & (s.overflow == 0) & ~s.stuck
+        def run(seq, params, prank, st, limit):
+            # a batch of one, as evaluate runs it (the engine's batching rules run the costly
+            # branches as sparse conditionals; unbatched, the step was twice as slow)
+            def step(s):
+                add = functools.partial(jax.tree_util.tree_map, lambda x: x[None])
+                out = jax.vmap(one)(add(seq), add(params), add(s))
+                return jax.tree_util.tree_map(lambda x: x[0], out)
 
-            return jax.lax.while_loop(going, body, st)
+            return logged_until(step, st, limit, CHUNK_STEPS)
 
         def first(seq, prank):
             return E.reset(seq, prank, queue_cap, run_cap)
@@ -98,10 +123,11 @@ def schedule_window(
         compat=jnp.asarray(bool(compat)),
     )
     dynamic = (not compat) and pcode in (H.WFP3, H.UNICEP)
+    fast = (not dynamic) and bcode == E.BACKFILL_NONE
     caps = (min(queue_cap, length), min(run_cap, length, int(jobs.num_nodes)))
     while True:
-        st = _run_chunks(seq, params, jnp.asarray(prank), caps, dynamic, length, progress,
-                         seconds_per_chunk, first_chunk_steps)  # fmt: skip
+        st = _run_chunks(seq, params, jnp.asarray(prank), _run_until_fn(*caps, dynamic, fast),
+                         length, progress, seconds_per_chunk, first_chunk_steps)  # fmt: skip
         if bool(st.stuck):
             raise ConfigError("the schedule could not be completed (a job never fits)")
         over = int(st.overflow)
@@ -111,12 +137,12 @@ def schedule_window(
         caps = (min(4 * q, length) if over & 1 else q, min(4 * r, length) if over & 2 else r)
 
 
-def _run_chunks(seq, params, prank, caps, dynamic, length, progress, seconds_per_chunk, budget):
-    first, run = _run_until_fn(*caps, dynamic)
+def _run_chunks(seq, params, prank, fns, length, progress, seconds_per_chunk, budget):
+    first, run = fns
     st = first(seq, prank)
     while not (bool(st.done) or int(st.overflow) or bool(st.stuck)):
         t0, before = time.perf_counter(), int(st.steps)
-        st = run(seq, params, st, jnp.asarray(min(before + budget, 2**31 - 1), jnp.int32))
+        st = run(seq, params, prank, st, jnp.asarray(min(before + budget, 2**31 - 1), jnp.int32))
         took = max(time.perf_counter() - t0, 1e-3)
         if progress is not None:
             progress(int(st.n_started), length)

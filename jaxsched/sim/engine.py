@@ -77,6 +77,7 @@ __all__ = [
     "reset",
     "heuristic_choice",
     "micro_step",
+    "micro_step_logged",
     "at_decision",
     "run_heuristic",
     "run_heuristic_batch",
@@ -188,6 +189,14 @@ def micro_step(seq: Sequence, params: SimParams, st: SimState, choice: chex.Arra
     """One micro-step (see the module docstring). ``choice`` is the queue slot to decide on when
     this step is a decision (ignored otherwise). A finished state is returned unchanged."""
     return _micro(seq, params, st, choice, True)[0]
+
+
+def micro_step_logged(seq: Sequence, params: SimParams, st: SimState, choice: chex.Array):
+    """:func:`micro_step` that leaves ``st.start`` alone and returns ``(state, job started)``
+    (int32, -1 = none; it starts at ``st.t``) for a loop that logs the starts and writes them
+    at its end (:func:`~jaxsched.sim.primitives.logged_loop`, ``logged_until``): in a long
+    loop the per-step write into ``start`` costs more than the rest of the step."""
+    return _micro(seq, params, st, choice, False)
 
 
 class _Plan(NamedTuple):

@@ -16,10 +16,17 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from jaxsched.sim.primitives import argmax_bool, argmin, logged_loop, req32
+from jaxsched.sim.primitives import argmax_bool, argmin, logged_loop, logged_until, req32
 from jaxsched.sim.types import BIG, NoBackfillState, Sequence, SimState
 
-__all__ = ["run_static_nobf", "run_static_nobf_batch", "schedule_nobf", "NoBackfillState"]
+__all__ = [
+    "run_static_nobf",
+    "run_static_nobf_batch",
+    "init_static_nobf",
+    "run_static_nobf_until",
+    "schedule_nobf",
+    "NoBackfillState",
+]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -150,6 +157,24 @@ def run_static_nobf(seq: Sequence, prank: chex.Array, run_cap: int) -> NoBackfil
         lambda s: _nobf_step(seq, prank, inv, s, True)[0],
         _nobf_init(seq, prank, run_cap),
     )
+
+
+def init_static_nobf(seq: Sequence, prank: chex.Array, run_cap: int) -> NoBackfillState:
+    """The state :func:`run_static_nobf` starts from (the first job queued at its submit time),
+    for running an episode in pieces with :func:`run_static_nobf_until`."""
+    return _nobf_init(seq, prank.astype(jnp.int32), run_cap)
+
+
+def run_static_nobf_until(
+    seq: Sequence, prank: chex.Array, st: NoBackfillState, limit, chunk: int = 1 << 16
+) -> NoBackfillState:
+    """:func:`run_static_nobf` from ``st`` until the episode is done, overflows its running
+    list, gets stuck, ``st.steps`` reaches ``limit`` (int32 scalar) or ``chunk`` (static)
+    micro-steps have run (:func:`~jaxsched.sim.primitives.logged_until`): a whole trace in
+    pieces, the host reporting progress in between (:mod:`jaxsched.sim.chunked`)."""
+    prank = prank.astype(jnp.int32)
+    inv = _inverse(prank)
+    return logged_until(lambda s: _nobf_step(seq, prank, inv, s, False), st, limit, chunk)
 
 
 def run_static_nobf_batch(seq: Sequence, prank: chex.Array, run_cap: int) -> NoBackfillState:

@@ -32,6 +32,7 @@ __all__ = [
     "advance_one",
     "advance_until",
     "logged_loop",
+    "logged_until",
 ]
 
 
@@ -307,3 +308,29 @@ def logged_loop(step, st, max_steps: int):
         overflow=st.overflow | jnp.where(aborted, ABORTED, 0).astype(jnp.int32),
     )
     return st, start
+
+
+def logged_until(step, st, limit, chunk: int):
+    """One run (no batch axis): ``step(st) -> (st, started)`` until it is done, overflows, gets
+    stuck, ``st.steps`` reaches ``limit`` (int32 scalar) or ``chunk`` (static) steps have run,
+    the jobs started logged per iteration and written into ``st.start`` once at the end, as
+    :func:`logged_loop` does for a batch (a whole trace in chunks:
+    :mod:`jaxsched.sim.chunked`). Returns the state."""
+    L = st.start.shape[0]
+
+    def body(c):
+        it, s, lj, lt = c
+        s2, started = step(s)
+        return it + 1, s2, lj.at[it].set(started), lt.at[it].set(s.t)
+
+    def cond(c):
+        it, s = c[0], c[1]
+        return (it < chunk) & ~s.done & (s.steps < limit) & (s.overflow == 0) & ~s.stuck
+
+    log_j = jnp.full((chunk,), -1, jnp.int32)
+    log_t = jnp.zeros((chunk,), jnp.int64)
+    _, st, log_j, log_t = jax.lax.while_loop(
+        cond, body, (jnp.asarray(0, jnp.int32), st, log_j, log_t)
+    )
+    start = st.start.at[jnp.where(log_j >= 0, log_j, L)].set(log_t, mode="drop")
+    return st.replace(start=start)

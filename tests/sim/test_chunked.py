@@ -21,9 +21,12 @@ def _jobs():
 
 
 @pytest.mark.parametrize(
-    "policy, backfill, compat", [("sjf", "easy", False), ("f1", "rlscheduler", True)]
+    "policy, backfill, compat",
+    [("sjf", "easy", False), ("f1", "rlscheduler", True), ("fcfs", "none", False)],
 )
 def test_chunks_equal_one_loop(policy, backfill, compat):
+    """Without backfilling (a static key) the chunks take the bitmask fast path of
+    jaxsched.sim.nobf, whose only capacity is the running list (2 here, so it overflows)."""
     jobs, start, length = _jobs(), 500, 120
     want = evaluate(jobs, [start], length, [policy], [backfill], compat=compat, metrics=["bsld"])
     seen = []
@@ -31,9 +34,11 @@ def test_chunks_equal_one_loop(policy, backfill, compat):
         jobs, start, length, policy, backfill, compat=compat,
         progress=lambda done, total: seen.append((done, total)),
         first_chunk_steps=40, seconds_per_chunk=1e-9, queue_cap=4,
+        run_cap=2 if backfill == "none" else 64,
     )  # fmt: skip
     np.testing.assert_array_equal(got, want.start_times[0, 0, 0])
     done = [d for d, _ in seen]
     assert len(seen) > 3 and all(t == length for _, t in seen) and done[-1] == length
-    # a queue of 4 overflowed: the run restarted with a larger one (the count fell back)
+    # a queue of 4 (a running list of 2) overflowed: the run restarted with a larger one (the
+    # count fell back)
     assert any(b < a for a, b in zip(done, done[1:]))
