@@ -29,3 +29,17 @@ def shared_dir() -> Path:
 
 
 SHARED = shared_dir()
+
+
+def subprocess_env(devices: int | None = None) -> dict:
+    """The environment of a command a test starts: this process's (the suite's XLA flags
+    included), the checkout first on ``PYTHONPATH``, and any fake CPU device count of
+    ``XLA_FLAGS`` replaced by ``devices`` (none when None)."""
+    env = dict(os.environ)
+    count = "xla_force_host_platform_device_count"
+    flags = [f for f in env.get("XLA_FLAGS", "").split() if count not in f]
+    if devices:
+        flags.append(f"--{count}={int(devices)}")
+    env["XLA_FLAGS"] = " ".join(flags)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return env

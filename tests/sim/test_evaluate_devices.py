@@ -7,12 +7,11 @@ The device count is fixed when JAX starts, so the two-device run happens in a su
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
 import numpy as np
-from shared_data import REPO
+from shared_data import REPO, subprocess_env
 
 SCRIPT = r"""
 import json, sys
@@ -59,9 +58,7 @@ def test_two_devices_same_schedules():
     from jaxsched.workload import read_swf
 
     trace = REPO / "traces" / "lublin-1.swf"
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env = subprocess_env(devices=2)
     out = subprocess.run(
         [sys.executable, "-c", SCRIPT, str(trace)],
         env=env,

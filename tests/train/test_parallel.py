@@ -24,7 +24,7 @@ import sys
 
 import numpy as np
 import pytest
-from shared_data import REPO
+from shared_data import REPO, subprocess_env
 
 from jaxsched.errors import ConfigError
 from jaxsched.train import parallel
@@ -78,10 +78,7 @@ print(json.dumps({"devices": jax.device_count(), "one": stack(m1s), "two": stack
 
 
 def _two_device_env() -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    return env
+    return subprocess_env(devices=2)
 
 
 @pytest.fixture(scope="module")
@@ -163,8 +160,7 @@ def test_two_processes_jax_distributed(two_device_run, tmp_path):
     localhost): the same update as two devices of one process; only process 0 saved.
     (~35 s on the 2-core machine: two more processes compiling; JAXSCHED_TEST_SLOW=1.)"""
     _, _, two = two_device_run
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env = subprocess_env()
     port, npz = str(_free_port()), tmp_path / "host.npz"
     cmd = [sys.executable, "-c", SCRIPT, str(TESTS), str(npz)]
     procs = [
