@@ -40,39 +40,50 @@ CHUNK_STEPS = 1 << 16
 def _run_until_fn(queue_cap: int, run_cap: int, dynamic: bool, fast: bool):
     """Jitted ``(first(seq, prank) -> state, run(seq, params, prank, state, limit) -> state)``:
     micro-steps until the schedule is done, overflows or gets stuck, or ``state.steps``
-    reaches ``limit`` (int32 scalar). ``fast``: no backfilling under a static-key heuristic,
-    :func:`jaxsched.sim.nobf.run_static_nobf_until` (the path ``evaluate`` takes there; the
-    general micro-steps were 10x slower on a whole trace)."""
-    key = (queue_cap, run_cap, dynamic, fast)
-    if fast and key not in _RUN_UNTIL:
-
-        def run_fast(seq, params, prank, st, limit):
-            return nobf.run_static_nobf_until(seq, prank, st, limit, CHUNK_STEPS)
-
-        def first_fast(seq, prank):
-            return nobf.init_static_nobf(seq, prank, run_cap)
-
-        _RUN_UNTIL[key] = (jax.jit(first_fast), jax.jit(run_fast))
+    reaches ``limit`` (int32 scalar), built once per configuration. ``fast``: no backfilling
+    under a static-key heuristic, the path ``evaluate`` takes there (the general micro-steps
+    were 10x slower on a whole trace; its only capacity is the running list)."""
+    key = (None if fast else queue_cap, run_cap, dynamic, fast)
     if key not in _RUN_UNTIL:
-
-        def one(q, p, s):
-            return E.micro_step_logged(q, p, s, E.heuristic_choice(q, p, s, dynamic))
-
-        def run(seq, params, prank, st, limit):
-            # a batch of one, as evaluate runs it (the engine's batching rules run the costly
-            # branches as sparse conditionals; unbatched, the step was twice as slow)
-            def step(s):
-                add = functools.partial(jax.tree_util.tree_map, lambda x: x[None])
-                out = jax.vmap(one)(add(seq), add(params), add(s))
-                return jax.tree_util.tree_map(lambda x: x[0], out)
-
-            return logged_until(step, st, limit, CHUNK_STEPS)
-
-        def first(seq, prank):
-            return E.reset(seq, prank, queue_cap, run_cap)
-
-        _RUN_UNTIL[key] = (jax.jit(first), jax.jit(run))
+        fns = _nobf_fns(run_cap) if fast else _engine_fns(queue_cap, run_cap, dynamic)
+        _RUN_UNTIL[key] = tuple(map(jax.jit, fns))
     return _RUN_UNTIL[key]
+
+
+def _nobf_fns(run_cap: int):
+    """:func:`jaxsched.sim.nobf.run_static_nobf_until` in chunks."""
+
+    def first(seq, prank):
+        return nobf.init_static_nobf(seq, prank, run_cap)
+
+    def run(seq, params, prank, st, limit):
+        return nobf.run_static_nobf_until(seq, prank, st, limit, CHUNK_STEPS)
+
+    return first, run
+
+
+def _engine_fns(queue_cap: int, run_cap: int, dynamic: bool):
+    """The engine's micro-steps under the heuristic's choice, as a batch of one (as ``evaluate``
+    runs them: the engine's batching rules run the costly branches as sparse conditionals;
+    unbatched the step was twice as slow), the starts logged (:func:`logged_until`)."""
+
+    def one(q, p, s):
+        return E.micro_step_logged(q, p, s, E.heuristic_choice(q, p, s, dynamic))
+
+    def first(seq, prank):
+        return E.reset(seq, prank, queue_cap, run_cap)
+
+    def run(seq, params, prank, st, limit):
+        add = functools.partial(jax.tree_util.tree_map, lambda x: x[None])
+
+        def step(s):
+            return jax.tree_util.tree_map(
+                lambda x: x[0], jax.vmap(one)(add(seq), add(params), add(s))
+            )
+
+        return logged_until(step, st, limit, CHUNK_STEPS)
+
+    return first, run
 
 
 def _sequence(jobs, start: int, length: int):
