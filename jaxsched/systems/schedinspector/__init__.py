@@ -5,6 +5,7 @@ scheduler's proposed job, trained with PPO.
 * ``run.py`` — the training driver on the generic host loop.
 * ``evaluate.py`` — loading a model; base alone vs base + inspector, paired difference ±
   s.e., rejection ratio; rows for ``jaxsched evaluate --model``.
+* ``plot.py`` — the training curve (``jaxsched plot DIR``).
 * ``cli.py`` — ``jaxsched train schedinspector`` flags; ``python -m
   jaxsched.systems.schedinspector TRACE --model DIR`` (the comparison table).
 """
@@ -55,6 +56,12 @@ def _model_rows(
     return rows
 
 
+def _plot(out, path=None):
+    from jaxsched.systems.schedinspector.plot import plot
+
+    return plot(out, path)
+
+
 def _compare(model, trace, **kw):
     from jaxsched.systems.schedinspector.evaluate import evaluate_model
 
@@ -70,4 +77,5 @@ SYSTEM = System(
     load_model=_load_model,
     model_rows=_model_rows,
     compare=_compare,
+    plot=_plot,
 )

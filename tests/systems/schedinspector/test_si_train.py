@@ -58,6 +58,21 @@ def test_evaluate(run, capsys):
     assert "difference" in capsys.readouterr().out
 
 
+def test_plot(run, tmp_path, capsys):
+    trace, out = run
+    png = tmp_path / "curve.png"
+    assert jaxsched_main(["plot", str(out), "--out", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert str(png) in capsys.readouterr().out
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "run.json").write_text((out / "run.json").read_text())
+    (empty / "log.jsonl").write_text("")
+    assert jaxsched_main(["plot", str(empty)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no epochs logged yet" in err[0], err
+
+
 def test_shipped_model_loads():
     from shared_data import REPO
 
