@@ -77,14 +77,17 @@ def _np_random(seed=None):
     return rng, seed
 
 
-def load_reference(ref_dir) -> types.ModuleType:
-    """Import ``HPCSimPickJobs`` from the checkout ``ref_dir`` (gym/scipy stubbed if absent)."""
+def load_reference(
+    ref_dir, module: str = MODULE, cls: str = "HPCEnv", repo: str = "DIR-LAB/deep-batch-scheduler"
+) -> types.ModuleType:
+    """Import ``module`` (default ``HPCSimPickJobs``) from the checkout ``ref_dir`` of ``repo``
+    and check it defines ``cls``; gym, scipy and tensorflow are stubbed if absent (only the
+    simulator is used; SchedInspector's ``HPCSimSkip`` imports tensorflow at the top)."""
     ref_dir = Path(ref_dir).expanduser().resolve()
-    if not (ref_dir / f"{MODULE}.py").is_file():
-        raise ReferenceUnavailable(
-            f"{ref_dir}: no {MODULE}.py there (expected a clone of DIR-LAB/deep-batch-scheduler)"
-        )
+    if not (ref_dir / f"{module}.py").is_file():
+        raise ReferenceUnavailable(f"{ref_dir}: no {module}.py there (expected a clone of {repo})")
     stubs: list = []
+    _stub("tensorflow", stubs)
     _stub("gym", stubs, Env=object)
     _stub("gym.spaces", stubs, Box=_Space, Discrete=_Space)
     _stub("gym.utils", stubs)
@@ -95,12 +98,12 @@ def load_reference(ref_dir) -> types.ModuleType:
         sys.path.insert(0, str(ref_dir))
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            mod = importlib.import_module(MODULE)
+            mod = importlib.import_module(module)
     finally:
         for name in stubs:  # the stand-ins were only needed by the import itself
             sys.modules.pop(name, None)
-    if not hasattr(mod, "HPCEnv"):
-        raise ReferenceUnavailable(f"{ref_dir / (MODULE + '.py')}: no HPCEnv class")
+    if not hasattr(mod, cls):
+        raise ReferenceUnavailable(f"{ref_dir / (module + '.py')}: no {cls} class")
     return mod
 
 

@@ -5,15 +5,27 @@
    seeding of seed 1 / 2) against the reference environment's values of spec §8.4.
 2. ``--throughput``: vectorised inspector-environment steps per second under random
    accept/reject actions (auto-reset), compile time reported apart.
+3. ``--reference DIR`` (with ``--throughput``): the reference environment, ``HPCEnvSkip`` of a
+   local checkout of DIR-LAB/SchedInspector (never committed here), stepped the same way in the
+   same process — random accept/reject with the same probability, a new 128-job training
+   sequence (SJF base, first 10,000 jobs) at every episode end, whose ``reset`` runs the base
+   scheduler once as ours does — and the ratio of the two.
 
 Usage::
 
-    python benchmarks/schedinspector_env.py --traces ../shared/traces --oracle --throughput
+    python benchmarks/schedinspector_env.py --traces ../shared/traces --oracle --throughput \
+        [--reference ~/src/SchedInspector]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import os
+import random
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,6 +38,11 @@ from jaxsched.envs.schedinspector import SchedInspectorEnv
 from jaxsched.workload import read_swf
 from jaxsched.workload.sampling import gym_np_random
 from jaxsched.workload.schedinspector import inspector_jobs
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import reference_sim  # noqa: E402  (the reference loader: stubs for gym/scipy/tensorflow)
+
+REJECT_P = 0.3
 
 #: spec §8.4: (seed, metric, backfill, base) -> reference value
 ORACLE = {
@@ -72,7 +89,8 @@ def oracle(trace: Path) -> bool:
     return ok
 
 
-def throughput(trace: Path, batch: int, steps: int, backfill: str) -> None:
+def throughput(trace: Path, batch: int, steps: int, backfill: str) -> float:
+    """Ours: ``batch`` environments × ``steps`` random accept/reject steps; steps/s."""
     jobs, wait = inspector_jobs(read_swf(trace))
     env = AutoResetWrapper(SchedInspectorEnv(jobs, length=128, backfill=backfill, swf_wait=wait))
 
@@ -82,7 +100,7 @@ def throughput(trace: Path, batch: int, steps: int, backfill: str) -> None:
 
         def body(c, k):
             st, ts = c
-            a = jax.random.bernoulli(k, 0.3, (batch,)).astype(jnp.int32)
+            a = jax.random.bernoulli(k, REJECT_P, (batch,)).astype(jnp.int32)
             a = jnp.where(ts.observation.mask[:, 1], a, 0)
             st, ts = jax.vmap(env.step)(st, a)
             return (st, ts), ts.last().sum()
@@ -100,6 +118,35 @@ def throughput(trace: Path, batch: int, steps: int, backfill: str) -> None:
     print(f"backfill {backfill}: {batch} envs x {steps} steps: compile {t1 - t0:.1f} s, "
           f"{batch * steps / (t3 - t2):,.0f} steps/s (run {t3 - t2:.2f} s, first run "
           f"{t2 - t1:.2f} s, {episodes} episodes ended)", flush=True)  # fmt: skip
+    return batch * steps / (t3 - t2)
+
+
+def reference_throughput(ref_dir, trace: Path, steps: int, backfill: str) -> float:
+    """The reference environment (``HPCSimSkip.HPCEnvSkip`` of the checkout ``ref_dir``, SJF
+    base, training sequences of 128 jobs from the first 10,000): ``steps`` random accept /
+    reject steps, ``reset`` at every episode end (included in the time); steps/s."""
+    mod = reference_sim.load_reference(
+        ref_dir, module="HPCSimSkip", cls="HPCEnvSkip", repo="DIR-LAB/SchedInspector"
+    )
+    rng = random.Random(0)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = reference_sim._plain_swf(Path(trace), Path(tmp))
+        with contextlib.redirect_stdout(io.StringIO()):
+            env = mod.HPCEnvSkip(backfil=backfill == "rlscheduler", batch_job_slice=10000,
+                                 sched_algo=4)  # fmt: skip
+            env.seed(0)
+            env.my_init(workload_file=os.fspath(path))
+        episodes, t0 = 0, time.perf_counter()
+        env.reset()
+        for _ in range(steps):
+            if env.step(int(rng.random() < REJECT_P))[2]:
+                episodes += 1
+                env.reset()
+        dt = time.perf_counter() - t0
+    print(f"backfill {backfill}: reference HPCEnvSkip, 1 env x {steps} steps: "
+          f"{steps / dt:,.0f} steps/s (run {dt:.2f} s, {episodes} episodes ended)",
+          flush=True)  # fmt: skip
+    return steps / dt
 
 
 def main() -> None:
@@ -109,13 +156,20 @@ def main() -> None:
     p.add_argument("--throughput", action="store_true")
     p.add_argument("--batch", type=int, default=100)
     p.add_argument("--steps", type=int, default=512)
+    p.add_argument("--reference", default=None, help="a checkout of DIR-LAB/SchedInspector")
+    p.add_argument("--reference-steps", type=int, default=20000)
     a = p.parse_args()
     tdir = Path(a.traces)
     if a.oracle:
         print("all oracle values reproduced" if oracle(tdir / "lublin_256.swf.gz") else "MISMATCH")
     if a.throughput:
         for bf in ("none", "rlscheduler"):
-            throughput(tdir / "lublin_256.swf.gz", a.batch, a.steps, bf)
+            ours = throughput(tdir / "lublin_256.swf.gz", a.batch, a.steps, bf)
+            if a.reference:
+                ref = reference_throughput(
+                    a.reference, tdir / "lublin_256.swf.gz", a.reference_steps, bf
+                )
+                print(f"backfill {bf}: ours / reference = {ours / ref:,.1f}x", flush=True)
 
 
 if __name__ == "__main__":
