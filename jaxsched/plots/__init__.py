@@ -5,9 +5,11 @@ series (``jaxsched plot schedule FILE``), and the wait distributions of several 
 same jobs side by side (``jaxsched plot compare FILE FILE …``). Training curves are drawn by
 each system (``jaxsched plot DIR``)."""
 
+from pathlib import Path
+
 from jaxsched.errors import ConfigError
 
-__all__ = ["pyplot"]
+__all__ = ["pyplot", "save_png"]
 
 
 def pyplot():
@@ -22,3 +24,12 @@ def pyplot():
     except ImportError:
         raise ConfigError("plotting needs matplotlib: pip install 'jaxsched[plot]'") from None
     return plt
+
+
+def save_png(fig, path) -> Path:
+    """Lay out ``fig``, write it to ``path`` (PNG, 100 dpi), close it; returns the path."""
+    path = Path(path)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    pyplot().close(fig)
+    return path

@@ -217,8 +217,9 @@ class BestCheckpoint:
         return True
 
 
-def read_log(out) -> list:
-    """The per-epoch rows of ``DIR/log.jsonl``."""
+def read_log(out, *, nonempty: bool = False) -> list:
+    """The per-epoch rows of ``DIR/log.jsonl``; with ``nonempty`` a log without a row is a
+    one-line :class:`ConfigError` (what a training curve needs)."""
     p = Path(out) / LOG_FILE
     if not p.is_file():
         raise ConfigError(f"{p}: missing (not a jaxsched training directory)")
@@ -229,6 +230,8 @@ def read_log(out) -> list:
                 rows.append(json.loads(line))
             except ValueError:
                 raise ConfigError(f"{p}:{i}: not a JSON object") from None
+    if nonempty and not rows:
+        raise ConfigError(f"{p}: no epochs logged yet")
     return rows
 
 

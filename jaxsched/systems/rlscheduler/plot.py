@@ -7,10 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxsched.errors import ConfigError
-from jaxsched.plots import pyplot
+from jaxsched.plots import pyplot, save_png
 from jaxsched.systems.rlscheduler.config import VAL_INFO, RunConfig
-from jaxsched.train.loop import LOG_FILE, RUN_FILE, read_log
+from jaxsched.train.loop import RUN_FILE, read_log
 
 __all__ = ["plot"]
 
@@ -19,9 +18,7 @@ def plot(out, path=None) -> Path:
     """Training curve as a PNG: the metric of each epoch's sampled sequences with SJF and F1 on
     the same sequences, and with ``--validate`` the greedy policy's validation scores with SJF
     and F1 on the validation sequences (horizontal lines)."""
-    rows = read_log(out)
-    if not rows:
-        raise ConfigError(f"{Path(out) / LOG_FILE}: no epochs logged yet")
+    rows = read_log(out, nonempty=True)
     rc = RunConfig.from_dict(json.loads((Path(out) / RUN_FILE).read_text()))
     plt = pyplot()
     ep = [r["epoch"] for r in rows]
@@ -56,8 +53,4 @@ def plot(out, path=None) -> Path:
     ax.set_ylabel(rc.metric)
     ax.set_title(f"{Path(rc.trace).name}, backfill {rc.backfill}")
     ax.legend()
-    fig.tight_layout()
-    path = Path(path) if path else Path(out) / "training_curve.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_png(fig, path or Path(out) / "training_curve.png")

@@ -6,18 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jaxsched.errors import ConfigError
-from jaxsched.plots import pyplot
-from jaxsched.train.loop import LOG_FILE, read_log
+from jaxsched.plots import pyplot, save_png
+from jaxsched.train.loop import read_log
 
 __all__ = ["plot"]
 
 
 def plot(out, path=None) -> Path:
     """The curve as a PNG (default ``DIR/training.png``); returns its path."""
-    rows = read_log(out)
-    if not rows:
-        raise ConfigError(f"{Path(out) / LOG_FILE}: no epochs logged yet")
+    rows = read_log(out, nonempty=True)
     plt = pyplot()
     fig, ax = plt.subplots(1, 3, figsize=(14, 4))
     ax[0].plot([r["epoch"] for r in rows], [r["reward"] for r in rows])
@@ -32,8 +29,4 @@ def plot(out, path=None) -> Path:
         ax[1].legend()
     ax[2].plot(epochs, [r["val_rejection"] for r in val], "o-")
     ax[2].set(xlabel="epoch", ylabel="validation rejection ratio", ylim=(0, 1))
-    path = Path(path) if path else Path(out) / "training.png"
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_png(fig, path or Path(out) / "training.png")

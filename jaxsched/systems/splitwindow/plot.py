@@ -5,18 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jaxsched.errors import ConfigError
-from jaxsched.plots import pyplot
-from jaxsched.train.loop import LOG_FILE, read_log
+from jaxsched.plots import pyplot, save_png
+from jaxsched.train.loop import read_log
 
 __all__ = ["plot"]
 
 
 def plot(out, path=None) -> Path:
     """The curve as a PNG (default ``DIR/training.png``)."""
-    rows = read_log(out)
-    if not rows:
-        raise ConfigError(f"{Path(out) / LOG_FILE}: no epochs logged yet")
+    rows = read_log(out, nonempty=True)
     plt = pyplot()
     fig, ax = plt.subplots(1, 2, figsize=(10, 4))
     ax[0].plot([r["epoch"] for r in rows], [r["episode_return"] for r in rows])
@@ -24,8 +21,4 @@ def plot(out, path=None) -> Path:
     val = [r for r in rows if "val_avg_wait" in r]
     ax[1].plot([r["epoch"] for r in val], [r["val_avg_wait"] for r in val], "o-")
     ax[1].set(xlabel="epoch", ylabel="validation average wait (s)")
-    path = Path(path) if path else Path(out) / "training.png"
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_png(fig, path or Path(out) / "training.png")

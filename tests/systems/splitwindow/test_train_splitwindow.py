@@ -43,3 +43,6 @@ def test_train_one_update_validate_resume(tmp_path, capsys):
     assert "--resume" in capsys.readouterr().err
     model = get("splitwindow").load_model(out)
     assert model.epoch == 1 and model.run.head == 2
+    png = tmp_path / "curve.png"
+    assert main(["plot", str(out), "--out", str(png)]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG" and str(png) in capsys.readouterr().out
