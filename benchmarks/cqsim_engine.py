@@ -65,7 +65,8 @@ def _time(fn, args, repeat):
 
 def _ours(tr, a, params, B: int):
     """Our side for the first B slices: the row (passes, compile and run times, passes/s,
-    unbatched and vmapped), the slices and each slice's start times of its unbatched run."""
+    unbatched and vmapped), the slices and each slice's (start times, seconds) of its unbatched
+    run."""
     N, L, Q = tr.num_nodes, a.length, a.queue_cap
     slices = [cqsim_slice(tr, i * (a.stride or L), L) for i in range(B)]
     seqs = [sequence_of(j) for j in slices]
@@ -75,7 +76,7 @@ def _ours(tr, a, params, B: int):
         c, r, out = _time(_run_fn(N, Q, min(N, L), False), (seq, prio, params), a.repeat)
         assert int(out[2]) == 0, "queue capacity too small: raise --queue-cap"
         c1, run1 = (c if k == 0 else c1), run1 + r
-        starts.append(jax.device_get(out[0]))
+        starts.append((jax.device_get(out[0]), r))
     stack = lambda *x: jnp.stack(x)  # noqa: E731
     bseq = jax.tree_util.tree_map(stack, *seqs)
     bpar = jax.tree_util.tree_map(stack, *[params] * B)
@@ -95,7 +96,7 @@ def _reference(a, slices, starts, ours: dict) -> dict:
     side-by-side summary row."""
     wall = sim = 0.0
     passes, same = 0, 0
-    for jobs, st in zip(slices, starts):
+    for jobs, (st, ours_s) in zip(slices, starts):
         runs = [CR.run_cqsim(a.cqsim, jobs, a.cqsim_debug_lvl, f"a{jobs.start}")
                 for _ in range(a.repeat)]  # fmt: skip
         r = dict(runs[-1], wall_s=min(x["wall_s"] for x in runs))
@@ -104,7 +105,8 @@ def _reference(a, slices, starts, ours: dict) -> dict:
         same += verdict.startswith("same schedule")
         wall, sim, passes = wall + r["wall_s"], sim + r["sim_s"], passes + r["passes"]
         print(f"CQSim slice a{jobs.start}: {r['passes']} passes, wall {r['wall_s']:.2f} s, "
-              f"simulation {r['sim_s']:.2f} s; {verdict}", flush=True)  # fmt: skip
+              f"simulation {r['sim_s']:.2f} s (ours unbatched {ours_s:.2f} s); {verdict}",
+              flush=True)  # fmt: skip
     row = {"slices": len(slices), "cqsim_passes": passes, "ours_passes": ours["passes"],
            "schedules_same": f"{same}/{len(slices)}", "cqsim_debug_lvl": a.cqsim_debug_lvl,
            "cqsim_wall_s": round(wall, 2), "cqsim_sim_s": round(sim, 2),
