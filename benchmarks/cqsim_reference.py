@@ -132,13 +132,12 @@ def config_sys(shipped: str, trace_name: str, debug_lvl: int = 0) -> str:
     return "\n".join(lines + [f"{k}={v}" for k, v in new.items()]) + "\n"
 
 
-def run_cqsim(src, jobs, debug_lvl: int = 0, name: str = "slice", keep=None) -> dict:
+def run_cqsim(src, jobs, debug_lvl: int = 0, name: str = "slice") -> dict:
     """Run CQSim FCFS + EASY on one slice in a temporary copy of ``src`` (see the module
-    docstring). Returns ``{"wall_s", "sim_s", "passes", "schedule": {id: (start, end)}}``.
-    ``keep``: a folder to run in instead of a temporary one (left in place)."""
+    docstring). Returns ``{"wall_s", "sim_s", "passes", "schedule": {id: (start, end)}}``."""
     src = cqsim_src(src)
     with tempfile.TemporaryDirectory(prefix="jaxsched-cqsim-") as tmp:
-        root = Path(keep or tmp)
+        root = Path(tmp)
         work = root / "src"
         shutil.copytree(src, work, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         data = root / "data"
