@@ -1,0 +1,174 @@
+"""The reference side of ``benchmarks/cqsim_engine.py --cqsim DIR``: the public CQSim simulator
+(SPEAR-UIC/CQSim, master; Python 3) run on one slice as a subprocess, timed (issue 17 §5).
+
+No CQSim code is kept here: ``DIR`` is a local checkout (its root or its ``src/``). CQSim's paths
+are relative to its ``src/`` (``Config/`` for the config files, ``../data/`` for the trace and
+everything it writes: ``Fmt/``, ``Results/``, ``Debug/``), so the checkout's ``src/`` is copied
+into a temporary folder and run there; the checkout itself is never written to.
+
+Settings: the checkout's own ``Config/config_sys.set`` with these changes only: the slice's
+SWF file as ``job_trace`` and ``node_struc``; ``backfill=1`` (EASY; the shipped value 2 is
+conservative); ``read_num=0`` (read every job: with ``read_num=k`` CQSim's loader stops after
+k − 1 jobs); ``anchor=0``, ``start=0``; ``debug_lvl`` as asked (shipped: 3, every event logged to
+a file and to stdout). The shipped queue order ``alg=w,+,2`` (score w + 2, w the wait so far;
+the queue sorted by falling score, a stable sort) is FCFS, and the shipped window ``win=5``
+(not mode 1) keeps the queue order, so the run is the reference README's ``easy`` mode.
+
+Timing (one child process per slice): ``wall_s``, the child's wall time (interpreter start,
+imports, trace filtering and the simulation: CQSim's ``cqsim.py`` run as ``__main__``); and
+``sim_s``, the part inside ``Cqsim_sim.cqsim_sim`` alone (the event loop and its logs), taken
+in the child by wrapping that method. ``passes`` counts ``Cqsim_sim.start_scan`` calls (one per
+submit and one per finish event).
+
+CQSim's job output (``Results/<name>.rst``) has one line per finished job,
+``id;reqProc;reqProc;reqTime;run;wait;submit;start;end`` (``Output_log.print_result``), floats
+printed by ``str``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "CQSimUnavailable",
+    "cqsim_src",
+    "write_swf",
+    "parse_rst",
+    "config_sys",
+    "run_cqsim",
+    "compare_starts",
+]
+
+
+class CQSimUnavailable(RuntimeError):
+    """The CQSim checkout cannot be used (no ``src/cqsim.py``, a failed run)."""
+
+
+#: the child: wraps the simulation and the pass, runs cqsim.py as __main__, prints one JSON line
+DRIVER = """
+import json, runpy, sys, time
+sys.path.insert(0, ".")
+import CqSim.Cqsim_sim as S
+cls, info = S.Cqsim_sim, {"sim_s": 0.0, "passes": 0}
+sim, scan = cls.cqsim_sim, cls.start_scan
+def cqsim_sim(self):
+    t0 = time.perf_counter()
+    sim(self)
+    info["sim_s"] = time.perf_counter() - t0
+def start_scan(self):
+    info["passes"] += 1
+    return scan(self)
+cls.cqsim_sim, cls.start_scan = cqsim_sim, start_scan
+sys.argv = ["cqsim.py"] + sys.argv[1:]
+runpy.run_path("cqsim.py", run_name="__main__")
+print("JAXSCHED-CQSIM " + json.dumps(info))
+"""
+
+
+def cqsim_src(path) -> Path:
+    """The ``src/`` folder of a CQSim checkout given as its root or its ``src/``; raises
+    :class:`CQSimUnavailable` (one line) if neither holds ``cqsim.py`` and ``Config/``."""
+    p = Path(path).expanduser()
+    for cand in (p / "src", p):
+        if (cand / "cqsim.py").is_file() and (cand / "Config" / "config_sys.set").is_file():
+            return cand.resolve()
+    raise CQSimUnavailable(
+        f"{path}: not a CQSim checkout (no src/cqsim.py with src/Config/config_sys.set; "
+        "expected a clone of SPEAR-UIC/CQSim)"
+    )
+
+
+def write_swf(jobs, path) -> Path:
+    """Write a :class:`~jaxsched.workload.cqsim.CQSimJobs` slice as an SWF file CQSim reads:
+    header ``; MaxNodes: N`` and ``; MaxProcs: N``, then one 18-field line per job, fields 1, 2,
+    4, 8, 9 = id, submit (shifted), run (cut to the estimate), requested nodes, requested time;
+    status (11) = 1, every other field −1. Returns ``path``."""
+    n, N = len(jobs.job_id), int(jobs.num_nodes)
+    cols = np.full((n, 18), -1, np.int64)
+    for k, a in ((0, jobs.job_id), (1, jobs.submit), (3, jobs.run), (7, jobs.nodes)):
+        cols[:, k] = a
+    cols[:, 8], cols[:, 10] = jobs.req_time, 1
+    lines = [f"; MaxNodes: {N}", f"; MaxProcs: {N}"]
+    lines += [" ".join(map(str, row)) for row in cols.tolist()]
+    Path(path).write_text("\n".join(lines) + "\n")
+    return Path(path)
+
+
+def parse_rst(text: str) -> dict:
+    """CQSim's job output → ``{job id: (start, end)}`` (ints; times are whole seconds printed
+    as floats). Raises :class:`CQSimUnavailable` for a line without 9 ``;``-separated fields or
+    a repeated id."""
+    out: dict = {}
+    for k, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        f = line.split(";")
+        if len(f) != 9:
+            raise CQSimUnavailable(f"CQSim output line {k}: {len(f)} fields, expected 9")
+        jid = int(f[0])
+        if jid in out:
+            raise CQSimUnavailable(f"CQSim output line {k}: job {jid} twice")
+        out[jid] = (int(float(f[7])), int(float(f[8])))
+    return out
+
+
+def config_sys(shipped: str, trace_name: str, debug_lvl: int = 0) -> str:
+    """The shipped ``config_sys.set`` text with the module docstring's changes (keys that are
+    missing are appended)."""
+    new = {"job_trace": trace_name, "node_struc": trace_name, "backfill": "1",
+           "read_num": "0", "anchor": "0", "start": "0", "debug_lvl": str(int(debug_lvl))}  # fmt: skip
+    lines = []
+    for line in shipped.splitlines():
+        key = line.split("=", 1)[0]
+        lines.append(f"{key}={new.pop(key)}" if key in new and "=" in line else line)
+    return "\n".join(lines + [f"{k}={v}" for k, v in new.items()]) + "\n"
+
+
+def run_cqsim(src, jobs, debug_lvl: int = 0, name: str = "slice") -> dict:
+    """Run CQSim FCFS + EASY on one slice in a temporary copy of ``src`` (see the module
+    docstring). Returns ``{"wall_s", "sim_s", "passes", "schedule": {id: (start, end)}}``."""
+    src = cqsim_src(src)
+    with tempfile.TemporaryDirectory(prefix="jaxsched-cqsim-") as tmp:
+        root = Path(tmp)
+        work = root / "src"
+        shutil.copytree(src, work, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        data = root / "data"
+        (data / "InputFiles").mkdir(parents=True, exist_ok=True)
+        write_swf(jobs, data / "InputFiles" / f"{name}.swf")
+        shipped = (work / "Config" / "config_sys.set").read_text()
+        cfg = config_sys(shipped, f"{name}.swf", debug_lvl)
+        (work / "Config" / "jaxsched_easy.set").write_text(cfg)
+        cmd = [sys.executable, "-c", DRIVER, "-C", "jaxsched_easy.set"]
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        tag = [x for x in proc.stdout.splitlines() if x.startswith("JAXSCHED-CQSIM ")]
+        if proc.returncode != 0 or not tag:
+            last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+            raise CQSimUnavailable(f"CQSim run failed (exit {proc.returncode}): {last}")
+        info = json.loads(tag[-1].split(" ", 1)[1])
+        rst = (data / "Results" / f"{name}.rst").read_text()
+    return {"wall_s": wall, **info, "schedule": parse_rst(rst)}
+
+
+def compare_starts(jobs, ours_start, schedule: dict) -> str:
+    """``"same schedule: k/n jobs"`` if every job of the slice has CQSim's start time, else the
+    first difference in trace order (or the first job missing from CQSim's output)."""
+    ours = np.asarray(ours_start)[: len(jobs.job_id)]
+    for k, (jid, s) in enumerate(zip(jobs.job_id.tolist(), ours.tolist())):
+        if jid not in schedule:
+            return f"DIFFERENT: job {jid} (slice index {k}) is missing from CQSim's output"
+        if schedule[jid][0] != s:
+            return (f"DIFFERENT: first at job {jid} (slice index {k}): "
+                    f"CQSim starts it at {schedule[jid][0]}, ours at {s}")  # fmt: skip
+    extra = len(schedule) - len(ours)
+    tail = f" ({extra} extra jobs in CQSim's output)" if extra else ""
+    return f"same schedule: {len(ours)}/{len(ours)} jobs{tail}"
