@@ -65,6 +65,14 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         metavar="L",
         help="jobs per validation sequence (default 256)",
     )
+    p.add_argument(
+        "--keep-checkpoints",
+        type=nonneg_int,
+        default=1,
+        metavar="K",
+        help="newest epoch checkpoints kept in DIR (default 1; 0 keeps all, to score them "
+        "on more sequences later)",
+    )
     p.add_argument("--no-progress", action="store_true")
 
 
@@ -92,7 +100,14 @@ def train_from_args(args: argparse.Namespace) -> int:
         validate_every=args.validate_every,
         eval_length=args.eval_length,
     )
-    train(rc, args.out, epochs=args.epochs, resume=args.resume, progress=not args.no_progress)
+    train(
+        rc,
+        args.out,
+        epochs=args.epochs,
+        resume=args.resume,
+        progress=not args.no_progress,
+        keep_checkpoints=args.keep_checkpoints,
+    )
     return 0
 
 

@@ -1,6 +1,7 @@
 """SchedInspector training curve (``jaxsched plot DIR``), the paper's Fig. 4 view: the
 training reward per epoch and, with validation, the base scheduler alone against base +
-inspector (greedy) on the held-out sequences, and the inspector's rejection ratio there."""
+inspector (greedy) on the held-out sequences, and there the inspector's rejection ratio and
+the utilisation with and without it."""
 
 from __future__ import annotations
 
@@ -27,6 +28,11 @@ def plot(out, path=None) -> Path:
     ax[1].set(xlabel="epoch", ylabel="validation metric (greedy)")
     if val:
         ax[1].legend()
-    ax[2].plot(epochs, [r["val_rejection"] for r in val], "o-")
-    ax[2].set(xlabel="epoch", ylabel="validation rejection ratio", ylim=(0, 1))
+    ax[2].plot(epochs, [r["val_rejection"] for r in val], "o-", label="rejection ratio")
+    if any("val_util" in r for r in val):  # logged since the utilisation was validated too
+        nan = float("nan")
+        ax[2].plot(epochs, [r.get("val_util_base", nan) for r in val], "s--", label="util, base")
+        ax[2].plot(epochs, [r.get("val_util", nan) for r in val], "o-", label="util, inspected")
+        ax[2].legend()
+    ax[2].set(xlabel="epoch", ylabel="validation fraction", ylim=(0, 1))
     return save_png(fig, path or Path(out) / "training.png")

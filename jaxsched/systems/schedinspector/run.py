@@ -48,7 +48,14 @@ def _validation(rc: RunConfig, jobs, wait, out: Path):
         imp = (i - b) if rc.metric == "util" else (b - i) / b
         best.offer(imp, epoch, ck)
         ratio = float(r["rejections"].sum() / max(r["decisions"].sum(), 1))
-        return {"val_base": b, "val_inspected": i, "val_improvement": imp, "val_rejection": ratio}
+        return {
+            "val_base": b,
+            "val_inspected": i,
+            "val_improvement": imp,
+            "val_rejection": ratio,
+            "val_util_base": float(np.mean(r["base"]["util"])),
+            "val_util": float(np.mean(r["inspected"]["util"])),
+        }
 
     return validate
 
@@ -70,15 +77,24 @@ def _message(row) -> str:
     if "val_base" in row:
         msg += (
             f" | val base {row['val_base']:.3f} insp {row['val_inspected']:.3f} "
-            f"rej {row['val_rejection']:.3f}"
+            f"rej {row['val_rejection']:.3f} util {row['val_util_base']:.3f} -> "
+            f"{row['val_util']:.3f}"
         )
     return msg
 
 
 def train(
-    rc: RunConfig, out, *, epochs: int, resume: bool = False, progress: bool = True, log=print
+    rc: RunConfig,
+    out,
+    *,
+    epochs: int,
+    resume: bool = False,
+    progress: bool = True,
+    log=print,
+    keep_checkpoints: int = 1,
 ):
-    """Train (or continue) a run in ``out`` up to ``epochs`` epochs; returns the state."""
+    """Train (or continue) a run in ``out`` up to ``epochs`` epochs, keeping the newest
+    ``keep_checkpoints`` epoch checkpoints (0: all); returns the state."""
     t0 = time.perf_counter()
     out = Path(out)
     saved = open_run(out, resume)
@@ -95,6 +111,7 @@ def train(
         message=_message,
         validate=_validation(rc, jobs, wait, out) if rc.validate else None,
         validate_every=rc.validate_every if rc.validate else 0,
+        keep=keep_checkpoints,
     )
     state, _ = run_epochs(
         out,

@@ -24,7 +24,7 @@ def run(tmp_path_factory):
         "train", "schedinspector", str(trace), "--base", "sjf", "--metric", "bsld",
         "--backfill", "none", "--out", str(out), "--length", "8", "--trajectories", "4",
         "--max-steps", "24", "--pi-iters", "2", "--v-iters", "2", "--validate", "2",
-        "--validate-every", "1", "--eval-length", "16", "--no-progress",
+        "--validate-every", "1", "--eval-length", "16", "--no-progress", "--keep-checkpoints", "0",
     ]  # fmt: skip
     assert jaxsched_main(args + ["--epochs", "1"]) == 0
     assert jaxsched_main(args + ["--epochs", "2", "--resume"]) == 0
@@ -39,7 +39,12 @@ def test_run_directory(run):
     assert [r["epoch"] for r in log] == [1, 2]
     for r in log:
         assert 0 <= r["val_rejection"] <= 1 and r["val_base"] >= 1 and r["trajectories"] <= 4
+        assert 0 < r["val_util"] <= 1 and 0 < r["val_util_base"] <= 1
     assert (out / "best.ckpt").is_file()
+    assert sorted(p.name for p in out.glob("checkpoint_*.ckpt")) == [
+        "checkpoint_00000001.ckpt",
+        "checkpoint_00000002.ckpt",
+    ]  # fmt: skip (--keep-checkpoints 0 keeps every epoch)
     assert systems.system_of_run(out).name == "schedinspector"
 
 
