@@ -47,7 +47,8 @@ class A2CConfig:
     gamma; lr; optimizer (``"rmsprop"`` or ``"adam"``); rms_decay, rms_eps; entropy_coef β;
     value_coef; max_grad_norm (None: no clipping), applied to the actor's and the critic's
     gradients separately (the critic's, on returns of large magnitude, would otherwise take
-    the whole global-norm budget and freeze the actor)."""
+    the whole global-norm budget and freeze the actor); normalize_advantages: standardise
+    each update's advantages (not in the spec; off by default)."""
 
     num_envs: int = 16
     n_steps: int = 5
@@ -59,6 +60,7 @@ class A2CConfig:
     entropy_coef: float = 0.01
     value_coef: float = 0.5
     max_grad_norm: float | None = 10.0
+    normalize_advantages: bool = False
 
     def __post_init__(self):
         if self.num_envs < 1 or self.n_steps < 1:
@@ -132,7 +134,8 @@ def make_a2c(env, actor: Callable, critic: Callable, cfg: A2CConfig, obs_fn: Cal
         values = critic(params["critic"], x)
         w = jnp.ones((E * n,), bool)
         return actor_critic_loss(logits, flat(tr["a"]), values, flat(targets), w,
-                                 value_coef=cfg.value_coef, entropy_coef=cfg.entropy_coef)  # fmt: skip
+                                 value_coef=cfg.value_coef, entropy_coef=cfg.entropy_coef,
+                                 normalize_advantages=cfg.normalize_advantages)  # fmt: skip
 
     def update(state: A2CState):
         key, k_roll = jax.random.split(state.key)

@@ -101,9 +101,12 @@ def actor_critic_loss(
     *,
     value_coef: float = 0.5,
     entropy_coef: float = 0.0,
+    normalize_advantages: bool = False,
 ):
-    """A2C: policy term ``−mean_w(log π(a|s) · (G − V))`` with the advantage held constant,
-    ``value_coef · mean_w (G − V)²`` and ``− entropy_coef · mean_w H``.
+    """A2C: policy term ``−mean_w(log π(a|s) · (G − V))`` with the advantage held constant
+    (with ``normalize_advantages``: standardised over the batch's ``w`` samples, so the entropy
+    bonus keeps its weight whatever the scale of the returns), ``value_coef · mean_w (G − V)²``
+    and ``− entropy_coef · mean_w H``.
 
     Args: logits masked float32 ``[B, N]``; action int32 ``[B]``; values float ``[B]`` (the
     critic's ``V(s)``, differentiated through the value term); targets float ``[B]`` (e.g.
@@ -112,6 +115,9 @@ def actor_critic_loss(
     """
     targets = jax.lax.stop_gradient(jnp.asarray(targets, _F32))
     adv = jax.lax.stop_gradient(targets - values)
+    if normalize_advantages:
+        mu = masked_mean(adv, w)
+        adv = (adv - mu) / (jnp.sqrt(masked_mean((adv - mu) ** 2, w)) + 1e-8)
     logp_all = log_softmax(logits)
     logp = log_prob_of(logp_all, action)
     pi = -masked_mean(logp * adv, w)

@@ -90,6 +90,12 @@ def test_actor_critic_loss_hand_computed():
     # the critic is trained through the value term only: ∂loss/∂V = −value_coef·2(G − V)/B
     gv = jax.grad(lambda vv: actor_critic_loss(LOGITS, ACTION, vv, targets, w)[0])(values)
     np.testing.assert_allclose(gv, -0.5 * 2 * (np.array([3.0, 0.0]) - [1.0, 0.5]) / 2, rtol=1e-5)
+    # standardised advantages: (2, -0.5) -> (1, -1); the value term is unchanged
+    _, (pi_n, v_n, _) = actor_critic_loss(
+        LOGITS, ACTION, values, targets, w, normalize_advantages=True
+    )
+    np.testing.assert_allclose(pi_n, -(LOGP * np.array([1.0, -1.0])).mean(), rtol=1e-5)
+    np.testing.assert_allclose(v_n, v, rtol=1e-6)
 
 
 def test_q_regression_loss_hand_computed():
