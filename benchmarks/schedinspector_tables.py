@@ -73,6 +73,13 @@ PAPER_T5 = {
     ("Lublin", "rlscheduler"): {"sjf": (79.38, 77.71), "f1": (80.38, 78.08)},
     ("HPC2N", "rlscheduler"): {"sjf": (56.81, 57.10), "f1": (57.11, 56.57)},
 }
+#: the paper's improvements of a model on its own trace read from its figures (F1 base, bsld,
+#: no backfilling; spec schedinspector.md "Numbers given in the text / figures")
+PAPER_FIGURES = {
+    ("Lublin", "f1"): "≈88 % (Fig. 10), ≈95 % (Fig. 4)",
+    ("SDSC-SP2", "f1"): "≈40 % (Fig. 4)",
+    ("CTC-SP2", "f1"): "13.6 % (Fig. 8)",
+}
 LENGTH = 256
 
 
@@ -184,13 +191,15 @@ def row_lines(name: str, rc, model_trace, y: str, r: dict) -> list:
     where = "own trace" if model_trace == y else f"trained on {model_trace or '?'}"
     (fb, fbe), (fi, fie), (d, de) = r["fresh_base"], r["fresh_greedy"], r["fresh_difference"]
     paper_imp = _pct(pb, pi) if not isinstance(pi, str) else DASH
+    fig = PAPER_FIGURES.get((y, rc.base)) if model_trace == y and rc.backfill == "none" else None
+    paper_text = f"{_f(pb)} -> {_f(pi)}, {paper_imp}" if fig is None else f"improvement {fig}"
     lines = [
         f"{name} -> {y} ({where}; base {rc.base}, {r['metric']}, backfill {rc.backfill})",
         f"  paper protocol, seed 1: base {_f(r['paper_base'])} -> greedy "
         f"{_f(r['paper_greedy'])} ({_pct(r['paper_base'], r['paper_greedy'])} better), sampled "
         f"{_f(r['paper_sampled'])} ({_pct(r['paper_base'], r['paper_sampled'])}); rejection "
         f"ratio {r['paper_rejection_greedy']:.3f} / {r['paper_rejection_sampled']:.3f}   "
-        f"[paper: {_f(pb)} -> {_f(pi)}, {paper_imp}]",
+        f"[paper: {paper_text}]",
         f"  utilisation, seed 2: {100 * r['util_base']:.2f}% -> {100 * r['util_greedy']:.2f}% "
         f"({100 * (r['util_greedy'] - r['util_base']):+.2f} points)   [paper: "
         + (f"{pu[0]:.2f}% -> {pu[1]:.2f}% ({pu[1] - pu[0]:+.2f} points)]" if pu else f"{DASH}]"),
