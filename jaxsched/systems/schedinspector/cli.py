@@ -66,6 +66,14 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         help="jobs per validation sequence (default 256)",
     )
     p.add_argument(
+        "--max-util-loss",
+        type=float,
+        default=None,
+        metavar="P",
+        help="keep as best.ckpt only epochs whose validation utilisation is at most P "
+        "percentage points below the base's (default: any)",
+    )
+    p.add_argument(
         "--keep-checkpoints",
         type=nonneg_int,
         default=1,
@@ -99,6 +107,7 @@ def train_from_args(args: argparse.Namespace) -> int:
         validate=args.validate,
         validate_every=args.validate_every,
         eval_length=args.eval_length,
+        max_util_loss=args.max_util_loss,
     )
     train(
         rc,

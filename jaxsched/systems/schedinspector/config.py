@@ -19,7 +19,9 @@ class RunConfig:
     training sequences (``length`` jobs from the first ``job_slice`` jobs), PPO (``num_envs``
     trajectories per epoch, ``max_steps`` decisions per trajectory: longer ones are dropped),
     validation (``validate`` held-out sequences of ``eval_length`` jobs every
-    ``validate_every`` epochs, starts drawn with ``validate_seed``)."""
+    ``validate_every`` epochs, starts drawn with ``validate_seed``; with ``max_util_loss`` an
+    epoch whose validation utilisation is more than that many percentage points below the
+    base's is never kept as the best checkpoint)."""
 
     trace: str
     base: str = "sjf"
@@ -43,6 +45,7 @@ class RunConfig:
     validate_every: int = 10
     validate_seed: int = 2
     eval_length: int = 256
+    max_util_loss: float | None = None
 
     def to_dict(self) -> dict:
         return {"system": SYSTEM_NAME, **dataclasses.asdict(self)}

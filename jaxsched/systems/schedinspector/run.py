@@ -46,15 +46,17 @@ def _validation(rc: RunConfig, jobs, wait, out: Path):
         r = inspect_runs(env, state.policy_params, starts)
         b, i = float(np.mean(r["base"][rc.metric])), float(np.mean(r["inspected"][rc.metric]))
         imp = (i - b) if rc.metric == "util" else (b - i) / b
-        best.offer(imp, epoch, ck)
+        ub, ui = float(np.mean(r["base"]["util"])), float(np.mean(r["inspected"]["util"]))
+        if rc.max_util_loss is None or 100.0 * (ub - ui) <= rc.max_util_loss:
+            best.offer(imp, epoch, ck)
         ratio = float(r["rejections"].sum() / max(r["decisions"].sum(), 1))
         return {
             "val_base": b,
             "val_inspected": i,
             "val_improvement": imp,
             "val_rejection": ratio,
-            "val_util_base": float(np.mean(r["base"]["util"])),
-            "val_util": float(np.mean(r["inspected"]["util"])),
+            "val_util_base": ub,
+            "val_util": ui,
         }
 
     return validate

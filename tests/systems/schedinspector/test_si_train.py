@@ -63,6 +63,26 @@ def test_evaluate(run, capsys):
     assert "difference" in capsys.readouterr().out
 
 
+def test_max_util_loss_keeps_a_utilisation_losing_epoch_out_of_best(run, tmp_path):
+    import dataclasses
+    from types import SimpleNamespace
+
+    from jaxsched.systems.schedinspector.config import load_jobs
+    from jaxsched.systems.schedinspector.run import _validation
+
+    trace, out = run
+    model = systems.load_model(out)[1]
+    jobs, wait = load_jobs(str(trace), model.run.mode)
+    state = SimpleNamespace(policy_params=model.params)
+    for limit, kept in ((-100.0, False), (100.0, True), (None, True)):
+        d = tmp_path / f"limit{limit}"
+        d.mkdir()
+        rc = dataclasses.replace(model.run, max_util_loss=limit)
+        row = _validation(rc, jobs, wait, d)(state, 3, model.path)
+        assert 0 < row["val_util"] <= 1  # -100: the utilisation would have to rise 100 points
+        assert (d / "best.json").is_file() == kept, limit
+
+
 def test_plot(run, tmp_path, capsys):
     trace, out = run
     png = tmp_path / "curve.png"
