@@ -4,7 +4,9 @@
 there) or inside it. Missing data is an error, never a skip: the reference-number tests must run.
 """
 
+import importlib.util
 import os
+import sys
 from pathlib import Path
 
 #: The top of the checkout.
@@ -43,3 +45,15 @@ def subprocess_env(devices: int | None = None) -> dict:
     env["XLA_FLAGS"] = " ".join(flags)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     return env
+
+
+def load_benchmark(name: str):
+    """The script ``benchmarks/<name>.py`` imported as the module ``_bench_<name>`` (registered
+    in ``sys.modules``, where its dataclasses look themselves up)."""
+    spec = importlib.util.spec_from_file_location(
+        f"_bench_{name}", REPO / "benchmarks" / f"{name}.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod

@@ -7,26 +7,15 @@ paper-table rounding rules against the spec's oracle values.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 
 import numpy as np
 import pytest
-from shared_data import REPO
+from shared_data import REPO, load_benchmark
 
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(
-        f"_bench_{name}", REPO / "benchmarks" / f"{name}.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-TP = _load("throughput")
-PT = _load("paper_tables")
+TP = load_benchmark("throughput")
+PT = load_benchmark("paper_tables")
 
 
 from shared_data import shared_dir as _shared
@@ -189,7 +178,7 @@ def test_paper_tables_tiny():
 # train_speed.py
 # ----------------------------------------------------------------------------------------------
 def test_train_speed_tiny(tmp_path, capsys):
-    TS = _load("train_speed")
+    TS = load_benchmark("train_speed")
     out = tmp_path / "speed.json"
     assert (
         TS.main(
@@ -235,7 +224,7 @@ def test_train_speed_tiny(tmp_path, capsys):
 # capacities.py
 # ----------------------------------------------------------------------------------------------
 def test_capacities_tiny():
-    CP = _load("capacities")
+    CP = load_benchmark("capacities")
     lines: list[str] = []
     res = CP.benchmark(
         n_seq=2,
@@ -387,7 +376,7 @@ def test_score_checkpoints_on_the_shipped_model(tmp_path, capsys):
     """The script's validation value of the committed checkpoint equals the one the trainer
     logged for that epoch (another code path, computed during training), and its test value is
     the recorded one."""
-    SC = _load("score_checkpoints")
+    SC = load_benchmark("score_checkpoints")
     run = REPO / "jaxsched" / "models" / "lublin1-none"
     logged = {
         r["epoch"]: r["val_bsld"]
@@ -418,7 +407,7 @@ def test_score_checkpoints_minutes_window(capsys):
     """--minutes keeps only the epochs finished within that much training time: the shipped
     checkpoint (epoch 14) falls out just below its cumulative epoch time and is chosen just
     above it."""
-    SC = _load("score_checkpoints")
+    SC = load_benchmark("score_checkpoints")
     run = REPO / "jaxsched" / "models" / "lublin1-none"
     rows = [json.loads(x) for x in (run / "log.jsonl").read_text().splitlines() if x.strip()]
     total = sum(r["seconds"] for r in rows if r["epoch"] <= 14)
@@ -441,14 +430,14 @@ def test_training_seconds_counts_each_epoch_once(tmp_path):
 
 
 def test_score_checkpoints_errors(tmp_path, capsys):
-    SC = _load("score_checkpoints")
+    SC = load_benchmark("score_checkpoints")
     assert SC.main([str(tmp_path)]) == 2
     assert "no checkpoint_" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         SC.main([str(tmp_path), "--epochs", "5-1"])
 
 
-CC = _load("compare_checkouts")
+CC = load_benchmark("compare_checkouts")
 
 
 def test_compare_checkouts_cells_best_and_table():
@@ -477,7 +466,7 @@ def test_compare_checkouts_rejects_a_folder_that_is_no_checkout(tmp_path, capsys
 
 
 def test_compiled_cost_tiny(tmp_path):
-    CCost = _load("compiled_cost")
+    CCost = load_benchmark("compiled_cost")
     out = tmp_path / "c.json"
     assert CCost.main(["--batch", "2", "--steps", "2", "--length", "32", "--json", str(out)]) == 0
     res = json.loads(out.read_text())

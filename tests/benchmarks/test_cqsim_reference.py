@@ -4,25 +4,13 @@ cases, the subprocess plumbing on a fake checkout, and ``--cqsim`` with a missin
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pytest
-from shared_data import REPO
+from shared_data import load_benchmark
 
 from jaxsched.workload.cqsim import CQSimJobs, cqsim_slice, load_cqsim
 
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(
-        f"_bench_{name}", REPO / "benchmarks" / f"{name}.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-CR = _load("cqsim_reference")
+CR = load_benchmark("cqsim_reference")
 
 #: three jobs on a 4-node machine: ids 11, 12, 15
 JOBS = CQSimJobs(
@@ -123,7 +111,7 @@ def test_run_on_a_fake_checkout(tmp_path):
 
 
 def test_missing_checkout_is_one_line_error(tmp_path, capsys):
-    engine = _load("cqsim_engine")
+    engine = load_benchmark("cqsim_engine")
     assert engine.main(["--cqsim", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "nowhere: not a CQSim checkout" in err

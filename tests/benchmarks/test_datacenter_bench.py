@@ -1,15 +1,10 @@
 """benchmarks/datacenter_env.py's reference adapter on a fake Python 2 checkout (no JAX)."""
 
-import importlib.util
 import sys
 
-from shared_data import REPO
+from shared_data import load_benchmark
 
-spec = importlib.util.spec_from_file_location(
-    "_bench_datacenter_env", REPO / "benchmarks" / "datacenter_env.py"
-)
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+bench = load_benchmark("datacenter_env")
 
 FAKE = {
     "job_distribution.py": "class Dist:\n    def __init__(self, job_len):\n"

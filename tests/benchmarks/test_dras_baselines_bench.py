@@ -3,23 +3,12 @@ loaded job list, and the baseline table on a 300-job prefix of SDSC-SP2's test p
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import numpy as np
-from shared_data import REPO, SHARED
+from shared_data import SHARED, load_benchmark
 
-
-def _load():
-    spec = importlib.util.spec_from_file_location(
-        "_bench_dras", REPO / "benchmarks" / "dras_baselines.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-DB = _load()
+DB = load_benchmark("dras_baselines")
 
 
 def test_loader_matches_the_reference_slices():

@@ -4,28 +4,16 @@ margin, "—" for rows without a model, models found by their run.json, the pape
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 
 import numpy as np
 import pytest
-from shared_data import REPO
+from shared_data import REPO, load_benchmark
 
 from jaxsched.sim.evaluate import EvalResult
 
-
-def _load():
-    path = REPO / "benchmarks" / "rlscheduler_tables.py"
-    spec = importlib.util.spec_from_file_location("_bench_rlscheduler_tables", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # the module's dataclass looks itself up there
-    spec.loader.exec_module(mod)
-    return mod
-
-
-RT = _load()
+RT = load_benchmark("rlscheduler_tables")
 POL = ("fcfs", "wfp3", "unicep", "sjf", "f1")
 # three sequences; per backfilling, per policy: the values on starts 10, 20, 30
 VALUES = {

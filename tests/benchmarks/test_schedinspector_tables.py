@@ -4,24 +4,12 @@ improvement and the paired difference printed from given numbers, models found b
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from types import SimpleNamespace
 
-from shared_data import REPO
+from shared_data import load_benchmark
 
-
-def _load():
-    path = REPO / "benchmarks" / "schedinspector_tables.py"
-    spec = importlib.util.spec_from_file_location("_bench_schedinspector_tables", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-ST = _load()
+ST = load_benchmark("schedinspector_tables")
 SJF = SimpleNamespace(base="sjf", metric="bsld", backfill="none")
 RESULT = {
     "metric": "bsld",
