@@ -6,7 +6,20 @@ import argparse
 
 from jaxsched.cli.args import int_arg, nonneg_int, positive_int
 
-__all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args"]
+__all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args", "session_flags"]
+
+#: flags of how a run is carried out rather than what it trains, with their defaults: kept in
+#: DIR/flags.json, so that ``--resume`` without them goes on as the run was started (an earlier
+#: resume without ``--keep-checkpoints 0`` deleted the kept checkpoints, and one without
+#: ``--validate`` stopped validating)
+SESSION_FLAGS = {
+    "keep_checkpoints": 1,
+    "validate": 0,
+    "val_sequences": 10,
+    "val_jobs": 1024,
+    "val_seed": 2,
+}
+FLAGS_FILE = "flags.json"
 
 HELP = "RLScheduler: kernel policy network trained with PPO"
 DESCRIPTION = (
@@ -76,9 +89,10 @@ def _add_run_arguments(p) -> None:
     p.add_argument(
         "--keep-checkpoints",
         type=nonneg_int,
-        default=1,
+        default=None,
         metavar="K",
-        help="keep the newest K epoch checkpoints in DIR (default 1; 0 keeps every epoch's)",
+        help="keep the newest K epoch checkpoints in DIR (default 1; 0 keeps every epoch's; "
+        "with --resume: the run's own)",
     )
     p.add_argument(
         "--init-from",
@@ -190,29 +204,30 @@ def _add_validation_arguments(p) -> None:
     p.add_argument(
         "--validate",
         type=nonneg_int,
-        default=0,
+        default=None,
         metavar="K",
         help="every K epochs run the greedy policy on validation sequences and "
-        "keep the best checkpoint as DIR/best.ckpt (default 0: off)",
+        "keep the best checkpoint as DIR/best.ckpt (default 0: off; with --resume the "
+        "run's own validation settings, see DIR/flags.json)",
     )
     p.add_argument(
         "--val-sequences",
         type=positive_int,
-        default=10,
+        default=None,
         metavar="N",
         help="validation sequences (default 10)",
     )
     p.add_argument(
         "--val-jobs",
         type=positive_int,
-        default=1024,
+        default=None,
         metavar="J",
         help="jobs per validation sequence (default 1024)",
     )
     p.add_argument(
         "--val-seed",
         type=int_arg,
-        default=2,
+        default=None,
         metavar="S",
         help="seed of the validation starts, drawn as the reference does "
         "(default 2; the paper's test sequences are seed 1)",
@@ -240,6 +255,31 @@ def _add_filter_arguments(p) -> None:
     )
 
 
+def session_flags(args) -> dict:
+    """The values of :data:`SESSION_FLAGS` for this invocation: a flag given on the command
+    line wins; else, with ``--resume``, the value the run was last started with
+    (``DIR/flags.json``); else the default. The result is written to ``DIR/flags.json`` unless
+    ``DIR`` holds a run that this (non-resuming) invocation will refuse to touch."""
+    import json
+    from pathlib import Path
+
+    from jaxsched.errors import ConfigError
+
+    path = Path(args.out) / FLAGS_FILE
+    stored = {}
+    if args.resume and path.is_file():
+        try:
+            stored = json.loads(path.read_text())
+        except ValueError:
+            raise ConfigError(f"{path}: not a JSON object") from None
+    given = {k: getattr(args, k) for k in SESSION_FLAGS}
+    out = {k: v if v is not None else stored.get(k, SESSION_FLAGS[k]) for k, v in given.items()}
+    if args.resume or not (Path(args.out) / "run.json").exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(out, indent=1) + "\n")
+    return out
+
+
 def train_from_args(args) -> int:
     """``jaxsched train rlscheduler ...``: run :func:`jaxsched.systems.rlscheduler.run.train`
     with the parsed flags; returns the exit status."""
@@ -265,6 +305,7 @@ def train_from_args(args) -> int:
             ppo[field] = v
     ppo["max_episode_steps"] = args.length
     compat = args.compat == "rlscheduler"
+    session = session_flags(args)
     res = train(
         args.trace,
         args.out,
@@ -281,14 +322,14 @@ def train_from_args(args) -> int:
         value=args.value_net,
         compare=not args.no_compare,
         progress=not args.no_progress,
-        validate=args.validate,
-        val_sequences=args.val_sequences,
-        val_jobs=args.val_jobs,
-        val_seed=args.val_seed,
+        validate=session["validate"],
+        val_sequences=session["val_sequences"],
+        val_jobs=session["val_jobs"],
+        val_seed=session["val_seed"],
         filter=args.filter,
         filter_epochs=args.filter_epochs,
         init_from=args.init_from,
-        keep_checkpoints=args.keep_checkpoints,
+        keep_checkpoints=session["keep_checkpoints"],
         devices=args.devices,
     )
     if not parallel.is_main_process():
