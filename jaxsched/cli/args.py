@@ -16,7 +16,12 @@ __all__ = [
     "int_arg",
     "csv_list",
     "csv_ints",
+    "FLAGS_FILE",
+    "session_flags",
 ]
+
+#: the file of a run directory that keeps the flags of how the run is carried out
+FLAGS_FILE = "flags.json"
 
 PROG = "jaxsched"
 
@@ -88,3 +93,32 @@ def csv_ints(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(
             f"expected comma-separated integers, got {text!r}"
         ) from None
+
+
+def session_flags(args: argparse.Namespace, defaults: dict) -> dict:
+    """The values of the flags named in ``defaults`` (flags of how a run is carried out, such
+    as how many checkpoints to keep, declared with ``default=None``) for a training command
+    with ``args.out`` and ``args.resume``: a flag given on the command line wins; else, with
+    ``--resume``, the value the run was last started with (``DIR/flags.json``); else its
+    default. The result is written to ``DIR/flags.json`` unless ``DIR`` holds a run that this
+    non-resuming command will refuse to touch. A corrupt file is a one-line ConfigError."""
+    import json
+    from pathlib import Path
+
+    from jaxsched.errors import ConfigError
+
+    path = Path(args.out) / FLAGS_FILE
+    stored = {}
+    if args.resume and path.is_file():
+        try:
+            stored = json.loads(path.read_text())
+        except ValueError:
+            raise ConfigError(f"{path}: not a JSON object") from None
+    out = {}
+    for k, default in defaults.items():
+        v = getattr(args, k)
+        out[k] = v if v is not None else stored.get(k, default)
+    if args.resume or not (Path(args.out) / "run.json").exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({**stored, **out}, indent=1) + "\n")
+    return out

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from jaxsched.cli.args import int_arg, nonneg_int, positive_int
+from jaxsched.cli.args import int_arg, nonneg_int, positive_int, session_flags
 
-__all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args", "session_flags"]
+__all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args", "SESSION_FLAGS"]
 
 #: flags of how a run is carried out rather than what it trains, with their defaults: kept in
-#: DIR/flags.json, so that ``--resume`` without them goes on as the run was started (an earlier
-#: resume without ``--keep-checkpoints 0`` deleted the kept checkpoints, and one without
-#: ``--validate`` stopped validating)
+#: DIR/flags.json (:func:`jaxsched.cli.args.session_flags`), so that ``--resume`` without them
+#: goes on as the run was started (an earlier resume without ``--keep-checkpoints 0`` deleted
+#: the kept checkpoints, and one without ``--validate`` stopped validating)
 SESSION_FLAGS = {
     "keep_checkpoints": 1,
     "validate": 0,
@@ -19,7 +19,6 @@ SESSION_FLAGS = {
     "val_jobs": 1024,
     "val_seed": 2,
 }
-FLAGS_FILE = "flags.json"
 
 HELP = "RLScheduler: kernel policy network trained with PPO"
 DESCRIPTION = (
@@ -255,31 +254,6 @@ def _add_filter_arguments(p) -> None:
     )
 
 
-def session_flags(args) -> dict:
-    """The values of :data:`SESSION_FLAGS` for this invocation: a flag given on the command
-    line wins; else, with ``--resume``, the value the run was last started with
-    (``DIR/flags.json``); else the default. The result is written to ``DIR/flags.json`` unless
-    ``DIR`` holds a run that this (non-resuming) invocation will refuse to touch."""
-    import json
-    from pathlib import Path
-
-    from jaxsched.errors import ConfigError
-
-    path = Path(args.out) / FLAGS_FILE
-    stored = {}
-    if args.resume and path.is_file():
-        try:
-            stored = json.loads(path.read_text())
-        except ValueError:
-            raise ConfigError(f"{path}: not a JSON object") from None
-    given = {k: getattr(args, k) for k in SESSION_FLAGS}
-    out = {k: v if v is not None else stored.get(k, SESSION_FLAGS[k]) for k, v in given.items()}
-    if args.resume or not (Path(args.out) / "run.json").exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(out, indent=1) + "\n")
-    return out
-
-
 def train_from_args(args) -> int:
     """``jaxsched train rlscheduler ...``: run :func:`jaxsched.systems.rlscheduler.run.train`
     with the parsed flags; returns the exit status."""
@@ -305,7 +279,7 @@ def train_from_args(args) -> int:
             ppo[field] = v
     ppo["max_episode_steps"] = args.length
     compat = args.compat == "rlscheduler"
-    session = session_flags(args)
+    session = session_flags(args, SESSION_FLAGS)
     res = train(
         args.trace,
         args.out,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from jaxsched.cli.args import int_arg, nonneg_int, positive_int
+from jaxsched.cli.args import int_arg, nonneg_int, positive_int, session_flags
 
 __all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args", "evaluate_main"]
 
@@ -76,10 +76,10 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--keep-checkpoints",
         type=nonneg_int,
-        default=1,
+        default=None,
         metavar="K",
         help="newest epoch checkpoints kept in DIR (default 1; 0 keeps all, to score them "
-        "on more sequences later)",
+        "on more sequences later; with --resume: the run's own)",
     )
     p.add_argument("--no-progress", action="store_true")
 
@@ -115,7 +115,7 @@ def train_from_args(args: argparse.Namespace) -> int:
         epochs=args.epochs,
         resume=args.resume,
         progress=not args.no_progress,
-        keep_checkpoints=args.keep_checkpoints,
+        keep_checkpoints=session_flags(args, {"keep_checkpoints": 1})["keep_checkpoints"],
     )
     return 0
 

@@ -24,9 +24,10 @@ def run(tmp_path_factory):
         "train", "schedinspector", str(trace), "--base", "sjf", "--metric", "bsld",
         "--backfill", "none", "--out", str(out), "--length", "8", "--trajectories", "4",
         "--max-steps", "24", "--pi-iters", "2", "--v-iters", "2", "--validate", "2",
-        "--validate-every", "1", "--eval-length", "16", "--no-progress", "--keep-checkpoints", "0",
+        "--validate-every", "1", "--eval-length", "16", "--no-progress",
     ]  # fmt: skip
-    assert jaxsched_main(args + ["--epochs", "1"]) == 0
+    assert jaxsched_main(args + ["--epochs", "1", "--keep-checkpoints", "0"]) == 0
+    # the resume keeps every checkpoint too: the run's own --keep-checkpoints (DIR/flags.json)
     assert jaxsched_main(args + ["--epochs", "2", "--resume"]) == 0
     return trace, out
 
@@ -44,7 +45,7 @@ def test_run_directory(run):
     assert sorted(p.name for p in out.glob("checkpoint_*.ckpt")) == [
         "checkpoint_00000001.ckpt",
         "checkpoint_00000002.ckpt",
-    ]  # fmt: skip (--keep-checkpoints 0 keeps every epoch)
+    ]  # fmt: skip (--keep-checkpoints 0 of the first run keeps every epoch)
     assert systems.system_of_run(out).name == "schedinspector"
 
 

@@ -8,13 +8,19 @@ import json
 
 import pytest
 
+from jaxsched.cli.args import FLAGS_FILE
+from jaxsched.cli.args import session_flags as _session_flags
 from jaxsched.errors import ConfigError
-from jaxsched.systems.rlscheduler.cli import FLAGS_FILE, SESSION_FLAGS, session_flags
+from jaxsched.systems.rlscheduler.cli import SESSION_FLAGS
 
 
 def _args(out, resume=False, **given):
     vals = {k: given.get(k) for k in SESSION_FLAGS}
     return argparse.Namespace(out=str(out), resume=resume, **vals)
+
+
+def session_flags(args):
+    return _session_flags(args, SESSION_FLAGS)
 
 
 def test_resume_keeps_the_run_flags_unless_given(tmp_path):
