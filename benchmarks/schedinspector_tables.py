@@ -8,7 +8,7 @@ every shipped inspector, beside the paper's numbers, with paired standard errors
 For every SchedInspector run directory under ``--models`` (default: the shipped
 ``jaxsched/models``) and every trace of ``--traces`` (the model's own trace and the others:
 Table 4's transfer), base alone and base + inspector run on the same sequences of 256 jobs
-(:func:`jaxsched.systems.schedinspector.evaluate.compare`, evaluation mask on), in the
+(:func:`jaxsched.systems.schedinspector.evaluate.inspect_runs`, evaluation mask on), in the
 model's own base scheduler, metric and backfilling:
 
 * ``paper protocol`` — spec schedinspector.md §8.2: ``--sequences`` starts drawn as the
@@ -92,16 +92,16 @@ def paper_trace(path) -> str | None:
 
 
 def find_models(root: Path) -> list:
-    """``(name, path)`` of every SchedInspector run directory directly under ``root``."""
-    out = []
-    for d in sorted(Path(root).iterdir()) if Path(root).is_dir() else []:
-        try:
-            rj = json.loads((d / "run.json").read_text())
-        except (OSError, ValueError):
-            continue
-        if isinstance(rj, dict) and rj.get("system") == "schedinspector":
-            out.append((d.name, d))
-    return out
+    """``(name, path)`` of every SchedInspector run directory directly under ``root`` (placed
+    by :func:`jaxsched.systems.system_of_run`)."""
+    from jaxsched.systems import system_of_run
+
+    dirs = sorted(Path(root).iterdir()) if Path(root).is_dir() else []
+    return [
+        (d.name, d)
+        for d in dirs
+        if (d / "run.json").is_file() and system_of_run(d).name == "schedinspector"
+    ]
 
 
 def trace_path(shared: Path, name: str) -> Path:
@@ -121,24 +121,20 @@ def paper_t4(model_trace: str | None, y: str, rc) -> tuple:
     return (base, sdsc_model) if model_trace == "SDSC-SP2" else (base, DASH)
 
 
-def _mean_se(x) -> tuple[float, float]:
-    x = np.asarray(x, np.float64)
-    return float(x.mean()), float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else float("nan")
-
-
-def _ratio(res, sl) -> float:
-    dec, rej = np.asarray(res["decisions"])[sl], np.asarray(res["rejections"])[sl]
-    return float(rej.sum() / max(dec.sum(), 1))
-
-
 def model_on_trace(model, path: Path, n_paper: int, n_fresh: int) -> dict:
     """Base vs inspected on one trace: the paper protocol (seed 1, sampled and greedy), seed 2
     (utilisation, greedy) and the fresh seed-3 sequences (greedy), as one batch per action
     mode."""
-    from jaxsched.systems.schedinspector.config import load_jobs
-    from jaxsched.systems.schedinspector.evaluate import compare, test_starts
+    from jaxsched.systems.schedinspector.config import load_jobs, make_env
+    from jaxsched.systems.schedinspector.evaluate import (
+        inspect_runs,
+        mean_se,
+        rejection_ratio,
+        test_starts,
+    )
 
-    jobs, _ = load_jobs(str(path), model.run.mode)
+    jobs, wait = load_jobs(str(path), model.run.mode)
+    env = make_env(model.run, jobs, wait, length=LENGTH, evaluation=True)
     parts = {
         "paper": test_starts(jobs.n_jobs, LENGTH, n_paper, 1),
         "util": test_starts(jobs.n_jobs, LENGTH, n_paper, 2),
@@ -146,8 +142,8 @@ def model_on_trace(model, path: Path, n_paper: int, n_fresh: int) -> dict:
     }
     starts = parts["paper"] + parts["util"] + parts["fresh"]
     t0 = time.perf_counter()
-    greedy = compare(model, starts, LENGTH, trace=str(path))
-    sampled = compare(model, starts, LENGTH, trace=str(path), sample=True)
+    greedy = inspect_runs(env, model.params, starts)
+    sampled = inspect_runs(env, model.params, starts, sample=True)
     seconds = time.perf_counter() - t0
     a, b = 0, n_paper
     sl = {"paper": slice(a, b), "util": slice(b, 2 * b), "fresh": slice(2 * b, 2 * b + n_fresh)}
@@ -163,13 +159,13 @@ def model_on_trace(model, path: Path, n_paper: int, n_fresh: int) -> dict:
         "paper_base": float(base_p.mean()),
         "paper_greedy": float(vals(greedy, "paper", "inspected").mean()),
         "paper_sampled": float(vals(sampled, "paper", "inspected").mean()),
-        "paper_rejection_greedy": _ratio(greedy, sl["paper"]),
-        "paper_rejection_sampled": _ratio(sampled, sl["paper"]),
+        "paper_rejection_greedy": rejection_ratio(greedy, sl["paper"]),
+        "paper_rejection_sampled": rejection_ratio(sampled, sl["paper"]),
         "util_base": float(vals(greedy, "util", "base", "util").mean()),
         "util_greedy": float(vals(greedy, "util", "inspected", "util").mean()),
-        "fresh_base": _mean_se(vals(greedy, "fresh", "base")),
-        "fresh_greedy": _mean_se(vals(greedy, "fresh", "inspected")),
-        "fresh_difference": _mean_se(fresh_d),
+        "fresh_base": mean_se(vals(greedy, "fresh", "base")),
+        "fresh_greedy": mean_se(vals(greedy, "fresh", "inspected")),
+        "fresh_difference": mean_se(fresh_d),
         "fresh_sequences": n_fresh,
         "seconds": seconds,
     }

@@ -106,6 +106,7 @@ def session_flags(args: argparse.Namespace, defaults: dict) -> dict:
     from pathlib import Path
 
     from jaxsched.errors import ConfigError
+    from jaxsched.train.loop import RUN_FILE
 
     path = Path(args.out) / FLAGS_FILE
     stored = {}
@@ -118,7 +119,7 @@ def session_flags(args: argparse.Namespace, defaults: dict) -> dict:
     for k, default in defaults.items():
         v = getattr(args, k)
         out[k] = v if v is not None else stored.get(k, default)
-    if args.resume or not (Path(args.out) / "run.json").exists():
+    if args.resume or not (Path(args.out) / RUN_FILE).exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({**stored, **out}, indent=1) + "\n")
     return out

@@ -76,7 +76,7 @@ class EvalResult:
         """Standard error of each mean of :meth:`table` (sample standard deviation over the
         sequences / sqrt(number of sequences); NaN for a single sequence):
         ``{(policy, backfill): value}``."""
-        return {k: _sem(_flat(v)) for k, v in self._cells(metric).items()}
+        return {k: standard_error(_flat(v)) for k, v in self._cells(metric).items()}
 
     def paired(self, metric: str, versus: str) -> dict:
         """Paired differences to policy ``versus`` on the same sequences: ``{(policy,
@@ -89,7 +89,7 @@ class EvalResult:
         for (p, b), seqs in by.items():
             ref = by[(versus, b)]
             d = [x - y for st in sorted(seqs) for x, y in zip(seqs[st], ref.get(st, []))]
-            out[(p, b)] = (float(np.mean(d)) if d else math.nan, _sem(d))
+            out[(p, b)] = (float(np.mean(d)) if d else math.nan, standard_error(d))
         return out
 
     def to_json(self) -> dict:
@@ -478,7 +478,8 @@ def _flat(per_start: dict) -> list:
     return [x for vs in per_start.values() for x in vs]
 
 
-def _sem(values) -> float:
+def standard_error(values) -> float:
+    """The standard error of the mean of ``values`` (sample std / sqrt(n); NaN for n < 2)."""
     v = np.asarray(values, dtype=np.float64)
     return float(np.std(v, ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan
 

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxsched.nets.categorical import entropy_of, log_prob_of, log_softmax
+from jaxsched.train.returns import masked_standardize
 
 __all__ = [
     "masked_mean",
@@ -116,8 +117,7 @@ def actor_critic_loss(
     targets = jax.lax.stop_gradient(jnp.asarray(targets, _F32))
     adv = jax.lax.stop_gradient(targets - values)
     if normalize_advantages:
-        mu = masked_mean(adv, w)
-        adv = (adv - mu) / (jnp.sqrt(masked_mean((adv - mu) ** 2, w)) + 1e-8)
+        adv = masked_standardize(adv, w)
     logp_all = log_softmax(logits)
     logp = log_prob_of(logp_all, action)
     pi = -masked_mean(logp * adv, w)

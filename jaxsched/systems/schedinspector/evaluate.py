@@ -12,7 +12,6 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Sequence as Seq
 from pathlib import Path
 
@@ -30,6 +29,8 @@ __all__ = [
     "load_inspector",
     "inspect_runs",
     "compare",
+    "mean_se",
+    "rejection_ratio",
     "format_compare",
     "test_starts",
     "compare_rows",
@@ -109,10 +110,18 @@ def compare(
     return out
 
 
-def _mean_se(x) -> tuple[float, float]:
-    x = np.asarray(x, np.float64)
-    se = float(np.std(x, ddof=1) / math.sqrt(len(x))) if len(x) > 1 else float("nan")
-    return float(np.mean(x)), se
+def mean_se(x) -> tuple[float, float]:
+    """``(mean, standard error)`` of the values ``x`` (float64)."""
+    from jaxsched.sim.evaluate import standard_error
+
+    return float(np.mean(np.asarray(x, np.float64))), standard_error(x)
+
+
+def rejection_ratio(res: dict, which=slice(None)) -> float:
+    """Rejections / decisions over the sequences ``which`` of an :func:`inspect_runs` result
+    (all by default)."""
+    dec, rej = np.asarray(res["decisions"])[which], np.asarray(res["rejections"])[which]
+    return float(rej.sum() / max(dec.sum(), 1))
 
 
 def format_compare(res: dict) -> str:
@@ -127,15 +136,13 @@ def format_compare(res: dict) -> str:
     ]
     for m in ("bsld", "wait", "util", "mbsld"):
         b, i = np.asarray(res["base"][m]), np.asarray(res["inspected"][m])
-        d, se = _mean_se(i - b)
+        d, se = mean_se(i - b)
         imp = (b.mean() - i.mean()) / b.mean() if m != "util" else (i.mean() - b.mean())
         lines.append(
             f"{m:8s} {b.mean():12.4f} {i.mean():12.4f} {d:+14.4f} ± {se:<8.4f} {100 * imp:+10.2f}%"
         )
     dec, rej = np.asarray(res["decisions"]), np.asarray(res["rejections"])
-    lines.append(
-        f"rejection ratio {rej.sum() / max(dec.sum(), 1):.4f} ({rej.sum()} of {dec.sum()})"
-    )
+    lines.append(f"rejection ratio {rejection_ratio(res):.4f} ({rej.sum()} of {dec.sum()})")
     return "\n".join(lines)
 
 

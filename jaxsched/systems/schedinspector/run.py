@@ -19,7 +19,7 @@ import numpy as np
 from jaxsched.envs import AutoResetWrapper
 from jaxsched.nets.schedinspector import InspectorPolicy, InspectorValue
 from jaxsched.systems.schedinspector.config import RunConfig, load_jobs, make_env, ppo_config
-from jaxsched.systems.schedinspector.evaluate import inspect_runs
+from jaxsched.systems.schedinspector.evaluate import inspect_runs, rejection_ratio
 from jaxsched.train.loop import BestCheckpoint, EpochSpec, open_run, run_epochs, start_or_resume
 from jaxsched.train.ppo import make_train
 
@@ -49,7 +49,7 @@ def _validation(rc: RunConfig, jobs, wait, out: Path):
         ub, ui = float(np.mean(r["base"]["util"])), float(np.mean(r["inspected"]["util"]))
         if rc.max_util_loss is None or 100.0 * (ub - ui) <= rc.max_util_loss:
             best.offer(imp, epoch, ck)
-        ratio = float(r["rejections"].sum() / max(r["decisions"].sum(), 1))
+        ratio = rejection_ratio(r)
         return {
             "val_base": b,
             "val_inspected": i,
