@@ -24,6 +24,7 @@ from jaxsched.nets.rlscheduler import (  # noqa: F401
     lenet_grid,
     make_policy,
     make_value,
+    max_pool_2x2,
     param_count,
 )
 from jaxsched.nets.rlscheduler import __all__ as _rlscheduler_names

@@ -450,3 +450,16 @@ def test_kernel_value_prefix_with_padding_rows():
         np.testing.assert_allclose(np.asarray(got), np.asarray(full), rtol=1e-5, atol=1e-6)
     wrong = net.apply(params, obs[:, :16], n_slots=128, pad_row=pad + 1.0)
     assert np.abs(np.asarray(wrong) - np.asarray(full)).max() > 1e-4
+
+
+@pytest.mark.parametrize("shape", [(2, 8, 16, 3), (1, 5, 7, 2)])
+def test_max_pool_2x2_equals_flax_max_pool_and_its_gradient(shape):
+    # LeNet's pooling: a reshape and a max, equal to nn.max_pool's VALID 2x2/2 on even and odd
+    # grids (odd: the last row/column dropped), and the same gradient where the max is unique
+    import flax.linen as nn
+
+    y = jax.random.normal(KEY, shape, jnp.float32)
+    ref = lambda t: nn.max_pool(t, (2, 2), strides=(2, 2), padding="VALID")  # noqa: E731
+    np.testing.assert_array_equal(nets.max_pool_2x2(y), ref(y))
+    g = lambda f: jax.grad(lambda t: jnp.sum(f(t) * jnp.arange(f(t).size).reshape(f(t).shape)))  # noqa: E731
+    np.testing.assert_array_equal(g(nets.max_pool_2x2)(y), g(ref)(y))
