@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from tests.shared_data import load_benchmark
+from shared_data import load_benchmark
 
 NW = load_benchmark("rlscheduler_networks")
 
