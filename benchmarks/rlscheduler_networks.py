@@ -65,7 +65,7 @@ def epochs_done(out: Path) -> int:
 
 def train_command(args, net: str, seed: int, out: Path) -> list[str]:
     """The ``jaxsched train rlscheduler`` command of one run (``--resume`` when it exists)."""
-    cmd = [sys.executable, "-m", "jaxsched", "train", "rlscheduler", str(args.trace)]
+    cmd = [sys.executable, "-m", "jaxsched.cli", "train", "rlscheduler", str(args.trace)]
     cmd += ["--compat", "rlscheduler", "--backfill", args.backfill]
     cmd += ["--trajectories", str(args.trajectories), "--epochs", str(args.epochs)]
     cmd += ["--policy-net", net, "--seed", str(seed), "--validate", "2"]
@@ -184,7 +184,7 @@ def plot(curves: dict, heur: dict, title: str, path: Path) -> Path:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--trace", type=Path, default=REPO / "traces" / "lublin-1.swf")
+    ap.add_argument("--trace", type=Path, default=Path("traces/lublin-1.swf"))
     ap.add_argument("--nets", default=",".join(NETS))
     ap.add_argument("--seeds", default="1-3")
     ap.add_argument("--epochs", type=int, default=20)

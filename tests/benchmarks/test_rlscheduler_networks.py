@@ -62,7 +62,7 @@ def test_train_command_resumes_an_existing_run(tmp_path):
 
     out = tmp_path / "kernel" / "seed-1"
     cmd = NW.train_command(A, "mlp_v2", 1, out)
-    assert cmd[:5] == [sys.executable, "-m", "jaxsched", "train", "rlscheduler"]
+    assert cmd[:5] == [sys.executable, "-m", "jaxsched.cli", "train", "rlscheduler"]
     assert cmd[cmd.index("--policy-net") + 1] == "mlp_v2" and "--resume" not in cmd
     _run(out, {2: 1.0})
     assert NW.train_command(A, "mlp_v2", 1, out)[-1] == "--resume"
