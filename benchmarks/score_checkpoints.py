@@ -85,7 +85,7 @@ def score_run(
     first = load_policy(ckpts[0])
     rc = first.run
     jobs = read_swf(_trace_path(rc)).jobs(rc.rules)
-    starts = reference_starts(val_seed, n_val, jobs_per_seq, jobs.n_jobs)
+    starts = reference_starts(val_seed, n_val, jobs_per_seq, jobs.n_jobs, rc.job_slice)
     env = make_env(jobs, rc, jobs_per_seq)
     fn = episodes_fn(env, first.net, False)
     keys = jax.random.split(jax.random.PRNGKey(0), n_val)

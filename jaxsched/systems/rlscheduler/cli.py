@@ -94,6 +94,15 @@ def _add_run_arguments(p) -> None:
         "with --resume: the run's own)",
     )
     p.add_argument(
+        "--job-slice",
+        type=nonneg_int,
+        default=0,
+        metavar="N",
+        help="draw the training and validation sequences from the first N jobs of the trace "
+        "(the reference's batch_job_slice; the paper used 10000 for SDSC-SP2 and HPC2N, whose "
+        "test sequences come from their first 10,000 jobs; default 0: the whole trace)",
+    )
+    p.add_argument(
         "--init-from",
         default=None,
         metavar="CKPT",
@@ -302,6 +311,7 @@ def train_from_args(args) -> int:
         val_seed=session["val_seed"],
         filter=args.filter,
         filter_epochs=args.filter_epochs,
+        job_slice=args.job_slice,
         init_from=args.init_from,
         keep_checkpoints=session["keep_checkpoints"],
         devices=args.devices,

@@ -452,7 +452,8 @@ class _Validator:
         from jaxsched.sim.metrics import HIGHER_IS_BETTER
         from jaxsched.workload import reference_starts
 
-        self.starts = reference_starts(seed, n, length, jobs.n_jobs)
+        # drawn from the run's job slice, as its training sequences (0: the whole trace)
+        self.starts = reference_starts(seed, n, length, jobs.n_jobs, rc.job_slice)
         self.length = int(length)
         env = make_env(jobs, rc, length)
         self.fn = episodes_fn(env, nets.make_policy(rc.policy), False)

@@ -2,6 +2,8 @@
 starts, SJF's metric per start agrees with the plain-Python oracle, and `jaxsched train
 --filter` runs its two phases, caches the table and resumes bit for bit across the switch."""
 
+import json
+
 import jax
 import numpy as np
 import pytest
@@ -194,6 +196,10 @@ def test_cli_filter_flags(burst, tmp_path, capsys):
     assert rc == 2 and "none of the" in err and len(err.strip().splitlines()) == 1
     rc = main(args + [str(trace), "--filter", "bogus", "--out", str(tmp_path / "x")])
     assert rc == 2 and "--filter" in capsys.readouterr().err
+    # --job-slice reaches the run's settings (its default: the whole trace)
+    assert json.loads((tmp_path / "r" / "run.json").read_text())["job_slice"] == 0
+    rc = main(args + [str(trace), "--job-slice", "-3", "--out", str(tmp_path / "y")])
+    assert rc == 2 and "--job-slice" in capsys.readouterr().err
 
 
 def test_init_from_another_run(burst, tmp_path, capsys):
