@@ -196,8 +196,14 @@ def test_cli_filter_flags(burst, tmp_path, capsys):
     assert rc == 2 and "none of the" in err and len(err.strip().splitlines()) == 1
     rc = main(args + [str(trace), "--filter", "bogus", "--out", str(tmp_path / "x")])
     assert rc == 2 and "--filter" in capsys.readouterr().err
-    # --job-slice reaches the run's settings (its default: the whole trace)
+    # --job-slice (default: the whole trace) reaches the run's settings, and the validation
+    # sequences come from the same first jobs: starts in [L, slice - L - 1) (spec §2.2)
     assert json.loads((tmp_path / "r" / "run.json").read_text())["job_slice"] == 0
+    val = ["--validate", "1", "--val-sequences", "4", "--val-jobs", str(LENGTH)]
+    assert main(args + [str(trace), "--job-slice", "100", *val, "--out", str(tmp_path / "s")]) == 0
+    assert json.loads((tmp_path / "s" / "run.json").read_text())["job_slice"] == 100
+    starts = json.loads((tmp_path / "s" / "validation.json").read_text())["starts"]
+    assert len(starts) == 4 and all(LENGTH <= s < 100 - LENGTH - 1 for s in starts)
     rc = main(args + [str(trace), "--job-slice", "-3", "--out", str(tmp_path / "y")])
     assert rc == 2 and "--job-slice" in capsys.readouterr().err
 
