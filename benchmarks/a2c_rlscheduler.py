@@ -12,10 +12,11 @@ in it knows an environment. Here it trains RLScheduler's kernel policy and value
 reference samples them, auto-reset), with n-step TD targets instead of PPO's Monte-Carlo
 returns: ``--envs`` environments step ``--n-steps`` decisions per update; the reward is the
 episode's −bsld at its last decision, so ``--gamma 1`` (the reference's PPO discount) and
-per-update standardised advantages are the defaults here. Every ``--validate-every`` updates
-the greedy policy runs on ``--val-sequences`` validation sequences of 1024 jobs (drawn the
-reference's way with seed 2, as ``jaxsched train rlscheduler --validate``), printed beside SJF
-and F1 on the same sequences. A demonstration that the trainer is generic, not a tuned result:
+per-update standardised advantages are the defaults here. The updates run ``--validate-every``
+at a time in one compiled ``lax.scan``; after each such chunk the greedy policy runs on
+``--val-sequences`` validation sequences of 1024 jobs (drawn the reference's way with seed 2,
+as ``jaxsched train rlscheduler --validate``), printed beside SJF and F1 on the same
+sequences. A demonstration that the trainer is generic, not a tuned result:
 PPO (``jaxsched train rlscheduler``) is the paper's algorithm.
 """
 
@@ -32,13 +33,14 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jaxsched import nets  # noqa: E402
 from jaxsched.envs import AutoResetWrapper  # noqa: E402
 from jaxsched.sim.evaluate import evaluate  # noqa: E402
 from jaxsched.systems.rlscheduler.config import RunConfig, make_env  # noqa: E402
-from jaxsched.systems.rlscheduler.evaluate import LoadedPolicy, policy_metric  # noqa: E402
+from jaxsched.systems.rlscheduler.evaluate import episodes_fn  # noqa: E402
 from jaxsched.train.a2c import A2CConfig, make_a2c  # noqa: E402
 from jaxsched.workload import read_swf, reference_starts  # noqa: E402
 
@@ -59,10 +61,26 @@ def build(jobs, rc: RunConfig, cfg: A2CConfig):
     return init, jax.jit(update), policy, value
 
 
-def validate(jobs, rc: RunConfig, policy, params, starts) -> float:
-    """Greedy mean metric of the actor on the sequences ``starts`` (1024 jobs each)."""
-    loaded = LoadedPolicy(run=rc, net=policy, params=params, epoch=0, path=Path("."))
-    return float(np.mean(policy_metric(loaded, jobs, starts, 1024)[0]))
+def updates_fn(update, n: int):
+    """``state -> (state, metrics)``: ``n`` A2C updates in one compiled ``lax.scan`` (no host
+    sync between them); metrics: the episodes ended and the sum of their metric, and the last
+    update's policy entropy."""
+
+    def run(state):
+        state, m = jax.lax.scan(lambda s, _: update(s), state, None, length=n)
+        return state, {"episodes": jnp.sum(m["episodes"]), "ep_metric": jnp.sum(m["ep_metric"]),
+                       "entropy": m["entropy"][-1]}  # fmt: skip
+
+    return jax.jit(run)
+
+
+def validator(jobs, rc: RunConfig, policy, starts):
+    """``actor params -> greedy mean metric`` on the 1024-job sequences ``starts``, compiled
+    once (:func:`jaxsched.systems.rlscheduler.evaluate.episodes_fn`)."""
+    fn = episodes_fn(make_env(jobs, rc, 1024), policy, False)
+    s = jnp.asarray(starts, jnp.int32)
+    keys = jax.random.split(jax.random.PRNGKey(0), len(starts))
+    return lambda params: float(np.mean(np.asarray(fn(params, s, keys)[0])))
 
 
 def main(argv=None) -> int:
@@ -101,28 +119,29 @@ def main(argv=None) -> int:
         f"steps per update, {args.optimizer} lr {args.lr}, gamma {args.gamma}; validation "
         f"{args.val_sequences} x 1024 jobs (seed 2): SJF {heur['sjf']:.2f}, F1 {heur['f1']:.2f}"
     )
-    rows, t_train, episodes, metric_sum = [], 0.0, 0.0, 0.0
-    val0 = validate(jobs, rc, policy, state.params["actor"], starts)
+    validate = validator(jobs, rc, policy, starts)
+    rows, t_train, done = [], 0.0, 0
+    val0 = validate(state.params["actor"])
     rows.append({"update": 0, "seconds": 0.0, "val_bsld": val0})
     print(f"update     0: greedy validation bsld {val0:10.2f}")
-    for u in range(1, args.updates + 1):
+    chunks = {}
+    while done < args.updates:
+        n = min(args.validate_every, args.updates - done)
+        chunk = chunks.setdefault(n, updates_fn(update, n))
         t0 = time.perf_counter()
-        state, m = update(state)
-        m = jax.device_get(m)
+        state, m = jax.device_get(chunk(state))
         t_train += time.perf_counter() - t0
-        episodes += float(m["episodes"])
-        metric_sum += float(m["ep_metric"])
-        if u % args.validate_every == 0 or u == args.updates:
-            val = validate(jobs, rc, policy, state.params["actor"], starts)
-            train = metric_sum / episodes if episodes else float("nan")
-            rows.append({"update": u, "seconds": t_train, "val_bsld": val, "train_bsld": train,
-                         "episodes": episodes, "entropy": float(m["entropy"])})  # fmt: skip
-            print(
-                f"update {u:5d}: greedy validation bsld {val:10.2f}   training episodes "
-                f"{int(episodes):5d} (mean bsld {train:9.2f})   entropy {float(m['entropy']):.3f}"
-                f"   {t_train:7.1f} s of updates (the first compiles)"
-            )
-            episodes = metric_sum = 0.0
+        done += n
+        val = validate(state.params["actor"])
+        episodes = float(m["episodes"])
+        train = float(m["ep_metric"]) / episodes if episodes else float("nan")
+        rows.append({"update": done, "seconds": t_train, "val_bsld": val, "train_bsld": train,
+                     "episodes": episodes, "entropy": float(m["entropy"])})  # fmt: skip
+        print(
+            f"update {done:5d}: greedy validation bsld {val:10.2f}   training episodes "
+            f"{int(episodes):5d} (mean bsld {train:9.2f})   entropy {float(m['entropy']):.3f}"
+            f"   {t_train:7.1f} s of updates (the first chunk compiles)"
+        )
     if args.json:
         args.json.write_text(json.dumps({"heuristics": heur, "rows": rows, "args": vars(args)},
                                         default=str))  # fmt: skip

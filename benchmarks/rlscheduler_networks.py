@@ -43,6 +43,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from jaxsched.systems.rlscheduler.config import VAL_INFO  # noqa: E402
+from jaxsched.systems.schedinspector.evaluate import mean_se as mean_se_of  # noqa: E402
 from jaxsched.train.loop import read_log, training_seconds  # noqa: E402
 from jaxsched.train.sweep import parse_seeds  # noqa: E402
 
@@ -79,9 +80,10 @@ def curve(out: Path) -> dict:
     """One run's validation curve: ``epoch``, ``minutes`` (training time at that epoch) and
     ``val`` lists, the median seconds per epoch after the first, and the validation
     sequences' SJF and F1 values (``validation.json``), when the run has them."""
-    rows = [r for r in read_log(out) if VAL_KEY in r]
+    log = read_log(out)
+    rows = [r for r in log if VAL_KEY in r]
     cum = training_seconds(out)
-    per = sorted(float(r.get("seconds", 0.0)) for r in read_log(out) if int(r["epoch"]) > 1)
+    per = [float(r.get("seconds", 0.0)) for r in log if int(r["epoch"]) > 1]
     info = out / VAL_INFO
     heur = json.loads(info.read_text()) if info.is_file() else {}
     return {
@@ -95,12 +97,10 @@ def curve(out: Path) -> dict:
 
 
 def mean_se(values) -> tuple[float, float]:
-    """Mean and standard error (NaN standard error for one value)."""
-    v = np.asarray([x for x in values if x is not None and np.isfinite(x)], float)
-    if v.size == 0:
-        return float("nan"), float("nan")
-    se = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else float("nan")
-    return float(v.mean()), se
+    """Mean and standard error (:func:`jaxsched.systems.schedinspector.evaluate.mean_se`) of
+    the values that exist (None and NaN left out); NaNs when none do."""
+    v = [x for x in values if x is not None and np.isfinite(x)]
+    return mean_se_of(v) if v else (float("nan"), float("nan"))
 
 
 def at_epoch(c: dict, epoch: int):
