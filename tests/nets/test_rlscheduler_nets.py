@@ -463,3 +463,16 @@ def test_max_pool_2x2_equals_flax_max_pool_and_its_gradient(shape):
     np.testing.assert_array_equal(nets.max_pool_2x2(y), ref(y))
     g = lambda f: jax.grad(lambda t: jnp.sum(f(t) * jnp.arange(f(t).size).reshape(f(t).shape)))  # noqa: E731
     np.testing.assert_array_equal(g(nets.max_pool_2x2)(y), g(ref)(y))
+
+
+def test_lenet_pooling_benchmark_runs_both_poolings(capsys):
+    # benchmarks/lenet_pooling.py on a tiny batch: both poolings timed, the ratio printed, and
+    # the module's pooling restored afterwards
+    from shared_data import load_benchmark
+
+    LP = load_benchmark("lenet_pooling")
+    before = nets.rlscheduler.max_pool_2x2
+    assert LP.main(["--batch", "4", "--rounds", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "reduce_window / reshape = " in out and out.count("one gradient over 4") == 2
+    assert nets.rlscheduler.max_pool_2x2 is before
