@@ -472,3 +472,30 @@ def test_compiled_cost_tiny(tmp_path):
     res = json.loads(out.read_text())
     assert res["flops"] > 0 and res["bytes_accessed"] > 0 and res["fusions"] > 0
     assert res["hlo_lines"] > res["fusions"]
+
+
+def test_bf_decision_anatomy_stage_model_by_hand():
+    # 8 rows, stages 8 -> 4 (stage_sizes(8) = [8, 4]): drain steps = micro - 1, largest first
+    # 9 5 3 2 1 0 0 0 (dead row: 0). Stage 8 runs until at most 4 rows need more: 4 rows need
+    # more than the 5th largest (1), so it runs 1 iteration; stage 4 then runs to the largest, 9.
+    BA = load_benchmark("bf_decision_anatomy")
+    micro = np.array([[10, 6, 4, 3, 2, 1, 1, 7]])
+    live = np.array([[True] * 7 + [False]])
+    sizes, iters, secs, dec = BA.stage_model(micro, live, {1: 1.0, 8: 2.0}, 8)
+    assert sizes == [8, 4]
+    np.testing.assert_allclose(iters, [1, 8])
+    # per-iteration cost interpolated in K: K=4 -> 1 + 3/7
+    np.testing.assert_allclose(secs, [2.0, 8 * (1 + 3 / 7)])
+    assert dec == 2.0
+
+
+def test_bf_decision_anatomy_tiny(tmp_path, capsys):
+    BA = load_benchmark("bf_decision_anatomy")
+    out = tmp_path / "a.json"
+    argv = ["--batch", "4", "--steps", "4", "--sizes", "1", "--iterations", "2", "--length", "32"]
+    assert BA.main(argv + ["--json", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert res["mean"] >= 1 and res["percentiles"]["100"] >= res["percentiles"]["50"]
+    assert set(res["cost_per_iteration"]) == {"1", "4"}
+    text = capsys.readouterr().out
+    assert "micro-steps per decision" in text and "stage of" in text
