@@ -31,3 +31,13 @@ def test_load_model_by_name():
     system, model = systems.load_model("lublin1-none")
     assert system.name == "rlscheduler"
     assert model.path.parent == models.ROOT / "lublin1-none"
+
+
+def test_sdsc_bf_trained_on_the_papers_job_slice():
+    # Table V's SDSC-SP2 rows are drawn from the first 10,000 jobs: the shipped model must have
+    # trained there, with the reference's backfilling and the run's filter recorded
+    run = json.loads((models.path("sdsc-bf") / "run.json").read_text())
+    assert run["job_slice"] == 10000 and run["backfill"] == "rlscheduler"
+    assert run["filter"] == "paper" and run["metric"] == "bsld"
+    system, model = systems.load_model("sdsc-bf")
+    assert system.name == "rlscheduler" and model.epoch == 81
