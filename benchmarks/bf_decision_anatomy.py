@@ -9,7 +9,7 @@ Three measurements in one run (Lublin-1 by default, 256-job sequences, compat mo
 
 1. The micro-steps of each decision (``sim.steps`` before and after ``env.step``): mean,
    percentiles, the largest in each batch step (the batch waits for it), and what they are
-   (starts, arrivals, releases).
+   (starts, arrivals, releases, and commits: decisions whose job does not fit now).
 2. The cost of one iteration of the vmapped micro-step (``jaxsched.sim.engine.micro_step``) in a
    compiled loop at several batch sizes K, from states in the middle of episodes.
 3. The environment's own steps/s (``jax.vmap(env.step)`` in one compiled scan, as
@@ -63,6 +63,7 @@ def decision_records(env, batch: int, steps: int, seed: int = 0):
             micro=s1.steps - s0.steps,
             starts=s1.n_started - s0.n_started,
             arrivals=s1.next - s0.next,
+            releases=s1.n_started - s0.n_started - (s1.n_running - s0.n_running),
             live=~ts2.last(),
         )
         return (new, ts2), rec
@@ -147,11 +148,12 @@ def main(argv=None) -> int:
     rec, carry, compile_s, run_s = decision_records(env, a.batch, a.steps)
     live = rec["live"]
     m = rec["micro"][live]
-    starts, arr = rec["starts"][live], rec["arrivals"][live]
+    starts, arr, rel = (rec[k][live] for k in ("starts", "arrivals", "releases"))
+    commits = m.mean() - starts.mean() - arr.mean() - rel.mean()
     print(f"\n1. micro-steps per decision ({m.size} decisions)")
     print(f"   mean {m.mean():.2f}: starts {starts.mean():.2f}, arrivals {arr.mean():.2f}, "
-          f"releases {m.mean() - starts.mean() - arr.mean() - 1:.2f}, decision 1 "
-          f"(a start and the decision may share one micro-step)")  # fmt: skip
+          f"releases {rel.mean():.2f}, commits {commits:.2f} (a decision whose job does not "
+          f"fit; one that fits is its start)")  # fmt: skip
     pct = {q: float(np.percentile(m, q)) for q in PERCENTILES}
     print("   percentiles " + ", ".join(f"p{q:g} {v:.0f}" for q, v in pct.items()))
     worst = np.where(live, rec["micro"], 0).max(axis=1)
