@@ -2,7 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python benchmarks/train_speed.py [--trajectories 100]
         [--epochs 2] [--env-batch 256] [--backfill none] [--no-full-width]
-        [--run jaxsched/models/lublin1-none] [--json FILE]
+        [--run jaxsched/models/lublin1-none] [--fresh K] [--json FILE]
 
 Three parts, measured in one run on the local JAX device:
 
@@ -20,7 +20,10 @@ Three parts, measured in one run on the local JAX device:
    ``log.jsonl``), the summed epoch times of its newest checkpoint and that policy's greedy
    average bounded slowdown on the paper's test sequences of the run's trace (seed 1,
    10 x 1024 jobs, the run's backfilling), next to the paper's Table V row (254.67 without
-   backfilling, 58.64 with; 1.1 h to converge on Lublin-1 per the paper).
+   backfilling, 58.64 with; 1.1 h to converge on Lublin-1 per the paper). With ``--fresh K``
+   also on K fresh 1024-job sequences (seed 3, drawn as ``rlscheduler_tables.py`` draws
+   them) beside the paper's five heuristics: its mean ± standard error and the paired
+   difference to the best heuristic (issue 19's measure of a model's quality).
 """
 
 from __future__ import annotations
@@ -34,8 +37,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+for _p in (str(REPO), str(Path(__file__).resolve().parent)):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
 
 import jax  # noqa: E402
 
@@ -184,7 +188,7 @@ def _step_times(tr, state, repeats: int = 3) -> dict:
     return res
 
 
-def run_rows(runs, out) -> list:
+def run_rows(runs, out, fresh: int = 0) -> list:
     rows = []
     for d in runs:
         d = Path(d)
@@ -214,7 +218,33 @@ def run_rows(runs, out) -> list:
             f"greedy bsld {value:.2f} on the paper's test sequences (paper RL {paper}, "
             f"{'reached' if reached else 'not reached'}; paper {PAPER_CONVERGE_H} h to converge)"
         )
+        if fresh:
+            rows[-1]["fresh"] = fresh_row(d, pol, fresh, out)
     return rows
+
+
+def fresh_row(d: Path, pol, n_seq: int, out) -> dict:
+    """The run's policy on ``n_seq`` fresh 1024-job sequences (seed 3, as
+    ``rlscheduler_tables.py`` draws them) beside the paper's five heuristics in the run's
+    backfilling: its mean ± s.e. and the paired difference to the best heuristic ± s.e."""
+    import rlscheduler_tables as RT
+
+    from jaxsched.formatting import number, std_error
+
+    trace = pol.run.trace if Path(pol.run.trace).is_absolute() else REPO / pol.run.trace
+    bf = pol.run.backfill
+    model = RT.Model(d.name, d, RT.paper_trace(trace), "bsld", bf)
+    res, _ = RT.evaluate_trace(Path(trace), ["bsld"], [model], n_seq, 1024, 3)
+    st = RT.row_stats(res, "bsld", bf, RT.PT.POLICIES, d.name)
+    best = st["best"]
+    out(
+        f"    on {n_seq} fresh sequences (seed 3): {number(st['mean'])} ± {std_error(st['se'])}, "
+        f"best heuristic {RT.PT.HEADS[best]} {number(st['heuristics'][best][0])} ± "
+        f"{std_error(st['heuristics'][best][1])}, paired {number(st['diff'], signed=True)} ± "
+        f"{std_error(st['diff_se'])}"
+    )
+    row = {k: st[k] for k in ("mean", "se", "best", "diff", "diff_se")}
+    return row | {"best_mean": st["heuristics"][best][0], "best_se": st["heuristics"][best][1]}
 
 
 def main(argv=None) -> int:
@@ -246,6 +276,14 @@ def main(argv=None) -> int:
         default=None,
         help="training run directory for part 3 (repeatable; default the shipped "
         "jaxsched/models/lublin1-*; 'none' skips part 3)",
+    )
+    p.add_argument(
+        "--fresh",
+        type=int,
+        default=0,
+        metavar="K",
+        help="also score each --run on K fresh 1024-job sequences (seed 3) with the paired "
+        "difference to the best heuristic (0: skip)",
     )
     p.add_argument("--json", type=Path, default=None)
     a = p.parse_args(argv)
@@ -280,7 +318,7 @@ def main(argv=None) -> int:
     runs = [r for r in runs if r != "none"]
     if runs:
         out("3. time to the paper's result")
-        res["runs"] = run_rows(runs, out)
+        res["runs"] = run_rows(runs, out, a.fresh)
     out(f"load average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if a.json:
         a.json.write_text(json.dumps(res, indent=2))

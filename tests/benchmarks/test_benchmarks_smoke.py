@@ -499,3 +499,18 @@ def test_bf_decision_anatomy_tiny(tmp_path, capsys):
     assert set(res["cost_per_iteration"]) == {"1", "4"}
     text = capsys.readouterr().out
     assert "micro-steps per decision" in text and "stage of" in text
+
+
+def test_train_speed_fresh_row_on_the_shipped_model(capsys):
+    # part 3 with --fresh: the shipped model on 2 fresh sequences beside the heuristics; the
+    # paired difference of equal-length samples is the difference of the two means
+    TS = load_benchmark("train_speed")
+    from jaxsched import models
+
+    (row,) = TS.run_rows([str(models.path("lublin1-bf-fast"))], print, fresh=2)
+    fr = row["fresh"]
+    assert fr["best"] in ("fcfs", "wfp3", "unicep", "sjf", "f1")
+    assert math.isfinite(fr["mean"]) and fr["mean"] >= 1.0
+    text = capsys.readouterr().out
+    assert "on 2 fresh sequences (seed 3)" in text and "paired" in text
+    assert fr["diff"] == pytest.approx(fr["mean"] - fr["best_mean"], rel=1e-9)
