@@ -33,11 +33,16 @@ def test_load_model_by_name():
     assert model.path.parent == models.ROOT / "lublin1-none"
 
 
-def test_sdsc_bf_trained_on_the_papers_job_slice():
-    # Table V's SDSC-SP2 rows are drawn from the first 10,000 jobs: the shipped model must have
-    # trained there, with the reference's backfilling and the run's filter recorded
-    run = json.loads((models.path("sdsc-bf") / "run.json").read_text())
+@pytest.mark.parametrize(
+    "name,metric,epoch",
+    [("sdsc-bf", "bsld", 81), ("hpc2n-bf", "bsld", 24), ("sdsc-bf-fair", "fairness", 63)],
+)
+def test_pwa_trace_models_trained_on_the_papers_job_slice(name, metric, epoch):
+    # Tables V and VIII draw SDSC-SP2 and HPC2N sequences from the first 10,000 jobs: the
+    # shipped models must have trained there, with the reference's backfilling and the run's
+    # filter and metric recorded
+    run = json.loads((models.path(name) / "run.json").read_text())
     assert run["job_slice"] == 10000 and run["backfill"] == "rlscheduler"
-    assert run["filter"] == "paper" and run["metric"] == "bsld"
-    system, model = systems.load_model("sdsc-bf")
-    assert system.name == "rlscheduler" and model.epoch == 81
+    assert run["filter"] == "paper" and run["metric"] == metric
+    system, model = systems.load_model(name)
+    assert system.name == "rlscheduler" and model.epoch == epoch
