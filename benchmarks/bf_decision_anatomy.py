@@ -81,7 +81,8 @@ def decision_records(env, batch: int, steps: int, seed: int = 0):
 
 def micro_iteration_cost(env, states, sizes, iterations: int) -> dict:
     """Seconds per iteration of a compiled ``while_loop`` of the vmapped micro-step at each
-    batch size K (the first K rows of ``states``; the body as in ``schedule_engine``'s drain),
+    batch size K (the first K rows of ``states``; the micro-step alone, without the drain's
+    select of the rows that need it),
     best of 3."""
     seqs = jax.vmap(env._sequence)(states.start)
     params = env._params()

@@ -171,11 +171,11 @@ def _schedule_engine_rule(axis_size, in_batched, seq, params, st, slot):
             return (n > nxt) | ((nxt == 0) & (n > 0))
 
         def body(s):
-            # rows that are done or at a decision are marked done for this micro-step, which
-            # leaves them unchanged (cheaper than selecting every leaf of the state afterwards)
             go = _needs_more(s)
-            new = micro(seq, params, s.replace(done=s.done | ~go), zero)
-            return new.replace(done=jnp.where(go, new.done, s.done))
+            new = micro(seq, params, s, zero)
+            return jax.tree_util.tree_map(
+                lambda a, b: jnp.where(go.reshape(go.shape + (1,) * (a.ndim - 1)), a, b), new, s
+            )
 
         st = jax.lax.while_loop(cond, body, st)
         if nxt == 0:
