@@ -286,10 +286,13 @@ def trace_path(shared: Path, tr: str) -> Path:
     return p if p.is_file() or tr not in REPO_TRACES else REPO / REPO_TRACES[tr]
 
 
-def evaluate_trace(path: Path, metrics, models: list, n_seq: int, length: int, seed: int):
-    """One batched ``evaluate`` of the five heuristics (both backfillings) on ``n_seq``
-    sequences drawn with ``seed``, plus the rows of ``models`` (each in its own backfilling)
-    on the same sequences: an EvalResult, and the seconds the models took."""
+def evaluate_trace(
+    path: Path, metrics, models: list, n_seq: int, length: int, seed: int, backfills=None
+):
+    """One batched ``evaluate`` of the five heuristics (in ``backfills``, default both of
+    Table V's) on ``n_seq`` sequences drawn with ``seed``, plus the rows of ``models`` (each in
+    its own backfilling) on the same sequences: an EvalResult, and the seconds the models
+    took."""
     from jaxsched import systems
     from jaxsched.sim.evaluate import evaluate
     from jaxsched.workload import read_swf, reference_starts
@@ -297,7 +300,13 @@ def evaluate_trace(path: Path, metrics, models: list, n_seq: int, length: int, s
     jobs = read_swf(path).jobs("rlscheduler")
     starts = reference_starts(seed, n_seq, length, min(PT.SLICE, jobs.n_jobs))
     res = evaluate(
-        jobs, starts, length, list(PT.POLICIES), list(PT.BACKFILLS), compat=True, metrics=metrics
+        jobs,
+        starts,
+        length,
+        list(PT.POLICIES),
+        list(backfills or PT.BACKFILLS),
+        compat=True,
+        metrics=metrics,
     )
     t0 = time.perf_counter()
     for m in models:

@@ -234,7 +234,7 @@ def fresh_row(d: Path, pol, n_seq: int, out) -> dict:
     trace = pol.run.trace if Path(pol.run.trace).is_absolute() else REPO / pol.run.trace
     bf = pol.run.backfill
     model = RT.Model(d.name, d, RT.paper_trace(trace), "bsld", bf)
-    res, _ = RT.evaluate_trace(Path(trace), ["bsld"], [model], n_seq, 1024, 3)
+    res, _ = RT.evaluate_trace(Path(trace), ["bsld"], [model], n_seq, 1024, 3, backfills=[bf])
     st = RT.row_stats(res, "bsld", bf, RT.PT.POLICIES, d.name)
     best = st["best"]
     out(
