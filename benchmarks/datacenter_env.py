@@ -13,6 +13,11 @@ are loaded in memory with the few changes Python 3 needs (``xrange``, print stat
 ``/``), with stand-ins for ``theano`` and ``matplotlib`` (only their names are used when stepping).
 
     python benchmarks/datacenter_env.py [--deeprm DIR] [--batch 1,256,4096] [--steps 200]
+
+``--a2c-envs 16,64`` also times one A2C update (``jaxsched train a2c``'s defaults: conv16,
+5 steps per environment, masked actions, Adam) at each number of environments, with the
+networks' im2col convolution (:class:`jaxsched.nets.a2cscheduler.Conv3x3`) and with Flax's
+``nn.Conv`` in its place, side by side in one run.
 """
 
 from __future__ import annotations
@@ -109,6 +114,42 @@ def jax_steps_per_s(batch: int, steps: int, rate: float, repeats: int = 3):
     return batch * steps / best, max(first - best, 0.0)
 
 
+def a2c_update_seconds(num_envs: int, conv: str, updates: int = 5) -> tuple[float, float]:
+    """``(seconds per A2C update, compile seconds)`` at ``num_envs`` environments; ``conv``
+    "im2col" (ours) or "flax" (``nn.Conv``, same parameters)."""
+    import flax.linen as nn
+    import jax
+
+    import jaxsched.nets.a2cscheduler as nets
+    from jaxsched.systems.a2cscheduler.config import RunConfig
+    from jaxsched.systems.a2cscheduler.run import Trainer
+
+    class FlaxConv(nn.Module):
+        features: int
+
+        @nn.compact
+        def __call__(self, x):
+            return nn.Conv(self.features, (3, 3), padding="SAME")(x)
+
+    ours = nets.Conv3x3
+    nets.Conv3x3 = FlaxConv if conv == "flax" else ours
+    try:
+        rc = RunConfig(num_envs=num_envs, mask=True, optimizer="adam", lr=1e-4,
+                       updates_per_epoch=updates)  # fmt: skip
+        trainer = Trainer(rc)
+        state = trainer.init_state()
+        t0 = time.perf_counter()
+        state, m = trainer.update(state)
+        first = time.perf_counter() - t0
+        jax.block_until_ready(m)
+        t0 = time.perf_counter()
+        jax.block_until_ready(trainer.update(state))
+        steady = time.perf_counter() - t0
+    finally:
+        nets.Conv3x3 = ours
+    return steady / updates, max(first - steady, 0.0)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--deeprm", type=Path, default=None, help="checkout of hongzimao/deeprm")
@@ -116,6 +157,7 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--ref-steps", type=int, default=3000)
     ap.add_argument("--rate", type=float, default=0.7)
+    ap.add_argument("--a2c-envs", default="", help="comma-separated numbers of environments")
     args = ap.parse_args(argv)
     ref = None
     if args.deeprm is not None and (args.deeprm / "environment.py").is_file():
@@ -128,6 +170,15 @@ def main(argv=None) -> int:
         sps, comp = jax_steps_per_s(b, args.steps, args.rate)
         ratio = f"{sps / ref:,.0f}" if ref else "-"
         print(f"{b:>7} {sps:>14,.0f} {comp:>10.1f} {ratio:>12}")
+    if args.a2c_envs:
+        print(
+            f"\n{'A2C envs':>8} {'conv':>7} {'ms/update':>10} {'env steps/s':>12} {'compile s':>10}"
+        )
+        for e in (int(x) for x in args.a2c_envs.split(",")):
+            times = {c: a2c_update_seconds(e, c) for c in ("flax", "im2col")}
+            for c, (sec, comp) in times.items():
+                print(f"{e:>8} {c:>7} {sec * 1e3:>10.1f} {e * 5 / sec:>12,.0f} {comp:>10.1f}")
+            print(f"{e:>8} {'ratio':>7} {times['flax'][0] / times['im2col'][0]:>10.2f}x")
     return 0
 
 

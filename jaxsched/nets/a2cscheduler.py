@@ -26,7 +26,7 @@ import jax.numpy as jnp
 from jaxsched.errors import ConfigError
 from jaxsched.nets.categorical import apply_mask
 
-__all__ = ["ARCHS", "Trunk", "Actor", "Critic"]
+__all__ = ["ARCHS", "Conv3x3", "Trunk", "Actor", "Critic"]
 
 #: architecture name -> (filters, pooling); "fc" has no convolution
 ARCHS = {
@@ -52,6 +52,26 @@ def glorot_uniform_flat(key, shape, dtype=jnp.float32):
 _INIT = dict(kernel_init=glorot_uniform_flat, bias_init=nn.initializers.zeros)
 
 
+class Conv3x3(nn.Module):
+    """``nn.Conv(features, (3, 3), padding="SAME")`` on a one-channel image, computed as one
+    matrix product of the nine shifted copies of the image (im2col): ``[B, H, W, 1]`` float32
+    -> ``[B, H, W, features]``. Same parameters (``kernel`` ``[3, 3, 1, F]``, ``bias``
+    ``[F]``) and the same values up to float rounding; XLA:CPU's convolution with one input
+    channel made A2C's update 7x slower at 64 environments."""
+
+    features: int
+
+    @nn.compact
+    def __call__(self, x):
+        f32 = jnp.float32
+        kernel = self.param("kernel", glorot_uniform_flat, (3, 3, 1, self.features), f32)
+        bias = self.param("bias", nn.initializers.zeros, (self.features,), f32)
+        h, w = x.shape[1], x.shape[2]
+        padded = jnp.pad(x[..., 0], ((0, 0), (1, 1), (1, 1)))
+        shifted = [padded[:, i : i + h, j : j + w] for i in range(3) for j in range(3)]
+        return jnp.stack(shifted, -1) @ kernel.reshape(9, self.features) + bias
+
+
 class Trunk(nn.Module):
     """``[..., H, W]`` image -> float32 features ``[..., F]`` (see the module docstring)."""
 
@@ -66,7 +86,7 @@ class Trunk(nn.Module):
         x = x.reshape((-1,) + x.shape[-2:] + (1,))  # [B, H, W, 1]
         filters, pool = ARCHS[self.arch]
         if filters:
-            x = nn.relu(nn.Conv(filters, (3, 3), padding="SAME", **_INIT)(x))
+            x = nn.relu(Conv3x3(filters, name="Conv_0")(x))
             if pool:
                 x = nn.max_pool(x, (2, 2), strides=(2, 2))
             x = x.reshape(x.shape[0], -1)

@@ -32,3 +32,13 @@ def test_reference_adapter_on_a_fake_checkout(tmp_path):
     assert env_mod.Env(pa).rows == 2
     assert bench.reference_steps_per_s(tmp_path, 0.7, 50, modules=(params, env_mod)) > 0
     assert len(env_mod.STEPS) == 50 and set(env_mod.STEPS) <= set(range(6))
+
+
+def test_a2c_update_timing_restores_the_convolution():
+    import jaxsched.nets.a2cscheduler as nets
+
+    ours = nets.Conv3x3
+    for conv in ("flax", "im2col"):
+        sec, comp = bench.a2c_update_seconds(2, conv, updates=1)
+        assert sec > 0 and comp >= 0
+    assert nets.Conv3x3 is ours
