@@ -54,6 +54,12 @@ def test_row_lines_from_hand_made_numbers():
     lines = ST.row_lines("m", f1, "Lublin", "Lublin", RESULT)
     assert "[paper: improvement ≈88 % (Fig. 10), ≈95 % (Fig. 4)]" in lines[1]
     assert "[paper: 67.37% -> 63.04% (-4.33 points)]" in lines[2]
+    lcfs = SimpleNamespace(base="lcfs", metric="bsld", backfill="none")
+    lines = ST.row_lines("m", lcfs, "SDSC-SP2", "SDSC-SP2", RESULT)
+    assert "[paper: B − I = +144.9, rejection ratio 0.391 (Fig. 7)]" in lines[1]
+    assert "[paper: —]" in lines[2]  # Table 5 has SJF and F1 only
+    lines = ST.row_lines("m", lcfs, "SDSC-SP2", "Lublin", RESULT)
+    assert "[paper: — -> —, —]" in lines[1]  # Fig. 7 is of SDSC-SP2 models on SDSC-SP2
 
 
 def test_find_models(tmp_path):
