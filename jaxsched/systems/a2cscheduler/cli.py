@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 from jaxsched.cli.args import int_arg, nonneg_int, positive_int
 
@@ -76,14 +77,20 @@ def train_from_args(args) -> int:
     import jaxsched.sim  # noqa: F401  (enables x64)
     from jaxsched.errors import ConfigError
     from jaxsched.systems.a2cscheduler import evaluate as ev
-    from jaxsched.systems.a2cscheduler.config import RunConfig
+    from jaxsched.systems.a2cscheduler.config import RunConfig, build_env
     from jaxsched.systems.a2cscheduler.run import load_model, train
 
     if args.evaluate_only:
         m = load_model(args.out)
-        res = ev.evaluate(m.env, m.run.eval_sequences, m.actor_apply, m.params)
-        print(f"{args.out} (epoch {m.epoch}): {m.run.eval_sequences} jobsets at rate {m.run.rate}")
-        print(ev.format_table(res))
+        over = {k: getattr(args, k) for k in ("eval_seed", "eval_sequences")}
+        rc = dataclasses.replace(m.run, **{k: v for k, v in over.items() if v is not None})
+        env = build_env(rc) if rc != m.run else m.env
+        rows = ev.per_sequence(env, rc.eval_sequences, m.actor_apply, m.params)
+        print(f"{m.path} (epoch {m.epoch}): {rc.eval_sequences} jobsets of seed {rc.eval_seed} "
+              f"at rate {rc.rate}, greedy")  # fmt: skip
+        print(ev.format_table(ev.summarise(rows)))
+        print("paired differences over the same jobsets (mean ± standard error):")
+        print(ev.format_paired(ev.paired(rows)))
         return 0
     if args.epochs is None:
         raise ConfigError("--epochs is required to train (or use --evaluate-only)")

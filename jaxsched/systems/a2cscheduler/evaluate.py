@@ -14,7 +14,17 @@ import numpy as np
 
 from jaxsched.sim.datacenter import baselines
 
-__all__ = ["BASELINES", "policy_metrics", "baseline_metrics", "evaluate", "format_table"]
+__all__ = [
+    "BASELINES",
+    "policy_metrics",
+    "baseline_metrics",
+    "per_sequence",
+    "summarise",
+    "evaluate",
+    "paired",
+    "format_table",
+    "format_paired",
+]
 
 #: table name -> baseline policy of :mod:`jaxsched.sim.datacenter.baselines`
 BASELINES = {
@@ -84,19 +94,45 @@ def _metrics(s) -> dict:
     return out
 
 
-def evaluate(env, n: int, actor_apply=None, params=None, name: str = "A2C") -> dict:
-    """``{policy name: {metric: (mean, sem)}}`` for the baselines (and the learned actor)."""
+def per_sequence(env, n: int, actor_apply=None, params=None, name: str = "A2C") -> dict:
+    """``{policy name: {metric: numpy float64 [n]}}`` for the baselines (and the learned actor,
+    greedy) on the same ``n`` jobsets."""
     rows = dict(zip(BASELINES, baseline_metrics(env, list(BASELINES.values()), n)))
     if actor_apply is not None:
         rows[name] = policy_metrics(env, actor_apply, params, n)
-    out = {}
-    for pol, m in rows.items():
-        out[pol] = {}
-        for k, v in m.items():
-            v = v[np.isfinite(v)]
-            sem = float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else 0.0
-            out[pol][k] = (float(np.mean(v)) if len(v) else float("nan"), sem)
-    return out
+    return rows
+
+
+def _mean_se(v) -> tuple[float, float]:
+    v = np.asarray(v, np.float64)
+    v = v[np.isfinite(v)]
+    sem = float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else 0.0
+    return (float(np.mean(v)) if len(v) else float("nan"), sem)
+
+
+def summarise(rows: dict) -> dict:
+    """``{policy name: {metric: (mean, sem)}}`` over the sequences of :func:`per_sequence`."""
+    return {pol: {k: _mean_se(v) for k, v in m.items()} for pol, m in rows.items()}
+
+
+def evaluate(env, n: int, actor_apply=None, params=None, name: str = "A2C") -> dict:
+    """``{policy name: {metric: (mean, sem)}}`` for the baselines (and the learned actor)."""
+    return summarise(per_sequence(env, n, actor_apply, params, name))
+
+
+def paired(rows: dict, name: str = "A2C", metric: str = "slowdown") -> dict:
+    """``{baseline: (mean, sem)}`` of the per-sequence difference ``name − baseline`` of
+    ``metric`` (negative: the learned policy is better), over the sequences where both are
+    finite."""
+    mine = np.asarray(rows[name][metric], np.float64)
+    return {b: _mean_se(mine - np.asarray(rows[b][metric], np.float64)) for b in BASELINES}
+
+
+def format_paired(diffs: dict, name: str = "A2C", metric: str = "slowdown") -> str:
+    """One line per baseline: ``A2C − SJF  slowdown  −0.123 ± 0.045``."""
+    return "\n".join(
+        f"{name} − {b:<15}{metric}  {m:+.3f} ± {se:.3f}" for b, (m, se) in diffs.items()
+    )
 
 
 def format_table(res: dict) -> str:

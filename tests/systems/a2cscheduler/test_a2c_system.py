@@ -37,6 +37,25 @@ def test_train_resume_and_evaluate(run_dir, capsys):
     assert main(["train", "a2c", "--out", str(run_dir), "--evaluate-only"]) == 0
     table = capsys.readouterr().out
     assert "(epoch 2)" in table and "slowdown" in table and "SJF" in table
+    assert "3 jobsets of seed 314159" in table and "A2C − SJF" in table
+    # fresh jobsets: another seed and count than the run's validation jobsets
+    assert main(["train", "a2c", "--out", str(run_dir), "--evaluate-only", "--eval-seed", "7",
+                 "--eval-sequences", "4"]) == 0  # fmt: skip
+    table = capsys.readouterr().out
+    assert "4 jobsets of seed 7" in table and "A2C − Tetris" in table
+
+
+def test_paired_differences_by_hand():
+    from jaxsched.systems.a2cscheduler import evaluate as ev
+
+    rows = {b: {"slowdown": np.array([2.0, 4.0, np.nan])} for b in ev.BASELINES}
+    rows["SJF"] = {"slowdown": np.array([1.0, 1.0, 1.0])}
+    rows["A2C"] = {"slowdown": np.array([1.5, 2.0, 3.0])}
+    d = ev.paired(rows)
+    assert d["SJF"][0] == pytest.approx(3.5 / 3)  # (0.5 + 1 + 2) / 3
+    assert d["SJF"][1] == pytest.approx(np.std([0.5, 1.0, 2.0], ddof=1) / np.sqrt(3))
+    assert d["Tetris"] == pytest.approx((-1.25, 0.75))  # the NaN sequence is left out
+    assert "A2C − SJF" in ev.format_paired(d) and "+1.167 ± " in ev.format_paired(d)
 
 
 def test_baselines_match_the_oracle_on_the_fixed_jobsets(run_dir):
