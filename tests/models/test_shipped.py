@@ -51,3 +51,13 @@ def test_pwa_trace_models_trained_on_the_papers_job_slice(name, metric, backfill
     assert run["filter"] == "paper" and run["metric"] == metric
     system, model = systems.load_model(name)
     assert system.name == "rlscheduler" and model.epoch == epoch
+
+
+@pytest.mark.parametrize("base", ["lcfs", "srf", "saf", "fcfs"])
+def test_fig7_inspectors_record_their_base(base):
+    # the paper's Fig. 7: SchedInspector on SDSC-SP2 over four other bases, bsld, no backfilling
+    run = json.loads((models.path(f"si-sdsc-{base}") / "run.json").read_text())
+    assert run["base"] == base and run["metric"] == "bsld" and run["backfill"] == "none"
+    assert "SDSC-SP2" in run["trace"]
+    system, model = systems.load_model(f"si-sdsc-{base}")
+    assert system.name == "schedinspector" and model.epoch == 10
