@@ -90,7 +90,8 @@ def train_from_args(args) -> int:
               f"at rate {rc.rate}, greedy")  # fmt: skip
         print(ev.format_table(ev.summarise(rows)))
         print("paired differences over the same jobsets (mean ± standard error):")
-        print(ev.format_paired(ev.paired(rows)))
+        for metric in ("slowdown", "slowdown_all"):
+            print(ev.format_paired(ev.paired(rows, metric=metric), metric=metric))
         return 0
     if args.epochs is None:
         raise ConfigError("--epochs is required to train (or use --evaluate-only)")

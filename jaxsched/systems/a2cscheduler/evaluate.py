@@ -33,9 +33,12 @@ BASELINES = {
     "Tetris": "tetris",
     "SJF": "sjf",
 }
-#: per-sequence metrics: means over finished (allocated) jobs, and the jobs left unallocated
-#: when the episode was cut by the step cap (DeepRM scores finished jobs only)
-_METRICS = ("slowdown", "completion", "waiting", "unfinished")
+#: per-sequence metrics: means over finished (allocated) jobs (DeepRM scores finished jobs
+#: only), the jobs left unallocated when the episode was cut by the step cap, and
+#: ``slowdown_all``: the mean slowdown over all jobs with each unfinished job counted as if it
+#: had started when the episode ended (a lower bound of its slowdown), so that a policy cannot
+#: gain by never allocating a job
+_METRICS = ("slowdown", "completion", "waiting", "unfinished", "slowdown_all")
 
 
 def _jobsets(env, n: int):
@@ -90,7 +93,13 @@ def baseline_metrics(env, policies, n: int, *, knob: float = 1.0, seed: int = 0)
 def _metrics(s) -> dict:
     m = baselines.job_metrics(s)
     out = {k: m[k] for k in ("slowdown", "completion", "waiting")}
-    out["unfinished"] = jnp.sum(s.recorded & (s.finish < 0)).astype(jnp.float64)
+    left = s.recorded & (s.finish < 0)
+    out["unfinished"] = jnp.sum(left).astype(jnp.float64)
+    arrival = jnp.arange(s.lens.shape[-1])
+    ln = jnp.maximum(s.lens, 1)
+    finish = jnp.where(left, s.t + ln, s.finish)  # unfinished: started at the end, at best
+    sd = (finish - arrival).astype(jnp.float64) / ln
+    out["slowdown_all"] = jnp.sum(jnp.where(s.recorded, sd, 0.0)) / jnp.sum(s.recorded)
     return out
 
 

@@ -45,6 +45,31 @@ def test_train_resume_and_evaluate(run_dir, capsys):
     assert "4 jobsets of seed 7" in table and "A2C − Tetris" in table
 
 
+def test_unfinished_jobs_count_in_slowdown_all(run_dir):
+    """A policy that never allocates: no finished job (slowdown NaN), and slowdown_all counts
+    every job as started when the episode ended, as the oracle's episode gives it."""
+    import jax.numpy as jnp
+
+    from jaxsched.systems.a2cscheduler import evaluate as ev
+    from jaxsched.systems.a2cscheduler.run import load_model
+
+    env = load_model(run_dir).env
+    n_act = env.params.num_slots + 1
+
+    def always_void(params, image, mask):
+        return jnp.where(jnp.arange(n_act) == n_act - 1, 0.0, -1e9)
+
+    m = ev.policy_metrics(env, always_void, None, 3)
+    lens, dems = ev._jobsets(env, 3)
+    for k in range(3):
+        ep = oracle.episode(env.params, np.asarray(lens[k]), np.asarray(dems[k]).tolist(),
+                            lambda o: n_act - 1)  # fmt: skip
+        assert all(f < 0 for _, _, f, _, _ in ep["jobs"]) and ep["jobs"]
+        want = np.mean([(ep["final_time"] + ln - a) / ln for a, _, _, ln, _ in ep["jobs"]])
+        assert np.isnan(m["slowdown"][k]) and m["unfinished"][k] == len(ep["jobs"])
+        assert abs(m["slowdown_all"][k] - want) < 1e-12
+
+
 def test_paired_differences_by_hand():
     from jaxsched.systems.a2cscheduler import evaluate as ev
 
