@@ -50,7 +50,10 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
                    help="total epochs (with --resume: including those done); required to train")  # fmt: skip
     p.add_argument("--resume", action="store_true", help="continue the run in DIR")
     p.add_argument("--evaluate-only", action="store_true",
-                   help="print the trained run's policy next to the baselines, then exit")  # fmt: skip
+                   help="print the trained run's policy next to the baselines, then exit "
+                        "(--out may name a checkpoint file, e.g. DIR/best.ckpt)")  # fmt: skip
+    p.add_argument("--sampled", action="store_true",
+                   help="with --evaluate-only: also the policy with sampled actions")  # fmt: skip
     p.add_argument("--seed", type=int_arg, default=None, metavar="S")
     p.add_argument("--validate-every", type=nonneg_int, default=0, metavar="K",
                    help="evaluate the greedy policy every K epochs, keep best.ckpt (0: never)")  # fmt: skip
@@ -86,12 +89,18 @@ def train_from_args(args) -> int:
         rc = dataclasses.replace(m.run, **{k: v for k, v in over.items() if v is not None})
         env = build_env(rc) if rc != m.run else m.env
         rows = ev.per_sequence(env, rc.eval_sequences, m.actor_apply, m.params)
+        names = ["A2C"]
+        if args.sampled:
+            names.append("A2C sampled")
+            rows[names[-1]] = ev.policy_metrics(env, m.actor_apply, m.params,
+                                                rc.eval_sequences, greedy=False)  # fmt: skip
         print(f"{m.path} (epoch {m.epoch}): {rc.eval_sequences} jobsets of seed {rc.eval_seed} "
-              f"at rate {rc.rate}, greedy")  # fmt: skip
+              f"at rate {rc.rate}, A2C greedy")  # fmt: skip
         print(ev.format_table(ev.summarise(rows)))
         print("paired differences over the same jobsets (mean ± standard error):")
-        for metric in ("slowdown", "slowdown_all"):
-            print(ev.format_paired(ev.paired(rows, metric=metric), metric=metric))
+        for name in names:
+            for metric in ("slowdown", "slowdown_all"):
+                print(ev.format_paired(ev.paired(rows, name, metric), name, metric))
         return 0
     if args.epochs is None:
         raise ConfigError("--epochs is required to train (or use --evaluate-only)")

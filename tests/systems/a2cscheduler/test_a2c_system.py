@@ -40,9 +40,10 @@ def test_train_resume_and_evaluate(run_dir, capsys):
     assert "3 jobsets of seed 314159" in table and "A2C − SJF" in table
     # fresh jobsets: another seed and count than the run's validation jobsets
     assert main(["train", "a2c", "--out", str(run_dir), "--evaluate-only", "--eval-seed", "7",
-                 "--eval-sequences", "4"]) == 0  # fmt: skip
+                 "--eval-sequences", "4", "--sampled"]) == 0  # fmt: skip
     table = capsys.readouterr().out
     assert "4 jobsets of seed 7" in table and "A2C − Tetris" in table
+    assert "A2C sampled − SJF" in table and "slowdown_all" in table
 
 
 def test_unfinished_jobs_count_in_slowdown_all(run_dir):
