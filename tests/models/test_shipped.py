@@ -61,3 +61,10 @@ def test_fig7_inspectors_record_their_base(base):
     assert "SDSC-SP2" in run["trace"]
     system, model = systems.load_model(f"si-sdsc-{base}")
     assert system.name == "schedinspector" and model.epoch == 10
+
+
+def test_fig9_inspector_records_its_metric():
+    run = json.loads((models.path("si-sdsc-sjf-mbsld") / "run.json").read_text())
+    assert (run["base"], run["metric"], run["backfill"]) == ("sjf", "mbsld", "none")
+    system, model = systems.load_model("si-sdsc-sjf-mbsld")
+    assert system.name == "schedinspector" and model.epoch == 10
