@@ -140,8 +140,8 @@ def a2c_update_seconds(num_envs: int, conv: str, updates: int = 5) -> tuple[floa
         state = trainer.init_state()
         t0 = time.perf_counter()
         state, m = trainer.update(state)
-        first = time.perf_counter() - t0
         jax.block_until_ready(m)
+        first = time.perf_counter() - t0
         t0 = time.perf_counter()
         jax.block_until_ready(trainer.update(state))
         steady = time.perf_counter() - t0
