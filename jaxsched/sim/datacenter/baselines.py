@@ -90,13 +90,18 @@ def job_metrics(s: DCState) -> dict:
     """float64 metrics over finished jobs (allocated: ``finish ≥ 0``; spec §10): mean
     ``slowdown`` ((finish − arrival)/len), ``slowdown_floor`` (floor-divided, DeepRM under
     Python 2), ``completion`` (finish − arrival), ``waiting`` (start − arrival); ``finished``
-    int32. NaN when no job finished."""
+    int32. NaN when no job finished. Also over all recorded jobs: ``unfinished`` (float64, the
+    jobs never allocated) and ``slowdown_all``, the mean slowdown with each unfinished job
+    counted as if it started at the state's time ``t`` (a lower bound of its slowdown), so
+    that a policy cannot gain by never allocating a job."""
     arrival = jnp.arange(s.lens.shape[-1])
     done = s.recorded & (s.finish >= 0)
     n = jnp.sum(done)
     c = (s.finish - arrival).astype(jnp.float64)
     ln = jnp.maximum(s.lens, 1)
     w = (s.start - arrival).astype(jnp.float64)
+    left = s.recorded & (s.finish < 0)
+    c_all = (jnp.where(left, s.t + ln, s.finish) - arrival).astype(jnp.float64)
 
     def mean(x):
         return jnp.sum(jnp.where(done, x, 0.0)) / n
@@ -107,4 +112,6 @@ def job_metrics(s: DCState) -> dict:
         completion=mean(c),
         waiting=mean(w),
         finished=n.astype(jnp.int32),
+        unfinished=jnp.sum(left).astype(jnp.float64),
+        slowdown_all=jnp.sum(jnp.where(s.recorded, c_all / ln, 0.0)) / jnp.sum(s.recorded),
     )

@@ -87,7 +87,7 @@ def train_from_args(args) -> int:
         m = load_model(args.out)
         over = {k: getattr(args, k) for k in ("eval_seed", "eval_sequences")}
         rc = dataclasses.replace(m.run, **{k: v for k, v in over.items() if v is not None})
-        env = build_env(rc) if rc != m.run else m.env
+        env = build_env(rc)
         rows = ev.per_sequence(env, rc.eval_sequences, m.actor_apply, m.params)
         names = ["A2C"]
         if args.sampled:

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsched.sim.datacenter import baselines
+from jaxsched.sim.evaluate import standard_error
 
 __all__ = [
     "BASELINES",
@@ -33,11 +34,10 @@ BASELINES = {
     "Tetris": "tetris",
     "SJF": "sjf",
 }
-#: per-sequence metrics: means over finished (allocated) jobs (DeepRM scores finished jobs
-#: only), the jobs left unallocated when the episode was cut by the step cap, and
-#: ``slowdown_all``: the mean slowdown over all jobs with each unfinished job counted as if it
-#: had started when the episode ended (a lower bound of its slowdown), so that a policy cannot
-#: gain by never allocating a job
+#: per-sequence metrics (:func:`jaxsched.sim.datacenter.baselines.job_metrics`): means over
+#: finished (allocated) jobs (DeepRM scores finished jobs only), the jobs left unallocated
+#: when the episode was cut by the step cap, and ``slowdown_all`` over all jobs, an
+#: unallocated one counted as if it had started when the episode ended
 _METRICS = ("slowdown", "completion", "waiting", "unfinished", "slowdown_all")
 
 
@@ -92,15 +92,7 @@ def baseline_metrics(env, policies, n: int, *, knob: float = 1.0, seed: int = 0)
 
 def _metrics(s) -> dict:
     m = baselines.job_metrics(s)
-    out = {k: m[k] for k in ("slowdown", "completion", "waiting")}
-    left = s.recorded & (s.finish < 0)
-    out["unfinished"] = jnp.sum(left).astype(jnp.float64)
-    arrival = jnp.arange(s.lens.shape[-1])
-    ln = jnp.maximum(s.lens, 1)
-    finish = jnp.where(left, s.t + ln, s.finish)  # unfinished: started at the end, at best
-    sd = (finish - arrival).astype(jnp.float64) / ln
-    out["slowdown_all"] = jnp.sum(jnp.where(s.recorded, sd, 0.0)) / jnp.sum(s.recorded)
-    return out
+    return {k: m[k] for k in _METRICS}
 
 
 def per_sequence(env, n: int, actor_apply=None, params=None, name: str = "A2C") -> dict:
@@ -113,10 +105,10 @@ def per_sequence(env, n: int, actor_apply=None, params=None, name: str = "A2C") 
 
 
 def _mean_se(v) -> tuple[float, float]:
+    """Mean and standard error over the finite values (NaN: a sequence with no finished job)."""
     v = np.asarray(v, np.float64)
     v = v[np.isfinite(v)]
-    sem = float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else 0.0
-    return (float(np.mean(v)) if len(v) else float("nan"), sem)
+    return (float(np.mean(v)) if len(v) else float("nan"), standard_error(v))
 
 
 def summarise(rows: dict) -> dict:
