@@ -23,8 +23,11 @@ mode's path. ``--env arg`` passes the env as an argument instead (as ``jit_step`
 executable for every env of the same shapes, both paths compiled behind a ``lax.cond``).
 
 Reference figure: the original RLScheduler simulator (SchedGym's ``HPCEnv``, observation
-building included) makes about 2,200 environment steps per second on this 2-core machine; the
-ratio to it is printed for every row.
+building included) makes about 2,200 environment steps per second on the 2-core development
+machine; the ratio to it is printed for every row. ``--reference DIR`` (a clone of
+DIR-LAB/deep-batch-scheduler) steps that environment in this process instead (random valid
+actions, resets with their SJF and F1 runs included; ``--reference-steps`` per backfilling
+mode) and the ratios are to the figure measured here, on this machine.
 """
 
 from __future__ import annotations
@@ -114,7 +117,13 @@ def machine_info() -> dict:
 
 
 def bench_one(
-    env, batch: int, steps: int, repeats: int, seed: int, env_as_argument: bool = False
+    env,
+    batch: int,
+    steps: int,
+    repeats: int,
+    seed: int,
+    env_as_argument: bool = False,
+    reference_steps_per_s: float = REFERENCE_STEPS_PER_S,
 ) -> dict:
     wrapped = AutoResetWrapper(env)
     keys = jax.random.split(jax.random.PRNGKey(seed), batch + 1)
@@ -152,7 +161,7 @@ def bench_one(
         "run_s": times,
         "best_run_s": best,
         "steps_per_s": sps,
-        "ratio_to_reference": sps / REFERENCE_STEPS_PER_S,
+        "ratio_to_reference": sps / reference_steps_per_s,
         "episodes_finished": episodes,
         "mean_terminal_reward": reward / episodes if episodes else None,
     }
@@ -168,6 +177,8 @@ def benchmark(
     seed=0,
     env_modes=("closed",),
     out=print,
+    reference=None,
+    reference_steps=2000,
 ) -> dict:
     info = machine_info()
     out(
@@ -181,7 +192,24 @@ def benchmark(
         f"sequences of {length} jobs, compat=True, AutoResetWrapper, uniformly random valid "
         f"actions; {steps} steps per compiled scan, best of {repeats} runs"
     )
-    out(f"reference simulator: ~{REFERENCE_STEPS_PER_S:,.0f} env steps/s on this machine")
+    ref_sps = {bf: REFERENCE_STEPS_PER_S for bf in backfills}
+    if reference is None:
+        out(
+            f"reference simulator: ~{REFERENCE_STEPS_PER_S:,.0f} env steps/s on the 2-core "
+            "development machine (not measured here; --reference DIR measures it)"
+        )
+    else:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from reference_sim import reference_env_steps_per_s
+
+        for bf in backfills:
+            r = reference_env_steps_per_s(reference, trace, reference_steps, bf, seed)
+            ref_sps[bf] = r["steps_per_s"]
+            out(
+                f"reference simulator (HPCEnv of {Path(reference).name}), backfill {bf}: "
+                f"{r['steps_per_s']:,.0f} env steps/s on this machine, in this process "
+                f"({r['steps']} steps, {r['episodes']} episodes, {r['seconds']:.1f} s)"
+            )
     out(
         "env: 'closed' = the jitted rollout closes over the env (static backfill mode, as in "
         "training); 'arg' = the env is an argument (both paths compiled, as in jit_step)"
@@ -196,7 +224,9 @@ def benchmark(
         env = RLSchedulerEnv(jobs, length=length, backfill=bf, compat=True)
         for mode in env_modes:
             for b in batches:
-                r = bench_one(env, b, steps, repeats, seed, env_as_argument=mode == "arg")
+                r = bench_one(
+                    env, b, steps, repeats, seed, mode == "arg", reference_steps_per_s=ref_sps[bf]
+                )
                 r["backfill"], r["env"] = bf, mode
                 rows.append(r)
                 out(
@@ -210,7 +240,8 @@ def benchmark(
         "machine": info,
         "trace": str(trace),
         "length": length,
-        "reference_steps_per_s": REFERENCE_STEPS_PER_S,
+        "reference_steps_per_s": ref_sps,
+        "reference_measured_here": reference is not None,
         "rows": rows,
     }
 
@@ -244,6 +275,13 @@ def main(argv=None) -> int:
         "arg (the env is an argument of the jitted rollout)",
     )
     p.add_argument("--json", type=Path, default=None, help="write the results as JSON here")
+    p.add_argument(
+        "--reference",
+        type=Path,
+        default=None,
+        help="a clone of DIR-LAB/deep-batch-scheduler: time its environment here, side by side",
+    )
+    p.add_argument("--reference-steps", type=int, default=2000)
     a = p.parse_args(argv)
     modes = tuple(x for x in a.env.split(",") if x)
     if not modes or any(m not in ("closed", "arg") for m in modes):
@@ -257,6 +295,8 @@ def main(argv=None) -> int:
         a.repeats,
         a.seed,
         modes,
+        reference=a.reference,
+        reference_steps=a.reference_steps,
     )
     if a.json:
         a.json.write_text(json.dumps(res, indent=2))

@@ -186,3 +186,45 @@ def time_reference(
                     }
                 )
     return rows
+
+
+def reference_env_steps_per_s(
+    ref_dir, trace, steps: int, backfill: str = "none", seed: int = 0
+) -> dict:
+    """Step the reference environment (``HPCSimPickJobs.HPCEnv``: ``reset`` with its SJF and F1
+    runs, ``step`` with observation building) ``steps`` times with uniformly random valid
+    actions, resetting at the end of each episode, as a training rollout does.
+
+    Args:
+      ref_dir: the reference checkout; trace: SWF path (plain or .gz); steps: env steps timed;
+      backfill: ``"none"`` or ``"rlscheduler"`` (the reference's ``backfil`` flag); seed: of the
+        reference's sequence draws and of the random actions.
+    Returns:
+      ``{"steps", "seconds", "steps_per_s", "episodes"}`` (resets inside the timed loop).
+    """
+    if backfill not in ("none", "rlscheduler"):
+        raise ReferenceUnavailable(f"backfill {backfill!r}: the reference has none/rlscheduler")
+    mod = load_reference(ref_dir)
+    rng = np.random.default_rng(seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = _plain_swf(Path(trace), Path(tmp))
+        with contextlib.redirect_stdout(io.StringIO()):
+            env = mod.HPCEnv(backfil=backfill == "rlscheduler", job_score_type=0)
+            env.seed(seed)
+            env.my_init(workload_file=os.fspath(path))
+            t0 = time.perf_counter()
+            env.reset()
+            episodes = 0
+            for _ in range(steps):
+                valid = [i for i, p in enumerate(env.pairs) if p[0] is not None]
+                a = int(valid[rng.integers(len(valid))]) if valid else 0
+                if env.step(a)[2]:
+                    episodes += 1
+                    env.reset()
+            seconds = time.perf_counter() - t0
+    return {
+        "steps": steps,
+        "seconds": seconds,
+        "steps_per_s": steps / seconds,
+        "episodes": episodes,
+    }

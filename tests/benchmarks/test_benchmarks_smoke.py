@@ -364,6 +364,65 @@ def test_throughput_reference_flag_checks_dir(tmp_path, capsys):
     assert "no HPCSimPickJobs.py there" in capsys.readouterr().err
 
 
+FAKE_STEPPING_REFERENCE = """
+import gym
+from gym.utils import seeding
+
+LOG = {"actions": [], "resets": 0, "backfil": []}
+
+
+class HPCEnv(gym.Env):
+    def __init__(self, backfil=False, job_score_type=0):
+        LOG["backfil"].append(backfil)
+
+    def seed(self, seed=None):
+        self.np_random, seed = seeding.np_random(seed)
+
+    def my_init(self, workload_file=""):
+        assert open(workload_file).read().startswith(";")  # plain text, not gzip
+
+    def reset(self):
+        LOG["resets"] += 1
+        self.t = 0
+        self.pairs = [[None]] * 3 + [[object()]] * 2 + [[None]] * 123  # slots 3 and 4 valid
+
+    def step(self, a):
+        assert self.pairs[a][0] is not None, a
+        LOG["actions"].append(a)
+        self.t += 1
+        return [None, 0, self.t == 7, 0, 0, 0]
+"""
+
+
+def test_reference_env_stepping_adapter(tmp_path):
+    import gzip
+    import sys
+
+    RS = load_benchmark("reference_sim")
+    ReferenceUnavailable, reference_env_steps_per_s = (
+        RS.ReferenceUnavailable,
+        RS.reference_env_steps_per_s,
+    )
+    (tmp_path / "HPCSimPickJobs.py").write_text(FAKE_STEPPING_REFERENCE)
+    trace = tmp_path / "t.swf.gz"
+    with gzip.open(trace, "wt") as f:
+        f.write("; a comment\n")
+    sys.modules.pop("HPCSimPickJobs", None)
+    try:
+        r = reference_env_steps_per_s(tmp_path, trace, 30, "rlscheduler", seed=1)
+        log = sys.modules["HPCSimPickJobs"].LOG
+        with pytest.raises(ReferenceUnavailable, match="none/rlscheduler"):
+            reference_env_steps_per_s(tmp_path, trace, 30, "easy")
+    finally:
+        sys.modules.pop("HPCSimPickJobs", None)
+        if str(tmp_path) in sys.path:
+            sys.path.remove(str(tmp_path))
+    # 30 valid random actions, an episode every 7 steps, a reset before each episode
+    assert r["steps"] == 30 and r["episodes"] == 4 and r["steps_per_s"] > 0
+    assert log["resets"] == 5 and log["backfil"] == [True]
+    assert len(log["actions"]) == 30 and set(log["actions"]) == {3, 4}
+
+
 # ----------------------------------------------------------------------------------------------
 # score_checkpoints.py
 # ----------------------------------------------------------------------------------------------
