@@ -13,6 +13,9 @@
 # TRAIN_SECONDS: time for the last part, split-window DBF training at the spec's settings on 64
 #   environments (default 180; 0 skips it), cut so that the whole script ends within
 #   $SUITE_SECONDS of its start when that is set. A rerun with the same OUT resumes that run.
+#   SUITE_TRAIN=networks trains RLScheduler's network study instead (Table IV: the five policy
+#   networks, three seeds batched per network, 20 epochs of 100 sequences on Lublin-1, under
+#   OUT/networks; a rerun continues it) and prints its table.
 # Python: $PYTHON (default python3) with jax, flax, optax, chex, numpy; the checkout on PYTHONPATH.
 # SUITE_SIZES=cpu: batch sizes for a 2-core CPU and three times the time limits (the same parts,
 #   for a side-by-side on one day).
@@ -65,7 +68,13 @@ part rlscheduler_ppo_epoch 100 "$PY" benchmarks/train_speed.py --epochs 1 --no-f
   --env-batch $B_PPO --env-backfill none --run none --json "$OUT/train_speed.json"
 left=$((DEADLINE - $(date +%s) - 20))
 [ "$left" -lt "$TRAIN_S" ] && TRAIN_S=$left
-if [ "$TRAIN_S" -gt 30 ]; then
+if [ "$TRAIN_S" -gt 30 ] && [ "${SUITE_TRAIN:-splitwindow}" = networks ]; then
+  part networks "$TRAIN_S" "$PY" benchmarks/rlscheduler_networks.py --train --batched \
+    --nets kernel,mlp_v1,mlp_v2,mlp_v3,lenet --seeds 1-3 --epochs 20 --trajectories 100 \
+    --root "$OUT/networks"
+  part networks_table 60 "$PY" benchmarks/rlscheduler_networks.py --seeds 1-3 \
+    --trajectories 100 --root "$OUT/networks"
+elif [ "$TRAIN_S" -gt 30 ]; then
   resume=""
   [ -f "$OUT/splitwindow-h20-t0/run.json" ] && resume=--resume
   part splitwindow_train "$TRAIN_S" "$PY" -m jaxsched train splitwindow \

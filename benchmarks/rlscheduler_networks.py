@@ -4,18 +4,22 @@ MLPs v1-v3 and LeNet, trained the same way, as validation curves per epoch and p
     PYTHONPATH=. .venv/bin/python benchmarks/rlscheduler_networks.py [--train]
         [--trace traces/lublin-1.swf] [--nets kernel,mlp_v1,mlp_v2,mlp_v3,lenet] [--seeds 1-3]
         [--epochs 20] [--trajectories 20] [--backfill none] [--root runs/networks]
-        [--plot FILE.png] [--json FILE]
+        [--plot FILE.png] [--json FILE] [--batched]
 
 With ``--train`` every (network, seed) run that has fewer than ``--epochs`` epochs in
 ``ROOT/<trace>/<net>/seed-<s>`` is trained (or resumed) first, one after the other, by
 
     jaxsched train rlscheduler TRACE --compat rlscheduler --backfill B --trajectories T
         --epochs E --policy-net NET --seed S --validate 2 --val-sequences 10
-        --keep-checkpoints 1 --out ROOT/<trace>/<net>/seed-S
+        --keep-checkpoints 1 --no-progress --out ROOT/<trace>/<net>/seed-S
 
 (the reference's PPO settings otherwise; the value network is the kernel one for every run,
-so only the policy differs). An interrupted study is continued by the same command. Without
-``--train`` the script only reads what is there.
+so only the policy differs). With ``--batched`` the seeds of one network train together, one
+compiled update per epoch for all of them (``--seeds A,B,... --out ROOT/<trace>/<net>``, which
+writes the same ``seed-S`` folders; each seed's curve is the one ``--seed S`` alone would give,
+but its minutes are the batch's): on an accelerator that costs little more than one seed. An
+interrupted study is continued by the same command. Without ``--train`` the script only reads
+what is there.
 
 Prints, per network: the greedy validation bsld (10 sequences of 1024 jobs, seed 2, the
 trainer's own validation) at the first validated epoch, at epoch 10 and at the last one
@@ -64,16 +68,37 @@ def epochs_done(out: Path) -> int:
     return max((int(r["epoch"]) for r in read_log(out)), default=0)
 
 
-def train_command(args, net: str, seed: int, out: Path) -> list[str]:
-    """The ``jaxsched train rlscheduler`` command of one run (``--resume`` when it exists)."""
+def train_command(args, net: str, seed, out: Path) -> list[str]:
+    """The ``jaxsched train rlscheduler`` command of one run (``--resume`` when it exists);
+    ``seed`` a list: one batched sweep over those seeds in ``out/seed-S``."""
     cmd = [sys.executable, "-m", "jaxsched.cli", "train", "rlscheduler", str(args.trace)]
     cmd += ["--compat", "rlscheduler", "--backfill", args.backfill]
     cmd += ["--trajectories", str(args.trajectories), "--epochs", str(args.epochs)]
-    cmd += ["--policy-net", net, "--seed", str(seed), "--validate", "2"]
-    cmd += ["--val-sequences", "10", "--keep-checkpoints", "1", "--out", str(out)]
-    if epochs_done(out):
+    if isinstance(seed, list):
+        cmd += ["--policy-net", net, "--seeds", ",".join(map(str, seed)), "--validate", "2"]
+        resume = any(epochs_done(out / f"seed-{s}") for s in seed)
+    else:
+        cmd += ["--policy-net", net, "--seed", str(seed), "--validate", "2"]
+        resume = bool(epochs_done(out))
+    cmd += ["--val-sequences", "10", "--keep-checkpoints", "1", "--no-progress", "--out", str(out)]
+    if resume:
         cmd.append("--resume")
     return cmd
+
+
+def runs_to_train(args, nets, seeds) -> list:
+    """``(net, seed or list of seeds, out)`` of every run (or batched sweep) still short of
+    ``--epochs``."""
+    todo = []
+    for net in nets:
+        short = [
+            s for s in seeds if epochs_done(run_dir(args.root, args.trace, net, s)) < args.epochs
+        ]
+        if args.batched and short:
+            todo.append((net, short, run_dir(args.root, args.trace, net, short[0]).parent))
+        else:
+            todo += [(net, s, run_dir(args.root, args.trace, net, s)) for s in short]
+    return todo
 
 
 def curve(out: Path) -> dict:
@@ -194,6 +219,9 @@ def main(argv=None) -> int:
     ap.add_argument("--train", action="store_true", help="train or resume the missing runs first")
     ap.add_argument("--plot", type=Path, default=None, help="PNG path (default ROOT/<trace>.png)")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument(
+        "--batched", action="store_true", help="train the seeds of a network as one sweep"
+    )
     args = ap.parse_args(argv)
     nets = [n.strip() for n in args.nets.split(",") if n.strip()]
     bad = [n for n in nets if n not in NETS]
@@ -201,15 +229,11 @@ def main(argv=None) -> int:
         ap.error(f"--nets: unknown {', '.join(bad)} (known: {', '.join(NETS)})")
     seeds = [int(s) for s in parse_seeds(args.seeds)]
     if args.train:
-        for net in nets:
-            for s in seeds:
-                out = run_dir(args.root, args.trace, net, s)
-                if epochs_done(out) >= args.epochs:
-                    continue
-                out.parent.mkdir(parents=True, exist_ok=True)
-                cmd = train_command(args, net, s, out)
-                print("$", " ".join(cmd[1:]), flush=True)
-                subprocess.run(cmd, check=True)
+        for net, s, out in runs_to_train(args, nets, seeds):
+            (out if isinstance(s, list) else out.parent).mkdir(parents=True, exist_ok=True)
+            cmd = train_command(args, net, s, out)
+            print("$", " ".join(cmd[1:]), flush=True)
+            subprocess.run(cmd, check=True)
     curves = {}
     for net in nets:
         by_seed = {}

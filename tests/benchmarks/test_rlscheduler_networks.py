@@ -68,6 +68,31 @@ def test_train_command_resumes_an_existing_run(tmp_path):
     assert NW.train_command(A, "mlp_v2", 1, out)[-1] == "--resume"
 
 
+def test_batched_runs_train_the_short_seeds_of_a_network_as_one_sweep(tmp_path):
+    class A:
+        trace, backfill, trajectories, epochs = Path("traces/lublin-1.swf"), "none", 20, 5
+        root, batched = tmp_path, True
+
+    d = lambda net, s: NW.run_dir(tmp_path, A.trace, net, s)  # noqa: E731
+    _run(d("kernel", 1), {5: 1.0})  # done
+    _run(d("kernel", 2), {2: 1.0})  # short
+    todo = NW.runs_to_train(A, ["kernel", "mlp_v1"], [1, 2, 3])
+    assert todo == [
+        ("kernel", [2, 3], tmp_path / "lublin-1" / "kernel"),
+        ("mlp_v1", [1, 2, 3], tmp_path / "lublin-1" / "mlp_v1"),
+    ]
+    cmd = NW.train_command(A, "kernel", [2, 3], todo[0][2])
+    assert cmd[cmd.index("--seeds") + 1] == "2,3" and "--seed" not in cmd
+    assert cmd[cmd.index("--out") + 1] == str(tmp_path / "lublin-1" / "kernel")
+    assert cmd[-1] == "--resume"  # seed 2 has epochs
+    assert "--resume" not in NW.train_command(A, "mlp_v1", [1, 2, 3], todo[1][2])
+    A.batched = False  # one run per seed
+    assert [(n, s) for n, s, _ in NW.runs_to_train(A, ["kernel"], [1, 2, 3])] == [
+        ("kernel", 2),
+        ("kernel", 3),
+    ]
+
+
 def test_unknown_network_is_a_usage_error(capsys):
     with pytest.raises(SystemExit):
         NW.main(["--nets", "kernel,resnet"])
