@@ -54,6 +54,10 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
                         "(--out may name a checkpoint file, e.g. DIR/best.ckpt)")  # fmt: skip
     p.add_argument("--sampled", action="store_true",
                    help="with --evaluate-only: also the policy with sampled actions")  # fmt: skip
+    p.add_argument("--two-level", action="store_true",
+                   help="with --evaluate-only: also the two-level greedy decoding (void only if "
+                        "at least as probable as all jobs together, else the most probable "
+                        "job)")  # fmt: skip
     p.add_argument("--seed", type=int_arg, default=None, metavar="S")
     p.add_argument("--validate-every", type=nonneg_int, default=0, metavar="K",
                    help="evaluate the greedy policy every K epochs, keep best.ckpt (0: never)")  # fmt: skip
@@ -90,10 +94,11 @@ def train_from_args(args) -> int:
         env = build_env(rc)
         rows = ev.per_sequence(env, rc.eval_sequences, m.actor_apply, m.params)
         names = ["A2C"]
-        if args.sampled:
-            names.append("A2C sampled")
-            rows[names[-1]] = ev.policy_metrics(env, m.actor_apply, m.params,
-                                                rc.eval_sequences, greedy=False)  # fmt: skip
+        for flag, decode in (("two_level", "two_level"), ("sampled", "sampled")):
+            if getattr(args, flag):
+                names.append(f"A2C {decode.replace('_', '-')}")
+                rows[names[-1]] = ev.policy_metrics(env, m.actor_apply, m.params,
+                                                    rc.eval_sequences, decode=decode)  # fmt: skip
         print(f"{m.path} (epoch {m.epoch}): {rc.eval_sequences} jobsets of seed {rc.eval_seed} "
               f"at rate {rc.rate}, A2C greedy")  # fmt: skip
         print(ev.format_table(ev.summarise(rows)))

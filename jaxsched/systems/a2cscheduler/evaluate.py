@@ -4,6 +4,16 @@ Sequences are the environment's evaluation jobsets ``init_state_at(0 … n−1)`
 runs them to the end (or the step cap) and is scored over its finished jobs: mean slowdown,
 completion time and waiting time per sequence (and the jobs left unallocated when the step
 cap cut the episode), then mean ± standard error over sequences.
+
+The learned policy's actions are decoded from its distribution in one of three ways
+(:data:`DECODES`; the paper does not say which it tested with, DeepRM samples):
+``greedy`` takes the most probable action; ``sampled`` draws from the distribution;
+``two_level`` first decides between the void action and allocating *some* job by their total
+probabilities (void only if it is at least as probable as all jobs together), then allocates
+the most probable job. With the cluster idle and no more arrivals the image no longer changes
+when void is taken, so ``greedy`` repeats void for ever wherever the job probabilities are
+split so that void is the single most probable action although allocating is the more
+probable decision; ``two_level`` does not.
 """
 
 from __future__ import annotations
@@ -17,6 +27,8 @@ from jaxsched.sim.evaluate import standard_error
 
 __all__ = [
     "BASELINES",
+    "DECODES",
+    "decode_action",
     "policy_metrics",
     "baseline_metrics",
     "per_sequence",
@@ -41,15 +53,37 @@ BASELINES = {
 _METRICS = ("slowdown", "completion", "waiting", "unfinished", "slowdown_all")
 
 
+#: the ways to turn the actor's distribution into an action (module docstring)
+DECODES = ("greedy", "two_level", "sampled")
+
+
+def decode_action(logits, key, decode: str = "greedy") -> jax.Array:
+    """One action (int32 scalar) from ``logits`` float ``[N + 1]`` (the last is void), by
+    ``decode`` (:data:`DECODES`); ``key`` is used by ``sampled`` only."""
+    if decode == "sampled":
+        return jax.random.categorical(key, logits).astype(jnp.int32)
+    best = jnp.argmax(logits).astype(jnp.int32)
+    if decode == "greedy":
+        return best
+    if decode != "two_level":
+        raise ValueError(f"decode must be one of {', '.join(DECODES)}, got {decode!r}")
+    p = jax.nn.softmax(logits)
+    void = logits.shape[-1] - 1
+    best_job = jnp.argmax(logits[:void]).astype(jnp.int32)
+    return jnp.where(p[void] >= jnp.sum(p[:void]), jnp.int32(void), best_job)
+
+
 def _jobsets(env, n: int):
     starts = jnp.arange(n, dtype=jnp.int32)
     s = jax.vmap(env.init_state_at)(starts)
     return s.lens, s.dems
 
 
-def policy_metrics(env, actor_apply, params, n: int, *, greedy: bool = True, seed: int = 0):
+def policy_metrics(env, actor_apply, params, n: int, *, decode: str = "greedy", seed: int = 0):
     """Per-sequence metrics (numpy float64 ``[n]`` each, :data:`_METRICS`) of the actor on
-    ``n`` jobsets (greedy: the most probable action; else sampled)."""
+    ``n`` jobsets, its actions decoded by ``decode`` (:func:`decode_action`)."""
+    if decode not in DECODES:
+        raise ValueError(f"decode must be one of {', '.join(DECODES)}, got {decode!r}")
     T = env.params.step_cap or 10 * env.params.simu_len
 
     def one(start, key):
@@ -57,9 +91,7 @@ def policy_metrics(env, actor_apply, params, n: int, *, greedy: bool = True, see
 
         def body(s, k):
             obs = env.observe(s)
-            logits = actor_apply(params, obs.image, obs.mask)
-            sampled = jax.random.categorical(k, logits).astype(jnp.int32)
-            a = jnp.argmax(logits).astype(jnp.int32) if greedy else sampled
+            a = decode_action(actor_apply(params, obs.image, obs.mask), k, decode)
             return env.transition(s, a)[0], None
 
         s, _ = jax.lax.scan(body, s, jax.random.split(key, T))

@@ -40,10 +40,11 @@ def test_train_resume_and_evaluate(run_dir, capsys):
     assert "3 jobsets of seed 314159" in table and "A2C − SJF" in table
     # fresh jobsets: another seed and count than the run's validation jobsets
     assert main(["train", "a2c", "--out", str(run_dir), "--evaluate-only", "--eval-seed", "7",
-                 "--eval-sequences", "4", "--sampled"]) == 0  # fmt: skip
+                 "--eval-sequences", "4", "--sampled", "--two-level"]) == 0  # fmt: skip
     table = capsys.readouterr().out
     assert "4 jobsets of seed 7" in table and "A2C − Tetris" in table
     assert "A2C sampled − SJF" in table and "slowdown_all" in table
+    assert "A2C two-level − SJF" in table
 
 
 def test_unfinished_jobs_count_in_slowdown_all(run_dir):
@@ -106,3 +107,51 @@ def test_errors_are_one_line(run_dir, capsys, tmp_path):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and all(x.startswith("jaxsched: error: ") for x in err), err
     assert "--rate must be in (0, 1]" in err[1]
+
+
+def test_decode_action_by_hand():
+    import jax
+    import jax.numpy as jnp
+
+    from jaxsched.systems.a2cscheduler.evaluate import decode_action
+
+    key = jax.random.PRNGKey(0)
+    # void (last) is the single most probable action, but the three jobs together are likelier
+    split = jnp.log(jnp.array([0.25, 0.2, 0.2, 0.35]))
+    assert int(decode_action(split, key, "greedy")) == 3
+    assert int(decode_action(split, key, "two_level")) == 0
+    # void at least as probable as all jobs together: void; a job the most probable: that job
+    assert int(decode_action(jnp.log(jnp.array([0.3, 0.2, 0.5])), key, "two_level")) == 2
+    assert int(decode_action(jnp.log(jnp.array([0.6, 0.1, 0.3])), key, "two_level")) == 0
+    masked = jnp.array([-1e9, 0.0, -1e9, jnp.log(0.9)])  # one placeable job (p 0.53)
+    assert int(decode_action(masked, key, "two_level")) == 1
+    draws = jax.vmap(lambda k: decode_action(split, k, "sampled"))(jax.random.split(key, 4000))
+    freq = np.bincount(np.asarray(draws), minlength=4) / 4000
+    assert np.allclose(freq, [0.25, 0.2, 0.2, 0.35], atol=0.03)
+    with pytest.raises(ValueError, match="decode must be one of"):
+        decode_action(split, key, "beam")
+
+
+def test_two_level_decoding_allocates_where_greedy_voids_for_ever(run_dir):
+    """An actor whose void is the single most probable action as soon as two jobs can be
+    placed (void 0.8·k against 1 for each of the k placeable jobs), though allocating is then
+    likelier: greedy leaves jobs unallocated for ever, two-level allocates every job."""
+    import dataclasses
+
+    import jax.numpy as jnp
+
+    from jaxsched.systems.a2cscheduler import evaluate as ev
+    from jaxsched.systems.a2cscheduler.run import load_model
+
+    env = dataclasses.replace(load_model(run_dir).env, mask_invalid=True)
+    n_act = env.params.num_slots + 1
+
+    def split_actor(params, image, mask):
+        k = jnp.sum(mask[:-1])
+        logits = jnp.where(jnp.arange(n_act) == n_act - 1, jnp.log(0.8 * jnp.maximum(k, 1)), 0.0)
+        return jnp.where(mask, logits, -1e9)
+
+    greedy = ev.policy_metrics(env, split_actor, None, 3, decode="greedy")
+    two = ev.policy_metrics(env, split_actor, None, 3, decode="two_level")
+    assert np.sum(greedy["unfinished"]) > 0
+    assert np.all(two["unfinished"] == 0) and np.all(np.isfinite(two["slowdown"]))
