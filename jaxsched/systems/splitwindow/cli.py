@@ -37,6 +37,9 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ppo-epochs", type=positive_int, default=10, metavar="K",
                    help="passes over each update's samples (default 10)")  # fmt: skip
     p.add_argument("--lr", type=float, default=3e-4, metavar="LR")
+    p.add_argument("--target-kl", type=float, default=None, metavar="KL",
+                   help="stop an update's policy passes once a minibatch's approx-KL exceeds "
+                   "1.5 x KL (default: no stop, all --ppo-epochs passes)")  # fmt: skip
     p.add_argument("--hidden", type=csv_ints, default=[1024, 512, 256], metavar="H1,H2,...")
     p.add_argument("--activation", choices=("relu", "tanh"), default="relu")
     p.add_argument("--sigma", choices=("remaining", "elapsed"), default="remaining")
@@ -58,7 +61,7 @@ def train_from_args(args) -> int:
     ppo = dict(
         num_envs=args.envs, max_episode_steps=args.steps, minibatch_size=args.minibatch,
         train_pi_iters=args.ppo_epochs, train_v_iters=args.ppo_epochs, pi_lr=args.lr,
-        vf_lr=args.lr,
+        vf_lr=args.lr, target_kl=args.target_kl,
     )  # fmt: skip
     out = train(
         args.trace, args.out, head=args.head, tail=args.tail, epochs=args.epochs,

@@ -131,7 +131,7 @@ def greedy_metrics(env: SplitWindowEnv, actor, params, starts) -> dict:
 
 def _row(epoch, m, trainer) -> dict:
     keys = ("episodes", "incomplete_episodes", "steps", "episode_return", "episode_length",
-            "approx_kl", "entropy", "clip_frac", "pi_loss", "v_loss")  # fmt: skip
+            "approx_kl", "entropy", "clip_frac", "pi_loss", "v_loss", "pi_iters")  # fmt: skip
     return {k: float(m[k]) for k in keys}
 
 

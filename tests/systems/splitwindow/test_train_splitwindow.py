@@ -27,14 +27,17 @@ def test_train_one_update_validate_resume(tmp_path, capsys):
     out = tmp_path / "run"
     argv = [str(trace), "--head", "2", "--tail", "1", "--placements", "5", "--envs", "2",
             "--steps", "40", "--minibatch", "16", "--ppo-epochs", "2", "--hidden", "8",
-            "--val-episodes", "2", "--validate", "1", "--out", str(out), "--no-progress"]  # fmt: skip
+            "--val-episodes", "2", "--validate", "1", "--out", str(out), "--no-progress",
+            "--target-kl", "0.02"]  # fmt: skip
     assert main(["train", "splitwindow", *argv, "--epochs", "1"]) == 0
     run = json.loads((out / "run.json").read_text())
     assert (run["system"], run["head"], run["tail"], run["ppo"]["minibatch_size"]) == (
         "splitwindow", 2, 1, 16,
     )  # fmt: skip
+    assert run["ppo"]["target_kl"] == 0.02 and run["ppo"]["train_pi_iters"] == 2
     (row,) = [json.loads(x) for x in (out / "log.jsonl").read_text().splitlines()]
     assert row["episodes"] == 2 and row["steps"] >= 10  # 2 complete episodes of >= 5 picks
+    assert 1 <= row["pi_iters"] <= 2 * 5  # minibatch steps taken (2 passes of <= 80 / 16)
     assert 0 < row["val_util"] <= 1 and row["val_avg_wait"] >= 0
     assert json.loads((out / "best.json").read_text())["epoch"] == 1
     capsys.readouterr()
