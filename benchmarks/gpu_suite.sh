@@ -30,9 +30,9 @@ mkdir -p "$OUT"
 export PYTHONPATH=".${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 LOG="$OUT/suite.log"
 if [ "${SUITE_SIZES:-gpu}" = cpu ]; then
-  B_RLS=64,256 B_SI=256 B_SW=16,256 B_DC=1024 A2C=64 B_PPO=256 F=3
+  B_RLS=64,256 B_SI=256 B_SW=16,256 B_DC=1024 A2C=64 B_PPO=256 DRAS=sdsc F=3
 else
-  B_RLS=1024,8192 B_SI=2048 B_SW=256,2048 B_DC=1024,16384 A2C=64,256 B_PPO=4096 F=1
+  B_RLS=1024,8192 B_SI=2048 B_SW=256,2048 B_DC=1024,16384 A2C=64,256 B_PPO=4096 DRAS=sdsc,theta F=1
 fi
 DEADLINE=$(($(date +%s) + ${SUITE_SECONDS:-100000}))
 
@@ -64,6 +64,7 @@ part splitwindow_env 50 "$PY" benchmarks/splitwindow_env.py --shared "$SHARED" \
 # shellcheck disable=SC2046
 part datacenter_env 50 "$PY" benchmarks/datacenter_env.py --batch $B_DC --steps 200 \
   --a2c-envs $A2C $(ref --deeprm hongzimao+deeprm)
+part dras_update 60 "$PY" benchmarks/dras_update.py --sizes $DRAS --variants pg,dql
 part rlscheduler_ppo_epoch 100 "$PY" benchmarks/train_speed.py --epochs 1 --no-full-width \
   --env-batch $B_PPO --env-backfill none --run none --json "$OUT/train_speed.json"
 left=$((DEADLINE - $(date +%s) - 20))
