@@ -48,7 +48,9 @@ class A2CConfig:
     value_coef; max_grad_norm (None: no clipping), applied to the actor's and the critic's
     gradients separately (the critic's, on returns of large magnitude, would otherwise take
     the whole global-norm budget and freeze the actor); normalize_advantages: standardise
-    each update's advantages (not in the spec; off by default)."""
+    each update's advantages (not in the spec; off by default); entropy_anneal_updates: the
+    entropy bonus falls linearly from β to 0 over this many updates and stays 0 (0: constant
+    β, the default)."""
 
     num_envs: int = 16
     n_steps: int = 5
@@ -61,10 +63,13 @@ class A2CConfig:
     value_coef: float = 0.5
     max_grad_norm: float | None = 10.0
     normalize_advantages: bool = False
+    entropy_anneal_updates: int = 0
 
     def __post_init__(self):
         if self.num_envs < 1 or self.n_steps < 1:
             raise ConfigError("num_envs and n_steps must be >= 1")
+        if self.entropy_anneal_updates < 0:
+            raise ConfigError("entropy_anneal_updates must be >= 0 (0: constant entropy bonus)")
         if self.optimizer not in ("rmsprop", "adam"):
             raise ConfigError(f"optimizer must be 'rmsprop' or 'adam', got {self.optimizer!r}")
         if not 0.0 <= self.gamma <= 1.0:
@@ -105,7 +110,8 @@ def make_optimizer(cfg: A2CConfig) -> optax.GradientTransformation:
 def make_a2c(env, actor: Callable, critic: Callable, cfg: A2CConfig, obs_fn: Callable):
     """``(init, update)``: ``init(key, params) -> A2CState`` (resets the ``E`` environments),
     ``update(state) -> (state, metrics)`` (jit it; metrics are float32 scalars: ``loss``,
-    ``policy_loss``, ``value_loss``, ``entropy``, ``reward`` (mean per step), ``episodes``
+    ``policy_loss``, ``value_loss``, ``entropy``, ``entropy_coef`` (β used), ``reward`` (mean
+    per step), ``episodes``
     (episodes ended in the update) and ``ep_<k>`` for each key of ``timestep.extras``: its sum
     over the episodes that ended)."""
     tx = make_optimizer(cfg)
@@ -127,14 +133,21 @@ def make_a2c(env, actor: Callable, critic: Callable, cfg: A2CConfig, obs_fn: Cal
         out = dict(x=x, mask=mask, a=a, r=nts.reward.astype(jnp.float32), done=done, ex=extras)
         return (env_state, nts), out
 
-    def loss_fn(params, tr, targets):
+    def entropy_coef(update):
+        """β at this update (float32 scalar): constant, or annealed linearly to 0."""
+        if cfg.entropy_anneal_updates == 0:
+            return jnp.float32(cfg.entropy_coef)
+        left = 1.0 - update.astype(jnp.float32) / cfg.entropy_anneal_updates
+        return jnp.float32(cfg.entropy_coef) * jnp.clip(left, 0.0, 1.0)
+
+    def loss_fn(params, tr, targets, beta):
         flat = lambda v: v.reshape((E * n,) + v.shape[2:])  # noqa: E731
         x = jax.tree_util.tree_map(flat, tr["x"])
         logits = actor(params["actor"], x, flat(tr["mask"]))
         values = critic(params["critic"], x)
         w = jnp.ones((E * n,), bool)
         return actor_critic_loss(logits, flat(tr["a"]), values, flat(targets), w,
-                                 value_coef=cfg.value_coef, entropy_coef=cfg.entropy_coef,
+                                 value_coef=cfg.value_coef, entropy_coef=beta,
                                  normalize_advantages=cfg.normalize_advantages)  # fmt: skip
 
     def update(state: A2CState):
@@ -148,12 +161,13 @@ def make_a2c(env, actor: Callable, critic: Callable, cfg: A2CConfig, obs_fn: Cal
         x_last, _ = to_f32(obs_fn(carry[1].observation))
         last_value = critic(state.params["critic"], x_last)
         targets = nstep_targets(tr["r"], values, tr["done"], cfg.gamma, n, last_value)
+        beta = entropy_coef(state.update)
         (loss, (pi, v, ent)), grads = jax.value_and_grad(loss_fn, has_aux=True)(
-            state.params, tr, targets
+            state.params, tr, targets, beta
         )
         upd, opt_state = tx.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, upd)
-        metrics = dict(loss=loss, policy_loss=pi, value_loss=v, entropy=ent,
+        metrics = dict(loss=loss, policy_loss=pi, value_loss=v, entropy=ent, entropy_coef=beta,
                        reward=jnp.mean(tr["r"]), episodes=jnp.sum(tr["done"]).astype(jnp.float32))  # fmt: skip
         metrics |= {f"ep_{k}": jnp.sum(v) for k, v in tr["ex"].items()}
         new = A2CState(params, opt_state, carry[0], carry[1], key, state.update + 1)

@@ -54,6 +54,32 @@ def test_a2c_learns_the_toy_task():
     assert int(state.update) == 160 and np.isfinite(float(m["loss"]))
 
 
+def test_entropy_bonus_anneals_linearly_to_zero():
+    """β = 0.1 annealed over 4 updates: 0.1, 0.075, 0.05, 0.025, then 0 for good; 0 updates
+    keeps β constant."""
+    env = AutoResetWrapper(PickSmallestEnv())
+    net = SlotScore()
+    x0 = jnp.zeros((6, 8), jnp.float32)
+    params = {"actor": net.init(jax.random.PRNGKey(0), x0), "critic": MeanValue().init(
+        jax.random.PRNGKey(0), x0)}  # fmt: skip
+    actor = lambda p, x, m: apply_mask(net.apply(p, x), m)  # noqa: E731
+
+    def betas(anneal):
+        cfg = A2CConfig(num_envs=2, n_steps=2, lr=0.0, entropy_coef=0.1, optimizer="adam",
+                        entropy_anneal_updates=anneal)  # fmt: skip
+        init, update = make_a2c(env, actor, MeanValue().apply, cfg, lambda o: (o.obs, o.mask))
+        state, step, out = init(jax.random.PRNGKey(1), params), jax.jit(update), []
+        for _ in range(6):
+            state, m = step(state)
+            out.append(float(m["entropy_coef"]))
+        return out
+
+    np.testing.assert_allclose(betas(4), [0.1, 0.075, 0.05, 0.025, 0.0, 0.0], rtol=1e-6)
+    np.testing.assert_allclose(betas(0), [0.1] * 6, rtol=1e-6)
+    with pytest.raises(ConfigError, match="entropy_anneal_updates"):
+        A2CConfig(entropy_anneal_updates=-1)
+
+
 def test_networks_shapes_and_variants():
     img = jnp.zeros((2, 20, 124), jnp.float32)
     mask = jnp.array([[True] * 5 + [False], [True] * 6])

@@ -36,6 +36,7 @@ _FIELDS = {
     "lr": float,
     "optimizer": str,
     "entropy_coef": float,
+    "entropy_anneal_updates": nonneg_int,
     "value_coef": float,
     "updates_per_epoch": positive_int,
     "eval_sequences": positive_int,

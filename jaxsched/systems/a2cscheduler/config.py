@@ -20,7 +20,8 @@ class RunConfig:
     ``backlog_size``, ``simu_len``, ``max_job_len`` (< horizon), ``step_cap``, ``future`` placement, ``mask`` invalid
     actions. Networks: ``arch`` (:data:`jaxsched.nets.a2cscheduler.ARCHS`). A2C:
     ``num_envs``, ``n_steps``, ``gamma``, ``lr``, ``optimizer``, ``entropy_coef``,
-    ``value_coef``, ``normalize_advantages``, ``updates_per_epoch``. ``seed``; evaluation: ``eval_sequences`` fixed
+    ``value_coef``, ``normalize_advantages``, ``entropy_anneal_updates`` (β falls linearly to 0
+    over that many updates; 0: constant), ``updates_per_epoch``. ``seed``; evaluation: ``eval_sequences`` fixed
     jobsets of seed ``eval_seed``."""
 
     rate: float = 0.7
@@ -43,6 +44,7 @@ class RunConfig:
     entropy_coef: float = 0.01
     value_coef: float = 0.5
     normalize_advantages: bool = False
+    entropy_anneal_updates: int = 0
     updates_per_epoch: int = 50
     seed: int = 0
     eval_sequences: int = 20
@@ -76,7 +78,8 @@ class RunConfig:
         return A2CConfig(num_envs=self.num_envs, n_steps=self.n_steps, gamma=self.gamma,
                          lr=self.lr, optimizer=self.optimizer, entropy_coef=self.entropy_coef,
                          value_coef=self.value_coef,
-                         normalize_advantages=self.normalize_advantages)  # fmt: skip
+                         normalize_advantages=self.normalize_advantages,
+                         entropy_anneal_updates=self.entropy_anneal_updates)  # fmt: skip
 
 
 def build_env(rc: RunConfig):
