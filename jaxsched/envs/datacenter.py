@@ -6,7 +6,9 @@
   (per resource: the cluster's occupancy, each slot job's ``len × demand`` block; then the
   backlog filled row by row; then the time since the last arrival / its cap), and ``mask`` bool
   ``[N + 1]``: all True (the implicit void, DeepRM) or, with ``mask_invalid``, only the slots
-  whose job can be placed, and the void action;
+  whose job can be placed, and the void action; with ``no_idle_void`` (not in the paper) void
+  is masked too while the cluster is idle and some slot's job can be placed, so a policy
+  cannot idle an empty cluster (a greedy void there repeats for ever once arrivals stop);
 * actions ``0 … N−1`` allocate a slot's job (the clock stays), ``N`` is void (the clock moves);
   an empty slot or a job that cannot be placed acts as void;
 * reward (float32): ``−Σ 1/len`` over the jobs in the system at each time advance, 0 for an
@@ -77,13 +79,15 @@ def placeable(p: DCParams, s: DCState) -> jax.Array:
 class DataCenterEnv(Environment):
     """See the module docstring. ``params``: the cluster (default: DeepRM's sizes, 50-entry
     jobsets, all_done, a 500-step cap, start-now placement, no quirks); ``rate``: the job
-    arrival rate λ; ``mask_invalid``: mask the slots that cannot be allocated; ``eval_seed``:
-    the seed of the fixed evaluation jobsets of ``init_state_at``."""
+    arrival rate λ; ``mask_invalid``: mask the slots that cannot be allocated; ``no_idle_void``:
+    mask void while the cluster is idle and a job can be placed; ``eval_seed``: the seed of the
+    fixed evaluation jobsets of ``init_state_at``."""
 
     params: DCParams = DCParams(step_cap=500)
     rate: float = 0.7
     mask_invalid: bool = False
     eval_seed: int = 314159
+    no_idle_void: bool = False
 
     @property
     def num_actions(self) -> int:
@@ -120,8 +124,11 @@ class DataCenterEnv(Environment):
 
     def observe(self, state: DCState) -> DCObservation:
         p = self.params
-        if self.mask_invalid:
-            mask = jnp.concatenate([placeable(p, state), jnp.ones((1,), bool)])
-        else:
-            mask = jnp.ones((p.num_actions,), bool)
+        jobs = placeable(p, state) if self.mask_invalid else jnp.ones((p.num_slots,), bool)
+        void = jnp.ones((1,), bool)
+        if self.no_idle_void:
+            can = placeable(p, state) if not self.mask_invalid else jobs
+            idle = jnp.all(state.avail[0] == p.res_slot)
+            void = ~(idle & jnp.any(can))[None]
+        mask = jnp.concatenate([jobs, void])
         return DCObservation(mask=mask, image=image(p, state))

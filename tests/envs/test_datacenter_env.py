@@ -112,3 +112,27 @@ def test_mask_marks_unplaceable_slots(env):
     m_invalid, m_all = masks(lens, dems)
     assert np.asarray(m_invalid).tolist() == [False, False, False, True]
     assert np.asarray(m_all).all()
+
+
+def test_no_idle_void_masks_void_only_on_an_idle_cluster_with_a_placeable_job(env):
+    lens = np.array([6, 2, 0, 0] + [0] * 8, np.int32)
+    dems = np.zeros((12, 2), np.int32)
+    dems[0], dems[1] = (6, 6), (1, 1)
+    strict = DataCenterEnv(params=SMALL, rate=0.9, mask_invalid=True, no_idle_void=True)
+    loose = DataCenterEnv(params=SMALL, rate=0.9, no_idle_void=True)
+
+    @jax.jit
+    def masks(lens, dems):
+        idle = strict.init_state_jobset(lens, dems).replace(slots=jnp.array([1, -1, -1], jnp.int32))
+        busy = baselines.cluster.allocate(SMALL, idle.replace(slots=jnp.array([0, 1, -1],
+                                          jnp.int32)), 0)[0]  # fmt: skip
+        full = busy.replace(slots=jnp.array([-1, -1, -1], jnp.int32))  # nothing to place
+        empty = idle.replace(slots=jnp.array([-1, -1, -1], jnp.int32))
+        return [m.observe(s).mask for s in (idle, busy, full, empty) for m in (strict, loose)]
+
+    got = [np.asarray(m).tolist() for m in masks(lens, dems)]
+    assert got[0] == [True, False, False, False]  # idle, job 1 placeable: void masked
+    assert got[1] == [True, True, True, False]  # every slot open, void still masked
+    assert got[2][-1] and got[3][-1]  # the big job runs: void allowed
+    assert got[4] == [False, False, False, True] and got[5][-1]  # nothing to place
+    assert got[6] == [False, False, False, True] and got[7][-1]  # idle, empty queue

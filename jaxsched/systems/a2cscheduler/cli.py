@@ -64,6 +64,9 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
                    help="evaluate the greedy policy every K epochs, keep best.ckpt (0: never)")  # fmt: skip
     p.add_argument("--future", action="store_true", help="DeepRM's future placement")
     p.add_argument("--mask", action="store_true", help="mask slots that cannot be allocated")
+    p.add_argument("--no-idle-void", action="store_true",
+                   help="mask void while the cluster is idle and a job can be placed (not in "
+                        "the paper; a greedy void there repeats for ever once arrivals stop)")  # fmt: skip
     p.add_argument("--normalize-advantages", action="store_true",
                    help="standardise each update's advantages (not in the spec)")  # fmt: skip
     p.add_argument("--no-progress", action="store_true", help="one log line per epoch")
@@ -113,7 +116,8 @@ def train_from_args(args) -> int:
     kw = {k: getattr(args, k) for k in _FIELDS if getattr(args, k) is not None}
     if args.seed is not None:
         kw["seed"] = args.seed
-    kw.update({k: True for k in ("future", "mask", "normalize_advantages") if getattr(args, k)})
+    flags = ("future", "mask", "no_idle_void", "normalize_advantages")
+    kw.update({k: True for k in flags if getattr(args, k)})
     train(RunConfig(**kw), args.out, epochs=args.epochs, resume=args.resume,
           validate_every=args.validate_every, progress=not args.no_progress,
           evaluate=not args.no_evaluate)  # fmt: skip

@@ -18,7 +18,7 @@ class RunConfig:
 
     Environment: ``rate`` λ, ``num_res``, ``res_slot``, ``horizon``, ``num_slots`` N,
     ``backlog_size``, ``simu_len``, ``max_job_len`` (< horizon), ``step_cap``, ``future`` placement, ``mask`` invalid
-    actions. Networks: ``arch`` (:data:`jaxsched.nets.a2cscheduler.ARCHS`). A2C:
+    actions, ``no_idle_void`` (void masked on an idle cluster while a job can be placed). Networks: ``arch`` (:data:`jaxsched.nets.a2cscheduler.ARCHS`). A2C:
     ``num_envs``, ``n_steps``, ``gamma``, ``lr``, ``optimizer``, ``entropy_coef``,
     ``value_coef``, ``normalize_advantages``, ``entropy_anneal_updates`` (β falls linearly to 0
     over that many updates; 0: constant), ``updates_per_epoch``. ``seed``; evaluation: ``eval_sequences`` fixed
@@ -35,6 +35,7 @@ class RunConfig:
     step_cap: int = 500
     future: bool = False
     mask: bool = False
+    no_idle_void: bool = False
     arch: str = "conv16"
     num_envs: int = 16
     n_steps: int = 5
@@ -90,7 +91,8 @@ def build_env(rc: RunConfig):
     p = DCParams(num_res=rc.num_res, res_slot=rc.res_slot, horizon=rc.horizon,
                  num_slots=rc.num_slots, backlog_size=rc.backlog_size, max_job_size=rc.res_slot,
                  max_job_len=rc.max_job_len, simu_len=rc.simu_len, step_cap=rc.step_cap, future=rc.future)  # fmt: skip
-    return DataCenterEnv(params=p, rate=rc.rate, mask_invalid=rc.mask, eval_seed=rc.eval_seed)
+    return DataCenterEnv(params=p, rate=rc.rate, mask_invalid=rc.mask, eval_seed=rc.eval_seed,
+                         no_idle_void=rc.no_idle_void)  # fmt: skip
 
 
 def build_nets(rc: RunConfig, env):

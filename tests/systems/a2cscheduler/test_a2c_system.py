@@ -155,3 +155,13 @@ def test_two_level_decoding_allocates_where_greedy_voids_for_ever(run_dir):
     two = ev.policy_metrics(env, split_actor, None, 3, decode="two_level")
     assert np.sum(greedy["unfinished"]) > 0
     assert np.all(two["unfinished"] == 0) and np.all(np.isfinite(two["slowdown"]))
+
+
+def test_no_idle_void_flag_reaches_the_environment(tmp_path):
+    from jaxsched.systems.a2cscheduler.run import load_model
+
+    out = tmp_path / "run"
+    argv = ["train", "a2c", "--out", str(out), "--epochs", "1", "--no-evaluate", "--mask"]
+    assert main([*argv, "--no-idle-void", *TINY]) == 0
+    assert json.loads((out / "run.json").read_text())["no_idle_void"] is True
+    assert load_model(out).env.no_idle_void and load_model(out).env.mask_invalid
