@@ -85,7 +85,10 @@ def test_sweep_seed_equals_single_seed_run(runs):
         for r, m in zip(rows, ms):
             assert r["return"] == pytest.approx(float(m["episode_return"]), rel=1e-6)
             assert r["pi_iters"] == int(m["pi_iters"])
-            assert r["pi_loss"] == pytest.approx(float(m["pi_loss"]), rel=1e-3, abs=1e-5)
+            # pi_loss is a mean of standardised advantages times ratios near 1: O(1) terms that
+            # cancel to ~1e-5, so float32 summation order alone moves it by ~1e-5 (seen on a
+            # newer CPU: 0.9e-5 against 2.3e-5)
+            assert r["pi_loss"] == pytest.approx(float(m["pi_loss"]), rel=1e-3, abs=1e-4)
         # resumed at epoch 1 with every checkpoint kept
         assert [load_checkpoint(p).epoch for p in list_checkpoints(sw)] == [1, 2]
         # validated every epoch, the best checkpoint kept per seed
