@@ -68,3 +68,10 @@ def test_fig9_inspector_records_its_metric():
     assert (run["base"], run["metric"], run["backfill"]) == ("sjf", "mbsld", "none")
     system, model = systems.load_model("si-sdsc-sjf-mbsld")
     assert system.name == "schedinspector" and model.epoch == 10
+
+
+def test_a2c_model_by_name_keeps_its_environment():
+    # A2cScheduler at rate 0.7, invalid slots and idle-cluster void masked (its README)
+    system, model = systems.load_model("a2c-l07")
+    assert system.name == "a2c" and model.epoch == 30
+    assert model.env.mask_invalid and model.env.no_idle_void and model.run.rate == 0.7

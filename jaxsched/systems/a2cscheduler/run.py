@@ -136,8 +136,11 @@ class LoadedModel:
 
 
 def load_model(path) -> LoadedModel:
-    """The actor of the newest checkpoint of a run directory (or of a checkpoint file)."""
-    p = Path(path)
+    """The actor of the newest checkpoint of a run directory, of a checkpoint file or of the
+    shipped model of that name (:mod:`jaxsched.models`)."""
+    from jaxsched.models import resolve
+
+    p = resolve(path)
     run_file = (p if p.is_dir() else p.parent) / "run.json"
     try:
         rc = RunConfig.from_json(json.loads(run_file.read_text()))
