@@ -69,13 +69,14 @@ part rlscheduler_ppo_epoch 100 "$PY" benchmarks/train_speed.py --epochs 1 --no-f
   --env-batch $B_PPO --env-backfill none --run none --json "$OUT/train_speed.json"
 left=$((DEADLINE - $(date +%s) - 20))
 [ "$left" -lt "$TRAIN_S" ] && TRAIN_S=$left
-if [ "$TRAIN_S" -gt 30 ] && [ "${SUITE_TRAIN:-splitwindow}" = networks ]; then
+TRAIN_S=$((TRAIN_S / F)) # part() multiplies the limit by F again: training gets TRAIN_S itself
+if [ "$((TRAIN_S * F))" -gt 30 ] && [ "${SUITE_TRAIN:-splitwindow}" = networks ]; then
   part networks "$TRAIN_S" "$PY" benchmarks/rlscheduler_networks.py --train --batched \
     --nets kernel,mlp_v1,mlp_v2,mlp_v3,lenet --seeds 1-3 --epochs 20 --trajectories 100 \
     --root "$OUT/networks"
   part networks_table 60 "$PY" benchmarks/rlscheduler_networks.py --seeds 1-3 \
     --trajectories 100 --root "$OUT/networks"
-elif [ "$TRAIN_S" -gt 30 ]; then
+elif [ "$((TRAIN_S * F))" -gt 30 ]; then
   resume=""
   [ -f "$OUT/splitwindow-h20-t0/run.json" ] && resume=--resume
   part splitwindow_train "$TRAIN_S" "$PY" -m jaxsched train splitwindow \
