@@ -124,11 +124,9 @@ class DataCenterEnv(Environment):
 
     def observe(self, state: DCState) -> DCObservation:
         p = self.params
-        jobs = placeable(p, state) if self.mask_invalid else jnp.ones((p.num_slots,), bool)
-        void = jnp.ones((1,), bool)
-        if self.no_idle_void:
-            can = placeable(p, state) if not self.mask_invalid else jobs
-            idle = jnp.all(state.avail[0] == p.res_slot)
-            void = ~(idle & jnp.any(can))[None]
-        mask = jnp.concatenate([jobs, void])
+        can = placeable(p, state)  # unused (and compiled away) without either option
+        jobs = can if self.mask_invalid else jnp.ones((p.num_slots,), bool)
+        idle = jnp.all(state.avail[0] == p.res_slot)
+        void = ~(idle & jnp.any(can)) if self.no_idle_void else jnp.asarray(True)
+        mask = jnp.concatenate([jobs, void[None]])
         return DCObservation(mask=mask, image=image(p, state))

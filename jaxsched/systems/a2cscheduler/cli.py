@@ -98,8 +98,8 @@ def train_from_args(args) -> int:
         env = build_env(rc)
         rows = ev.per_sequence(env, rc.eval_sequences, m.actor_apply, m.params)
         names = ["A2C"]
-        for flag, decode in (("two_level", "two_level"), ("sampled", "sampled")):
-            if getattr(args, flag):
+        for decode in ("two_level", "sampled"):
+            if getattr(args, decode):
                 names.append(f"A2C {decode.replace('_', '-')}")
                 rows[names[-1]] = ev.policy_metrics(env, m.actor_apply, m.params,
                                                     rc.eval_sequences, decode=decode)  # fmt: skip

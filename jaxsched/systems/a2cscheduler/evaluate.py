@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsched.nets import categorical
 from jaxsched.sim.datacenter import baselines
 from jaxsched.sim.evaluate import standard_error
 
@@ -62,14 +63,13 @@ def decode_action(logits, key, decode: str = "greedy") -> jax.Array:
     ``decode`` (:data:`DECODES`); ``key`` is used by ``sampled`` only."""
     if decode == "sampled":
         return jax.random.categorical(key, logits).astype(jnp.int32)
-    best = jnp.argmax(logits).astype(jnp.int32)
     if decode == "greedy":
-        return best
+        return categorical.argmax(logits)
     if decode != "two_level":
         raise ValueError(f"decode must be one of {', '.join(DECODES)}, got {decode!r}")
     p = jax.nn.softmax(logits)
     void = logits.shape[-1] - 1
-    best_job = jnp.argmax(logits[:void]).astype(jnp.int32)
+    best_job = categorical.argmax(logits[:void])
     return jnp.where(p[void] >= jnp.sum(p[:void]), jnp.int32(void), best_job)
 
 
@@ -82,8 +82,6 @@ def _jobsets(env, n: int):
 def policy_metrics(env, actor_apply, params, n: int, *, decode: str = "greedy", seed: int = 0):
     """Per-sequence metrics (numpy float64 ``[n]`` each, :data:`_METRICS`) of the actor on
     ``n`` jobsets, its actions decoded by ``decode`` (:func:`decode_action`)."""
-    if decode not in DECODES:
-        raise ValueError(f"decode must be one of {', '.join(DECODES)}, got {decode!r}")
     T = env.params.step_cap or 10 * env.params.simu_len
 
     def one(start, key):
