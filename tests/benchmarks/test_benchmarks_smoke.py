@@ -573,3 +573,10 @@ def test_train_speed_fresh_row_on_the_shipped_model(capsys):
     text = capsys.readouterr().out
     assert "on 2 fresh sequences (seed 3)" in text and "paired" in text
     assert fr["diff"] == pytest.approx(fr["mean"] - fr["best_mean"], rel=1e-9)
+
+
+def test_a2c_void_loop_on_the_shipped_model(capsys):
+    # a2c-l07 masks void on an idle cluster, so no jobset can end stuck there
+    VL = load_benchmark("a2c_void_loop")
+    assert VL.main(["a2c-l07", "--sequences", "3", "--eval-seed", "1"]) == 0
+    assert "3 jobsets, 0 with unallocated jobs (0)" in capsys.readouterr().out
