@@ -29,12 +29,30 @@ import dataclasses
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from flax import struct
 
 from jaxsched.envs.core import Environment, Observation
 from jaxsched.sim.datacenter import DCParams, DCState, baselines, cluster, generator
 
-__all__ = ["DataCenterEnv", "DCObservation", "image"]
+__all__ = ["DataCenterEnv", "DCObservation", "JobBank", "image"]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class JobBank:
+    """Given jobsets: ``lens`` int ``[K, S]``, ``dems`` int ``[K, S, d]`` (numpy; ``S`` must be
+    the cluster's ``simu_len``). Compared and hashed by identity, so an environment holding
+    one stays a static jit argument."""
+
+    lens: np.ndarray
+    dems: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.lens.shape[0])
+
+    def take(self, k):
+        """Jobset ``k`` (int32 scalar, traced or not): ``(lens [S], dems [S, d])``."""
+        return jnp.asarray(self.lens, jnp.int32)[k], jnp.asarray(self.dems, jnp.int32)[k]
 
 
 @struct.dataclass
@@ -81,13 +99,18 @@ class DataCenterEnv(Environment):
     jobsets, all_done, a 500-step cap, start-now placement, no quirks); ``rate``: the job
     arrival rate λ; ``mask_invalid``: mask the slots that cannot be allocated; ``no_idle_void``:
     mask void while the cluster is idle and a job can be placed; ``eval_seed``: the seed of the
-    fixed evaluation jobsets of ``init_state_at``."""
+    fixed evaluation jobsets of ``init_state_at``. ``jobsets`` / ``eval_jobsets``
+    (:class:`JobBank`, e.g. slices of a real trace): episodes draw a jobset of ``jobsets``
+    uniformly instead of generating one, and ``init_state_at(k)`` is jobset ``k`` (modulo
+    their number) of ``eval_jobsets``."""
 
     params: DCParams = DCParams(step_cap=500)
     rate: float = 0.7
     mask_invalid: bool = False
     eval_seed: int = 314159
     no_idle_void: bool = False
+    jobsets: JobBank | None = None
+    eval_jobsets: JobBank | None = None
 
     @property
     def num_actions(self) -> int:
@@ -95,11 +118,17 @@ class DataCenterEnv(Environment):
 
     def init_state(self, key) -> DCState:
         k_job, k_next = jax.random.split(key)
-        lens, dems = generator.sample_jobset(self.params, k_job, self.rate)
+        if self.jobsets is not None:
+            lens, dems = self.jobsets.take(jax.random.randint(k_job, (), 0, len(self.jobsets)))
+        else:
+            lens, dems = generator.sample_jobset(self.params, k_job, self.rate)
         return cluster.reset(self.params, lens, dems, key=k_next)
 
     def init_state_at(self, start, key=None) -> DCState:
         """The evaluation jobset number ``start`` (int32 scalar), independent of ``key``."""
+        if self.eval_jobsets is not None:
+            k = jnp.asarray(start, jnp.int32) % len(self.eval_jobsets)
+            return cluster.reset(self.params, *self.eval_jobsets.take(k), key=jax.random.PRNGKey(0))
         base = jax.random.PRNGKey(self.eval_seed)
         return self.init_state(jax.random.fold_in(base, jnp.asarray(start, jnp.uint32)))
 
