@@ -39,6 +39,12 @@ _FIELDS = {
     "entropy_anneal_updates": nonneg_int,
     "value_coef": float,
     "updates_per_epoch": positive_int,
+    "algorithm": str,
+    "trace": str,
+    "trace_unit": positive_int,
+    "trace_jobs": positive_int,
+    "trace_eval": str,
+    "pg_trajectories": positive_int,
     "eval_sequences": positive_int,
     "eval_seed": int_arg,
 }
@@ -69,6 +75,9 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
                         "the paper; a greedy void there repeats for ever once arrivals stop)")  # fmt: skip
     p.add_argument("--normalize-advantages", action="store_true",
                    help="standardise each update's advantages (not in the spec)")  # fmt: skip
+    p.add_argument("--keep-checkpoints", type=nonneg_int, default=1, metavar="K",
+                   help="newest epoch checkpoints kept in DIR (default 1; 0 keeps all, to "
+                        "evaluate early epochs later)")  # fmt: skip
     p.add_argument("--no-progress", action="store_true", help="one log line per epoch")
     p.add_argument("--no-evaluate", action="store_true",
                    help="skip the evaluation against the baselines after training")  # fmt: skip
@@ -80,6 +89,10 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
             choices = tuple(ARCHS)
         elif name == "optimizer":
             choices = ("rmsprop", "adam")
+        elif name == "algorithm":
+            choices = ("a2c", "pg")
+        elif name == "trace_eval":
+            choices = ("validation", "test")
         p.add_argument("--" + name.replace("_", "-"), type=kind, default=None, choices=choices)
 
 
@@ -93,7 +106,7 @@ def train_from_args(args) -> int:
 
     if args.evaluate_only:
         m = load_model(args.out)
-        over = {k: getattr(args, k) for k in ("eval_seed", "eval_sequences")}
+        over = {k: getattr(args, k) for k in ("eval_seed", "eval_sequences", "trace_eval")}
         rc = dataclasses.replace(m.run, **{k: v for k, v in over.items() if v is not None})
         env = build_env(rc)
         rows = ev.per_sequence(env, rc.eval_sequences, m.actor_apply, m.params)
@@ -103,8 +116,7 @@ def train_from_args(args) -> int:
                 names.append(f"A2C {decode.replace('_', '-')}")
                 rows[names[-1]] = ev.policy_metrics(env, m.actor_apply, m.params,
                                                     rc.eval_sequences, decode=decode)  # fmt: skip
-        print(f"{m.path} (epoch {m.epoch}): {rc.eval_sequences} jobsets of seed {rc.eval_seed} "
-              f"at rate {rc.rate}, A2C greedy")  # fmt: skip
+        print(f"{m.path} (epoch {m.epoch}): {rc.describe_jobsets()}, A2C greedy")
         print(ev.format_table(ev.summarise(rows)))
         print("paired differences over the same jobsets (mean ± standard error):")
         for name in names:
@@ -120,5 +132,5 @@ def train_from_args(args) -> int:
     kw.update({k: True for k in flags if getattr(args, k)})
     train(RunConfig(**kw), args.out, epochs=args.epochs, resume=args.resume,
           validate_every=args.validate_every, progress=not args.no_progress,
-          evaluate=not args.no_evaluate)  # fmt: skip
+          evaluate=not args.no_evaluate, keep_checkpoints=args.keep_checkpoints)  # fmt: skip
     return 0

@@ -11,6 +11,9 @@ __all__ = ["SYSTEM_NAME", "RunConfig", "build_env", "build_nets"]
 
 SYSTEM_NAME = "a2c"
 
+#: a trace's slices, in trace order: (first, end) fractions of each part
+TRACE_PARTS = {"train": (0.0, 0.6), "validation": (0.6, 0.7), "test": (0.7, 1.0)}
+
 
 @dataclasses.dataclass(frozen=True)
 class RunConfig:
@@ -21,8 +24,16 @@ class RunConfig:
     actions, ``no_idle_void`` (void masked on an idle cluster while a job can be placed). Networks: ``arch`` (:data:`jaxsched.nets.a2cscheduler.ARCHS`). A2C:
     ``num_envs``, ``n_steps``, ``gamma``, ``lr``, ``optimizer``, ``entropy_coef``,
     ``value_coef``, ``normalize_advantages``, ``entropy_anneal_updates`` (β falls linearly to 0
-    over that many updates; 0: constant), ``updates_per_epoch``. ``seed``; evaluation: ``eval_sequences`` fixed
-    jobsets of seed ``eval_seed``."""
+    over that many updates; 0: constant), ``updates_per_epoch``. ``algorithm``: ``"a2c"`` or
+    ``"pg"``, DeepRM's Monte-Carlo policy gradient (:mod:`jaxsched.train.mc_pg`: ``num_envs``
+    trajectories per update, ``pg_trajectories`` of them on each jobset, every one to its end
+    or ``step_cap``; the same optimiser, γ, β and advantage standardisation; no critic).
+    ``seed``; evaluation: ``eval_sequences`` fixed jobsets of seed ``eval_seed``. ``trace``
+    (an SWF file that records memory; "" for DeepRM's generator): jobsets are its slices of
+    ``trace_jobs`` jobs at ``trace_unit`` seconds per step
+    (:func:`jaxsched.workload.datacenter_trace.trace_slices`), in trace order the first 60 %
+    for training, the next 10 % for validation, the last 30 % for testing; ``trace_eval``
+    (``validation`` or ``test``) are the fixed evaluation jobsets; ``rate`` is then unused."""
 
     rate: float = 0.7
     num_res: int = 2
@@ -47,6 +58,12 @@ class RunConfig:
     normalize_advantages: bool = False
     entropy_anneal_updates: int = 0
     updates_per_epoch: int = 50
+    trace: str = ""
+    trace_unit: int = 600
+    trace_jobs: int = 60
+    trace_eval: str = "validation"
+    algorithm: str = "a2c"
+    pg_trajectories: int = 8
     seed: int = 0
     eval_sequences: int = 20
     eval_seed: int = 314159
@@ -58,6 +75,15 @@ class RunConfig:
 
         if self.arch not in ARCHS:
             raise ConfigError(f"--arch must be one of {', '.join(ARCHS)}, got {self.arch!r}")
+        if self.trace_eval not in TRACE_PARTS:
+            raise ConfigError(f"--trace-eval must be validation or test, got {self.trace_eval!r}")
+        if self.algorithm not in ("a2c", "pg"):
+            raise ConfigError(f"--algorithm must be a2c or pg, got {self.algorithm!r}")
+        if self.algorithm == "pg" and (self.num_envs % self.pg_trajectories or not self.step_cap):
+            raise ConfigError(
+                f"--algorithm pg needs --num-envs ({self.num_envs}) a multiple of "
+                f"--pg-trajectories ({self.pg_trajectories}) and a step cap (--step-cap > 0)"
+            )
         if not 1 <= self.max_job_len < self.horizon:
             raise ConfigError(
                 f"--max-job-len must be in [1, horizon), got {self.max_job_len} with horizon "
@@ -72,6 +98,14 @@ class RunConfig:
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in names})
 
+    def describe_jobsets(self) -> str:
+        """The fixed evaluation jobsets in words: ``20 jobsets of seed 314159 at rate 0.7`` or
+        ``20 jobsets of the test part of PATH (60 jobs, 600 s per step)``."""
+        if self.trace:
+            return (f"{self.eval_sequences} jobsets of the {self.trace_eval} part of {self.trace} "
+                    f"({self.trace_jobs} jobs, {self.trace_unit} s per step)")  # fmt: skip
+        return f"{self.eval_sequences} jobsets of seed {self.eval_seed} at rate {self.rate}"
+
     def a2c(self):
         """The :class:`jaxsched.train.a2c.A2CConfig`."""
         from jaxsched.train.a2c import A2CConfig
@@ -82,17 +116,55 @@ class RunConfig:
                          normalize_advantages=self.normalize_advantages,
                          entropy_anneal_updates=self.entropy_anneal_updates)  # fmt: skip
 
+    def mc_pg(self):
+        """The :class:`jaxsched.train.mc_pg.MCPGConfig` (rollouts of ``step_cap`` steps)."""
+        from jaxsched.train.mc_pg import MCPGConfig
+
+        chunk = max(d for d in range(1, 51) if self.step_cap % d == 0)
+        return MCPGConfig(num_starts=self.num_envs // self.pg_trajectories,
+                          trajectories=self.pg_trajectories, max_steps=self.step_cap,
+                          chunk=chunk, gamma=self.gamma, lr=self.lr, optimizer=self.optimizer,
+                          entropy_coef=self.entropy_coef,
+                          normalize_advantages=self.normalize_advantages)  # fmt: skip
+
 
 def build_env(rc: RunConfig):
     """The :class:`jaxsched.envs.DataCenterEnv` of a run (max job size = R)."""
     from jaxsched.envs import DataCenterEnv
     from jaxsched.sim.datacenter import DCParams
 
+    banks, simu_len = trace_banks(rc) if rc.trace else ({}, rc.simu_len)
     p = DCParams(num_res=rc.num_res, res_slot=rc.res_slot, horizon=rc.horizon,
                  num_slots=rc.num_slots, backlog_size=rc.backlog_size, max_job_size=rc.res_slot,
-                 max_job_len=rc.max_job_len, simu_len=rc.simu_len, step_cap=rc.step_cap, future=rc.future)  # fmt: skip
+                 max_job_len=rc.max_job_len, simu_len=simu_len, step_cap=rc.step_cap, future=rc.future)  # fmt: skip
     return DataCenterEnv(params=p, rate=rc.rate, mask_invalid=rc.mask, eval_seed=rc.eval_seed,
-                         no_idle_void=rc.no_idle_void)  # fmt: skip
+                         no_idle_void=rc.no_idle_void, **banks)  # fmt: skip
+
+
+def trace_banks(rc: RunConfig) -> tuple[dict, int]:
+    """``({"jobsets": training JobBank, "eval_jobsets": the rc.trace_eval part}, steps per
+    jobset)`` from ``rc.trace`` (see :class:`RunConfig`)."""
+    from jaxsched.envs.datacenter import JobBank
+    from jaxsched.workload.datacenter_trace import trace_slices
+    from jaxsched.workload.swf import read_swf
+
+    if rc.num_res != 2:
+        raise ConfigError(
+            f"--trace gives CPU and memory demands: --num-res must be 2, got {rc.num_res}"
+        )
+    sl = trace_slices(read_swf(rc.trace), jobs=rc.trace_jobs, unit=rc.trace_unit,
+                      res_slot=rc.res_slot, max_len=rc.max_job_len)  # fmt: skip
+
+    def part(name):
+        a, b = TRACE_PARTS[name]
+        s = sl.select(slice(int(a * sl.num_slices), int(b * sl.num_slices)))
+        if s.num_slices == 0:
+            raise ConfigError(
+                f"{rc.trace}: too few slices of {rc.trace_jobs} jobs for a {name} part"
+            )
+        return JobBank(s.lens, s.dems)
+
+    return {"jobsets": part("train"), "eval_jobsets": part(rc.trace_eval)}, sl.steps
 
 
 def build_nets(rc: RunConfig, env):

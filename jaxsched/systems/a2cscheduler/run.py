@@ -33,23 +33,39 @@ class Trainer:
     ``run_config()``; ``env`` (no auto-reset) and ``actor_apply`` for evaluation."""
 
     def __init__(self, rc: RunConfig):
-        from jaxsched.envs import AutoResetWrapper
-        from jaxsched.train.a2c import make_a2c
-
         self.rc = rc
         self.env = build_env(rc)
         self.actor, self.critic, self.actor_apply, critic_apply = build_nets(rc, self.env)
-        self._init, upd = make_a2c(AutoResetWrapper(self.env), self.actor_apply, critic_apply,
-                                   rc.a2c(), lambda o: (o.image, o.mask))  # fmt: skip
+        self._init, upd, per_update = self._algorithm(critic_apply)
 
         def epoch(state):
             state, m = jax.lax.scan(lambda s, _: upd(s), state, None, length=rc.updates_per_epoch)
             out = {k: jnp.mean(v) for k, v in m.items() if not k.startswith("ep_")}
             out["episodes"] = jnp.sum(m["episodes"])
+            out["steps"] = (
+                jnp.sum(m["steps"])
+                if per_update is None
+                else jnp.float32(per_update * rc.updates_per_epoch)
+            )
             out["ep_slowdown"] = jnp.sum(m["ep_slowdown"]) / jnp.maximum(out["episodes"], 1.0)
             return state, out
 
         self.update = jax.jit(epoch)
+
+    def _algorithm(self, critic_apply):
+        """``(init, update, environment steps per update or None if the update counts
+        them)`` of ``rc.algorithm``."""
+        from jaxsched.envs import AutoResetWrapper
+        from jaxsched.train.a2c import make_a2c
+        from jaxsched.train.mc_pg import make_mc_pg
+
+        rc, obs = self.rc, lambda o: (o.image, o.mask)
+        if rc.algorithm == "pg":
+            init, upd = make_mc_pg(self.env, self.actor_apply, rc.mc_pg(), obs)
+            return init, upd, None
+        init, upd = make_a2c(AutoResetWrapper(self.env), self.actor_apply, critic_apply,
+                             rc.a2c(), obs)  # fmt: skip
+        return init, upd, rc.num_envs * rc.n_steps
 
     def init_state(self):
         """Fresh networks and environments from ``rc.seed`` (one compiled call)."""
@@ -57,7 +73,9 @@ class Trainer:
         def init(key):
             k_a, k_c, k_run = jax.random.split(key, 3)
             img = jnp.zeros((self.env.params.horizon, self.env.params.image_width), jnp.float32)
-            params = {"actor": self.actor.init(k_a, img), "critic": self.critic.init(k_c, img)}
+            params = {"actor": self.actor.init(k_a, img)}
+            if self.rc.algorithm == "a2c":
+                params["critic"] = self.critic.init(k_c, img)
             return self._init(k_run, params)
 
         return jax.jit(init)(jax.random.PRNGKey(self.rc.seed))
@@ -92,8 +110,10 @@ def _validator(trainer: Trainer, out: Path):
 
 
 def train(rc: RunConfig, out, *, epochs: int, resume: bool = False, validate_every: int = 0,
-          progress: bool = True, evaluate: bool = True, log=print) -> dict | None:  # fmt: skip
-    """Train (or resume) the run in ``out`` up to ``epochs``; returns the final evaluation
+          progress: bool = True, evaluate: bool = True, keep_checkpoints: int = 1,
+          log=print) -> dict | None:  # fmt: skip
+    """Train (or resume) the run in ``out`` up to ``epochs``, keeping the newest
+    ``keep_checkpoints`` epoch checkpoints (0: all); returns the final evaluation
     (:func:`jaxsched.systems.a2cscheduler.evaluate.evaluate`, also written to
     ``evaluation.json``), or None with ``evaluate=False``."""
     t0 = time.perf_counter()
@@ -110,6 +130,7 @@ def train(rc: RunConfig, out, *, epochs: int, resume: bool = False, validate_eve
         message=_message,
         validate=_validator(trainer, out) if validate_every else None,
         validate_every=validate_every,
+        keep=keep_checkpoints,
     )
     state, _ = run_epochs(out, state, history, spec, done_epochs=done, epochs=epochs, t0=t0,
                           progress=progress, log=log)  # fmt: skip
@@ -117,7 +138,7 @@ def train(rc: RunConfig, out, *, epochs: int, resume: bool = False, validate_eve
         return None
     res = ev.evaluate(trainer.env, rc.eval_sequences, trainer.actor_apply, state.params["actor"])
     (out / "evaluation.json").write_text(json.dumps(res, indent=1) + "\n")
-    log(f"{rc.eval_sequences} evaluation jobsets at rate {rc.rate} (greedy A2C):")
+    log(f"{rc.describe_jobsets()}, greedy A2C:")
     log(ev.format_table(res))
     return res
 

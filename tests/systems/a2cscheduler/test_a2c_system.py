@@ -165,3 +165,33 @@ def test_no_idle_void_flag_reaches_the_environment(tmp_path):
     assert main([*argv, "--no-idle-void", *TINY]) == 0
     assert json.loads((out / "run.json").read_text())["no_idle_void"] is True
     assert load_model(out).env.no_idle_void and load_model(out).env.mask_invalid
+
+
+def test_pg_on_trace_slices(tmp_path, capsys):
+    """DeepRM's policy gradient (``--algorithm pg``) on slices of a tiny SWF trace with
+    memory: 20 jobs in slices of 2 (6 to train, 1 to validate, 3 to test); the log counts
+    the environment steps; ``--evaluate-only --trace-eval test`` names the test part."""
+    lines = ["; MaxProcs: 8"]
+    for i in range(20):
+        f = [i + 1, 30 * i, 0, 5 + 7 * (i % 3), 1 + i % 8, -1, 100 * (1 + i % 5), -1, -1, 500]
+        lines.append(" ".join(str(x) for x in f + [1] * 6 + [-1, -1]))
+    swf = tmp_path / "mem.swf"
+    swf.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "pg"
+    flags = ["--trace", str(swf), "--trace-jobs", "2", "--trace-unit", "10", "--algorithm", "pg",
+             "--pg-trajectories", "2"]  # fmt: skip
+    assert main(["train", "a2c", "--out", str(out), "--epochs", "1", "--no-evaluate",
+                 "--keep-checkpoints", "0", *TINY, *flags]) == 0  # fmt: skip
+    row = json.loads((out / "log.jsonl").read_text())
+    assert 0 < row["steps"] <= 2 * 2 * 40 and row["episodes"] >= 1
+    assert "critic" not in json.dumps(row)
+    assert main(["train", "a2c", "--out", str(out), "--evaluate-only", "--trace-eval", "test"]) == 0
+    text = capsys.readouterr().out
+    assert f"3 jobsets of the test part of {swf}" in text and "A2C − SJF" in text
+    assert main(["train", "a2c", "--out", str(tmp_path / "x"), "--algorithm", "pg",
+                 "--num-envs", "3", "--pg-trajectories", "2", "--epochs", "1"]) == 2  # fmt: skip
+    assert main(["train", "a2c", "--out", str(tmp_path / "y"), "--trace", str(tmp_path / "no.swf"),
+                 "--epochs", "1"]) == 2  # fmt: skip
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "multiple of --pg-trajectories" in err[0], err
+    assert "no.swf" in err[1] and "jaxsched: error: " in err[1], err
