@@ -580,3 +580,34 @@ def test_a2c_void_loop_on_the_shipped_model(capsys):
     VL = load_benchmark("a2c_void_loop")
     assert VL.main(["a2c-l07", "--sequences", "3", "--eval-seed", "1"]) == 0
     assert "3 jobsets, 0 with unallocated jobs (0)" in capsys.readouterr().out
+
+
+def test_a2c_tables_and_fig3_on_a_tiny_run(tmp_path, capsys):
+    """Two validated epochs of a tiny A2C run, every checkpoint kept: the tables script picks
+    the epoch with the best validation slowdown (or the best within a time budget), scores it
+    next to the baselines on fresh jobsets; the curves script finds the steps and writes a PNG."""
+    from jaxsched.cli import main as cli
+
+    run = tmp_path / "run"
+    tiny = ["--simu-len", "6", "--horizon", "8", "--max-job-len", "6", "--res-slot", "4",
+            "--num-slots", "2", "--backlog-size", "3", "--step-cap", "40", "--num-envs", "2",
+            "--n-steps", "3", "--updates-per-epoch", "2", "--eval-sequences", "3", "--no-progress",
+            "--validate-every", "1", "--keep-checkpoints", "0", "--no-evaluate"]  # fmt: skip
+    assert cli(["train", "a2c", "--out", str(run), "--epochs", "2", *tiny]) == 0
+    capsys.readouterr()
+    log = [json.loads(x) for x in (run / "log.jsonl").read_text().splitlines()]
+    best = min(log, key=lambda r: (r["eval_slowdown"], r["epoch"]))
+    TB = load_benchmark("a2c_tables")
+    assert TB.choose(run, None)[0] == best["epoch"]
+    assert TB.choose(run, log[0]["seconds"] / 60 + 1e-6)[0] == 1
+    with pytest.raises(TB.JaxschedError, match="no validated epoch within"):
+        TB.choose(run, 1e-9)
+    assert TB.main([str(run), "--eval-sequences", "4", "--json", str(tmp_path / "t.json")]) == 0
+    out = capsys.readouterr().out
+    assert "4 jobsets of seed 1 at rate 0.7" in out and f"(epoch  {best['epoch']}" in out
+    assert "A2C over 1 seed(s)" in out and "[2.14]" in out
+    assert len(json.loads((tmp_path / "t.json").read_text())[0]["rows"]["SJF"]["slowdown"]) == 4
+    F3 = load_benchmark("a2c_fig3")
+    assert F3.main([str(run), "--png", str(tmp_path / "f.png")]) == 0
+    out = capsys.readouterr().out
+    assert f"{2 * 2 * 3 * 2 / 1e6:.2f} M steps" in out and (tmp_path / "f.png").stat().st_size > 0
