@@ -32,36 +32,39 @@ from jaxsched.train.loop import read_log  # noqa: E402
 
 
 def curve(run: Path) -> dict:
-    """``{label, steps [E], minutes [E], train [E], val_steps, val_minutes, val, sjf}``."""
+    """``{label, steps, minutes, episodes, train}`` per epoch and ``{val_steps, val_minutes,
+    val_episodes, val}`` per validated epoch (cumulative), ``sjf``: SJF on the validation jobsets."""
     rc = RunConfig.from_json(json.loads((run / "run.json").read_text()))
     rows = {int(r["epoch"]): r for r in read_log(run)}
     rows = [rows[e] for e in sorted(rows)]
     per = rc.num_envs * rc.n_steps * rc.updates_per_epoch
     steps = np.cumsum([r.get("steps", per) for r in rows])
     minutes = np.cumsum([r["seconds"] for r in rows]) / 60
-    val = [
-        (s, m, r["eval_slowdown"]) for s, m, r in zip(steps, minutes, rows) if "eval_slowdown" in r
-    ]
+    episodes = np.cumsum([r["episodes"] for r in rows])
+    val = [(s, m, e, r["eval_slowdown"]) for s, m, e, r in zip(steps, minutes, episodes, rows)
+           if "eval_slowdown" in r]  # fmt: skip
     env = build_env(rc)
     sjf = float(np.mean(ev.baseline_metrics(env, ["sjf"], rc.eval_sequences)[0]["slowdown"]))
     algo = "DeepRM PG" if rc.algorithm == "pg" else f"A2C n={rc.n_steps}"
     label = f"{algo}, {rc.optimizer} {rc.lr:g}, β {rc.entropy_coef:g} ({run.name})"
     return dict(label=label, steps=steps, minutes=minutes, train=np.array([r["ep_slowdown"] for r in rows]),
                 val_steps=np.array([v[0] for v in val]), val_minutes=np.array([v[1] for v in val]),
-                val=np.array([v[2] for v in val]), sjf=sjf)  # fmt: skip
+                val_episodes=np.array([v[2] for v in val]), val=np.array([v[3] for v in val]),
+                sjf=sjf, episodes=episodes)  # fmt: skip
 
 
 def summary(c: dict) -> str:
     hit = np.flatnonzero(c["val"] < c["sjf"])
     reach = (f"below SJF ({c['sjf']:.2f}) at {c['val_steps'][hit[0]] / 1e6:.2f} M steps, "
-             f"{c['val_minutes'][hit[0]]:.1f} min" if len(hit) else f"never below SJF ({c['sjf']:.2f})")  # fmt: skip
+             f"{c['val_minutes'][hit[0]]:.1f} min, {c['val_episodes'][hit[0]]:,.0f} episodes" if len(hit) else f"never below SJF ({c['sjf']:.2f})")  # fmt: skip
     i = int(np.argmin(c["val"])) if len(c["val"]) else None
     best = (
         ""
         if i is None
         else f"; best validation {c['val'][i]:.2f} at {c['val_steps'][i] / 1e6:.2f} M steps"
     )
-    return f"{c['label']}: {c['steps'][-1] / 1e6:.2f} M steps in {c['minutes'][-1]:.1f} min, {reach}{best}"
+    done = f"{c['steps'][-1] / 1e6:.2f} M steps ({c['episodes'][-1]:,.0f} episodes) in {c['minutes'][-1]:.1f} min"
+    return f"{c['label']}: {done}, {reach}{best}"
 
 
 def plot(curves: list[dict], png: Path) -> None:
