@@ -6,8 +6,10 @@ the DeepRM-style data-centre cluster (:class:`jaxsched.envs.DataCenterEnv`).
 * ``evaluate.py`` — the learned policy next to the baselines on fixed jobsets;
 * ``cli.py`` — the ``jaxsched train a2c`` flags (``--evaluate-only`` for a trained run).
 
-``jaxsched evaluate --model DIR`` replays SWF traces, which this system does not schedule: its
-``model_rows`` says so in one line and names ``jaxsched train a2c --out DIR --evaluate-only``.
+``jaxsched evaluate TRACE --model DIR`` (the ``report`` hook) tests the model on the test
+slices of an SWF trace with memory (:func:`~jaxsched.systems.a2cscheduler.evaluate.trace_report`)
+next to the baselines. It does not schedule SWF sequences of the heuristics table, so
+``model_rows`` (``--json``, ``--table``) says so in one line.
 """
 
 from __future__ import annotations
@@ -26,9 +28,16 @@ def _load_model(path):
 
 def _model_rows(model, *args, **kwargs):
     raise ConfigError(
-        f"{model.path}: an A2cScheduler data-centre model does not schedule SWF traces; "
-        f"use: jaxsched train a2c --out DIR --evaluate-only"
+        f"{model.path}: an A2cScheduler data-centre model has no rows of the heuristics table "
+        f"(--json, --table); without them, jaxsched evaluate TRACE --model DIR tests it on the "
+        f"trace's slices, jaxsched train a2c --out DIR --evaluate-only on generated jobsets"
     )
+
+
+def _report(model, trace, *, sample=False, **kw):
+    from jaxsched.systems.a2cscheduler.evaluate import trace_report
+
+    return trace_report(model, trace, sample=sample)
 
 
 SYSTEM = System(
@@ -39,4 +48,5 @@ SYSTEM = System(
     train=_cli.train_from_args,
     load_model=_load_model,
     model_rows=_model_rows,
+    report=_report,
 )

@@ -101,27 +101,15 @@ def train_from_args(args) -> int:
     import jaxsched.sim  # noqa: F401  (enables x64)
     from jaxsched.errors import ConfigError
     from jaxsched.systems.a2cscheduler import evaluate as ev
-    from jaxsched.systems.a2cscheduler.config import RunConfig, build_env
+    from jaxsched.systems.a2cscheduler.config import RunConfig
     from jaxsched.systems.a2cscheduler.run import load_model, train
 
     if args.evaluate_only:
         m = load_model(args.out)
         over = {k: getattr(args, k) for k in ("eval_seed", "eval_sequences", "trace_eval")}
         rc = dataclasses.replace(m.run, **{k: v for k, v in over.items() if v is not None})
-        env = build_env(rc)
-        rows = ev.per_sequence(env, rc.eval_sequences, m.actor_apply, m.params)
-        names = ["A2C"]
-        for decode in ("two_level", "sampled"):
-            if getattr(args, decode):
-                names.append(f"A2C {decode.replace('_', '-')}")
-                rows[names[-1]] = ev.policy_metrics(env, m.actor_apply, m.params,
-                                                    rc.eval_sequences, decode=decode)  # fmt: skip
-        print(f"{m.path} (epoch {m.epoch}): {rc.describe_jobsets()}, A2C greedy")
-        print(ev.format_table(ev.summarise(rows)))
-        print("paired differences over the same jobsets (mean ± standard error):")
-        for name in names:
-            for metric in ("slowdown", "slowdown_all"):
-                print(ev.format_paired(ev.paired(rows, name, metric), name, metric))
+        decodes = [d for d in ("two_level", "sampled") if getattr(args, d)]
+        print(ev.comparison_text(m, rc, decodes))
         return 0
     if args.epochs is None:
         raise ConfigError("--epochs is required to train (or use --evaluate-only)")

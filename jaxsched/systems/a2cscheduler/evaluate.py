@@ -38,6 +38,8 @@ __all__ = [
     "paired",
     "format_table",
     "format_paired",
+    "comparison_text",
+    "trace_report",
 ]
 
 #: table name -> baseline policy of :mod:`jaxsched.sim.datacenter.baselines`
@@ -175,3 +177,41 @@ def format_table(res: dict) -> str:
         cells = "".join(f"{res[p][k][0]:>12.3f} ± {res[p][k][1]:<5.3f}" for p in pols)
         lines.append(f"{k:<12}{cells}")
     return "\n".join(lines)
+
+
+def comparison_text(model, rc, decodes=()) -> str:
+    """The trained ``model`` (:class:`~jaxsched.systems.a2cscheduler.run.LoadedModel`) greedy
+    (and by each of ``decodes``) next to the baselines on the evaluation jobsets of ``rc``
+    (its :class:`~jaxsched.systems.a2cscheduler.config.RunConfig`, e.g. the model's own with
+    another seed or trace): the table and the paired differences, as text."""
+    from jaxsched.systems.a2cscheduler.config import build_env
+
+    env = build_env(rc)
+    n = rc.eval_sequences
+    rows = per_sequence(env, n, model.actor_apply, model.params)
+    names = ["A2C"]
+    for decode in decodes:
+        names.append(f"A2C {decode.replace('_', '-')}")
+        rows[names[-1]] = policy_metrics(env, model.actor_apply, model.params, n, decode=decode)
+    lines = [f"{model.path} (epoch {model.epoch}): {rc.describe_jobsets()}, A2C greedy",
+             format_table(summarise(rows)),
+             "paired differences over the same jobsets (mean ± standard error):"]  # fmt: skip
+    for name in names:
+        for metric in ("slowdown", "slowdown_all"):
+            lines.append(format_paired(paired(rows, name, metric), name, metric))
+    return "\n".join(lines)
+
+
+def trace_report(model, trace, *, sample: bool = False, sequences: int = 100) -> str:
+    """``jaxsched evaluate TRACE --model DIR``: the model on the test part of ``trace``'s
+    slices (:data:`~jaxsched.systems.a2cscheduler.config.TRACE_PARTS`; the first
+    ``sequences``, or all if fewer), cut with the model's ``trace_jobs`` and ``trace_unit``,
+    whatever it was trained on (a model of generated jobsets is then tested on a real trace)."""
+    import dataclasses
+
+    from jaxsched.systems.a2cscheduler.config import trace_banks
+
+    rc = dataclasses.replace(model.run, trace=str(trace), trace_eval="test")
+    banks, _ = trace_banks(rc)
+    rc = dataclasses.replace(rc, eval_sequences=min(sequences, len(banks["eval_jobsets"])))
+    return comparison_text(model, rc, ("sampled",) if sample else ())

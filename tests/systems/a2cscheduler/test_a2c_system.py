@@ -170,7 +170,8 @@ def test_no_idle_void_flag_reaches_the_environment(tmp_path):
 def test_pg_on_trace_slices(tmp_path, capsys):
     """DeepRM's policy gradient (``--algorithm pg``) on slices of a tiny SWF trace with
     memory: 20 jobs in slices of 2 (6 to train, 1 to validate, 3 to test); the log counts
-    the environment steps; ``--evaluate-only --trace-eval test`` names the test part."""
+    the environment steps; ``--evaluate-only --trace-eval test`` and ``jaxsched evaluate TRACE --model DIR`` name the
+    test part."""
     lines = ["; MaxProcs: 8"]
     for i in range(20):
         f = [i + 1, 30 * i, 0, 5 + 7 * (i % 3), 1 + i % 8, -1, 100 * (1 + i % 5), -1, -1, 500]
@@ -188,6 +189,9 @@ def test_pg_on_trace_slices(tmp_path, capsys):
     assert main(["train", "a2c", "--out", str(out), "--evaluate-only", "--trace-eval", "test"]) == 0
     text = capsys.readouterr().out
     assert f"3 jobsets of the test part of {swf}" in text and "A2C − SJF" in text
+    # jaxsched evaluate TRACE --model DIR: the same test slices, through the report hook
+    assert main(["evaluate", str(swf), "--model", str(out)]) == 0
+    assert f"3 jobsets of the test part of {swf}" in capsys.readouterr().out
     assert main(["train", "a2c", "--out", str(tmp_path / "x"), "--algorithm", "pg",
                  "--num-envs", "3", "--pg-trajectories", "2", "--epochs", "1"]) == 2  # fmt: skip
     assert main(["train", "a2c", "--out", str(tmp_path / "y"), "--trace", str(tmp_path / "no.swf"),
