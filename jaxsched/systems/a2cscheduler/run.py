@@ -25,7 +25,7 @@ from jaxsched.systems.a2cscheduler.config import RunConfig, build_env, build_net
 from jaxsched.train.checkpoint import load_checkpoint
 from jaxsched.train.loop import BestCheckpoint, EpochSpec, open_run, run_epochs, start_or_resume
 
-__all__ = ["Trainer", "train", "LoadedModel", "load_model"]
+__all__ = ["Trainer", "train", "LoadedModel", "load_model", "export_actor"]
 
 
 class Trainer:
@@ -175,3 +175,22 @@ def load_model(path) -> LoadedModel:
     env = build_env(rc)
     _, _, actor_apply, _ = build_nets(rc, env)
     return LoadedModel(rc, env, actor_apply, params, ck.epoch, ck.path)
+
+
+def export_actor(checkpoint, out) -> Path:
+    """A model directory ``out`` for shipping: the actor's parameters of ``checkpoint`` only (a
+    quarter of the file: no critic, no optimiser or environment state; enough for
+    :func:`load_model` and evaluation, not for ``--resume``), its run's ``run.json`` and
+    ``log.jsonl``. Returns the checkpoint written."""
+    import shutil
+
+    from jaxsched.train.checkpoint import save_checkpoint
+
+    ck = load_checkpoint(checkpoint)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("run.json", "log.jsonl"):
+        shutil.copyfile(ck.path.parent / name, out / name)
+    state = {"params": {"actor": ck.state["params"]["actor"]}}
+    return save_checkpoint(out, state, epoch=ck.epoch, config=ck.config,
+                           metrics_history=ck.metrics_history)  # fmt: skip

@@ -199,3 +199,18 @@ def test_pg_on_trace_slices(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and "multiple of --pg-trajectories" in err[0], err
     assert "no.swf" in err[1] and "jaxsched: error: " in err[1], err
+
+
+def test_export_actor_evaluates_the_same(run_dir, tmp_path):
+    """The exported actor-only model loads as the run's own newest checkpoint does and gives
+    the same greedy slowdown on the same jobsets, in a smaller file."""
+    from jaxsched.systems.a2cscheduler import evaluate as ev
+    from jaxsched.systems.a2cscheduler.run import export_actor, load_model
+
+    ck = export_actor(run_dir, tmp_path / "shipped")
+    full, small = load_model(run_dir), load_model(tmp_path / "shipped")
+    assert small.epoch == full.epoch and ck.stat().st_size < full.path.stat().st_size / 2
+    assert (tmp_path / "shipped" / "run.json").read_text() == (run_dir / "run.json").read_text()
+    a = ev.policy_metrics(full.env, full.actor_apply, full.params, 3)["slowdown"]
+    b = ev.policy_metrics(small.env, small.actor_apply, small.params, 3)["slowdown"]
+    np.testing.assert_array_equal(a, b)
