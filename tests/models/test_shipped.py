@@ -75,3 +75,32 @@ def test_a2c_model_by_name_keeps_its_environment():
     system, model = systems.load_model("a2c-l07")
     assert system.name == "a2c" and model.epoch == 30
     assert model.env.mask_invalid and model.env.no_idle_void and model.run.rate == 0.7
+
+
+@pytest.mark.parametrize("name, rate, epoch", [("a2c-l06", 0.6, 30), ("a2c-l08", 0.8, 30),
+                                               ("a2c-l09", 0.9, 5)])  # fmt: skip
+def test_a2c_models_of_the_other_rates(name, rate, epoch):
+    # actor-only exports (export_actor) of the same recipe as a2c-l07 at other rates
+    system, model = systems.load_model(name)
+    assert system.name == "a2c" and model.epoch == epoch and model.run.rate == rate
+    assert model.env.mask_invalid and model.env.no_idle_void
+    from jaxsched.train.checkpoint import load_checkpoint
+
+    assert set(load_checkpoint(model.path).state) == {"params"}  # no optimiser, no environments
+    assert set(load_checkpoint(model.path).state["params"]) == {"actor"}
+
+
+def test_a2c_l09_beats_sjf_on_its_readme_jobsets():
+    # the README's 100 fresh jobsets (seed 1): 10.47 against SJF's 11.26
+    import dataclasses
+
+    import numpy as np
+
+    from jaxsched.systems.a2cscheduler import evaluate as ev
+    from jaxsched.systems.a2cscheduler.config import build_env
+
+    _, m = systems.load_model("a2c-l09")
+    env = build_env(dataclasses.replace(m.run, eval_seed=1, eval_sequences=100))
+    rows = ev.per_sequence(env, 100, m.actor_apply, m.params)
+    a2c, sjf = np.mean(rows["A2C"]["slowdown"]), np.mean(rows["SJF"]["slowdown"])
+    assert a2c == pytest.approx(10.467, abs=0.05) and sjf == pytest.approx(11.261, abs=1e-3)
