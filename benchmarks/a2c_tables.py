@@ -8,7 +8,9 @@ trace), with the paper's numbers beside.
 Each run's checkpoint is chosen on its own validation jobsets (the ``eval_slowdown`` of its
 log, ``--validate-every``): the best validated epoch, or with ``--minutes M`` the best among
 the epochs finished within M minutes of training (cumulative per-epoch ``seconds`` of the
-log, compilation included, validation not; needs ``--keep-checkpoints 0``). The test jobsets
+log, compilation included, validation not; needs ``--keep-checkpoints 0``); with
+``--every-checkpoint`` every kept epoch checkpoint is scored on the same validation jobsets
+first (not only the epochs the run validated while training). The test jobsets
 are fresh: ``--eval-seed`` (default 1; validation used 314159) for generated jobsets, the test
 part of the trace for a trace run. Per group: the baselines, each run (greedy), and over the
 runs (training seeds) the mean ± standard error of the runs' means and of their paired
@@ -50,11 +52,24 @@ SHOWN = ("Random", "Tetris", "SJF")
 METRICS = ("slowdown", "completion", "waiting")
 
 
-def choose(run: Path, minutes: float | None) -> tuple[int, float, float]:
+def rescored(run: Path) -> list[dict]:
+    """``{"epoch", "eval_slowdown"}`` of every kept epoch checkpoint of the run, scored greedily
+    on the run's own validation jobsets (as ``--validate-every`` scores them)."""
+    from jaxsched.train.checkpoint import list_checkpoints
+
+    out = []
+    for ck in list_checkpoints(run):
+        m = load_model(ck)
+        val = ev.policy_metrics(m.env, m.actor_apply, m.params, m.run.eval_sequences)
+        out.append({"epoch": m.epoch, "eval_slowdown": float(np.nanmean(val["slowdown"]))})
+    return out
+
+
+def choose(run: Path, minutes: float | None, every: bool = False) -> tuple[int, float, float]:
     """``(epoch, its validation slowdown, training minutes to it)`` of the run's chosen
-    checkpoint (see the module docstring)."""
+    checkpoint (see the module docstring; ``every``: among all kept checkpoints, rescored)."""
     cum = training_seconds(run)
-    rows = [r for r in read_log(run) if "eval_slowdown" in r]
+    rows = rescored(run) if every else [r for r in read_log(run) if "eval_slowdown" in r]
     if minutes is not None:
         rows = [r for r in rows if cum[int(r["epoch"])] <= 60 * minutes]
     if not rows:
@@ -70,7 +85,7 @@ def group_of(rc: RunConfig):
 
 
 def evaluate_run(run: Path, args) -> dict:
-    epoch, val, mins = choose(run, args.minutes)
+    epoch, val, mins = choose(run, args.minutes, args.every_checkpoint)
     ck = run / f"checkpoint_{epoch:08d}.ckpt"
     if not ck.exists():
         best = json.loads((run / "best.json").read_text()) if (run / "best.json").exists() else {}
@@ -137,6 +152,9 @@ def main(argv=None) -> int:
     ap.add_argument("--eval-seed", type=int, default=1)
     ap.add_argument("--eval-sequences", type=int, default=100)
     ap.add_argument("--minutes", type=float, default=None, metavar="M")
+    ap.add_argument("--every-checkpoint", action="store_true",
+                    help="choose among every kept checkpoint, each scored on the run's "
+                         "validation jobsets, not only the epochs validated during training")  # fmt: skip
     ap.add_argument("--json", type=Path, default=None, metavar="FILE")
     args = ap.parse_args(argv)
     try:

@@ -602,6 +602,9 @@ def test_a2c_tables_and_fig3_on_a_tiny_run(tmp_path, capsys):
     assert TB.choose(run, log[0]["seconds"] / 60 + 1e-6)[0] == 1
     with pytest.raises(TB.JaxschedError, match="no validated epoch within"):
         TB.choose(run, 1e-9)
+    # rescoring every kept checkpoint repeats the validation the run logged
+    again = {r["epoch"]: r["eval_slowdown"] for r in TB.rescored(run)}
+    assert again == pytest.approx({r["epoch"]: r["eval_slowdown"] for r in log}, abs=1e-5)
     assert TB.main([str(run), "--eval-sequences", "4", "--json", str(tmp_path / "t.json")]) == 0
     out = capsys.readouterr().out
     assert "4 jobsets of seed 1 at rate 0.7" in out and f"(epoch  {best['epoch']}" in out
