@@ -97,7 +97,7 @@ def evaluate_run(run: Path, args) -> dict:
     rc = dataclasses.replace(m.run, **over)
     env = build_env(rc)
     rows = ev.per_sequence(env, rc.eval_sequences, m.actor_apply, m.params)
-    return dict(run=str(run), group=group_of(rc), seed=rc.seed, epoch=epoch, val=val, minutes=mins,
+    return dict(run=str(run), group=group_of(rc), seed=rc.seed, algorithm=rc.algorithm, epoch=epoch, val=val, minutes=mins,
                 rows={k: {mm: v[mm].tolist() for mm in METRICS} for k, v in rows.items()},
                 jobsets=rc.describe_jobsets())  # fmt: skip
 
@@ -129,7 +129,8 @@ def report(results: list[dict]) -> list[str]:
                 f"{k} {_ms(r['rows']['A2C'][k])[0]:7.3f} ± {_ms(r['rows']['A2C'][k])[1]:.3f}"
                 for k in METRICS
             )
-            out.append(f"  A2C seed {r['seed']} (epoch {r['epoch']:>2}, {r['minutes']:4.1f} min)  {cells}"
+            who = "A2C" if r.get("algorithm", "a2c") == "a2c" else "PG "
+            out.append(f"  {who} seed {r['seed']} (epoch {r['epoch']:>2}, {r['minutes']:4.1f} min)  {cells}"
                        f"   − SJF {_ms(d)[0]:+.3f} ± {_ms(d)[1]:.3f}")  # fmt: skip
         per_seed = [float(np.mean(d)) for d in diffs]
         pooled = np.mean(np.stack(diffs), axis=0)
