@@ -103,3 +103,16 @@ def test_networks_shapes_and_variants():
         jax.eval_shape(Actor(6, "conv8").init, key, img[0])
     with pytest.raises(ConfigError):
         A2CConfig(optimizer="sgd")
+
+
+def test_max_pool_2x2_equals_flax_max_pool():
+    """The reshape-and-max pooling of the Table 3 variants gives nn.max_pool's values (odd
+    sizes: the last row and column dropped, VALID) and, without ties, its gradient."""
+    from jaxsched.nets.a2cscheduler import max_pool_2x2
+
+    x = jax.random.normal(jax.random.PRNGKey(3), (2, 7, 10, 3))
+    ref = lambda v: nn.max_pool(v, (2, 2), strides=(2, 2))  # noqa: E731
+    np.testing.assert_array_equal(max_pool_2x2(x), ref(x))
+    g = jax.grad(lambda v: jnp.sum(jnp.sin(max_pool_2x2(v))))(x)
+    g_ref = jax.grad(lambda v: jnp.sum(jnp.sin(ref(v))))(x)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-6)
