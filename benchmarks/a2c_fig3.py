@@ -46,7 +46,8 @@ def curve(run: Path) -> dict:
     env = build_env(rc)
     sjf = float(np.mean(ev.baseline_metrics(env, ["sjf"], rc.eval_sequences)[0]["slowdown"]))
     algo = "DeepRM PG" if rc.algorithm == "pg" else f"A2C n={rc.n_steps}"
-    label = f"{algo}, {rc.optimizer} {rc.lr:g}, β {rc.entropy_coef:g} ({run.name})"
+    arch = "" if rc.arch == "conv16" else f" {rc.arch}"
+    label = f"{algo}{arch}, {rc.optimizer} {rc.lr:g}, β {rc.entropy_coef:g} ({run.name})"
     return dict(label=label, steps=steps, minutes=minutes, train=np.array([r["ep_slowdown"] for r in rows]),
                 val_steps=np.array([v[0] for v in val]), val_minutes=np.array([v[1] for v in val]),
                 val_episodes=np.array([v[2] for v in val]), val=np.array([v[3] for v in val]),
