@@ -158,7 +158,9 @@ class LoadedModel:
 
 def load_model(path) -> LoadedModel:
     """The actor of the newest checkpoint of a run directory, of a checkpoint file or of the
-    shipped model of that name (:mod:`jaxsched.models`)."""
+    shipped model of that name (:mod:`jaxsched.models`). A run trained on a trace that is not
+    found from here gets the environment of generated jobsets of the same sizes (the actor
+    does not depend on the jobsets; ``jaxsched evaluate TRACE --model`` names the trace)."""
     from jaxsched.models import resolve
 
     p = resolve(path)
@@ -172,6 +174,8 @@ def load_model(path) -> LoadedModel:
         params = jax.tree_util.tree_map(jnp.asarray, ck.state["params"]["actor"])
     except (KeyError, TypeError):
         raise CheckpointError(f"{ck.path}: no actor parameters in this checkpoint") from None
+    if rc.trace and not Path(rc.trace).is_file():  # trained on a trace that is not here
+        rc = dataclasses.replace(rc, trace="")
     env = build_env(rc)
     _, _, actor_apply, _ = build_nets(rc, env)
     return LoadedModel(rc, env, actor_apply, params, ck.epoch, ck.path)

@@ -192,6 +192,10 @@ def test_pg_on_trace_slices(tmp_path, capsys):
     # jaxsched evaluate TRACE --model DIR: the same test slices, through the report hook
     assert main(["evaluate", str(swf), "--model", str(out)]) == 0
     assert f"3 jobsets of the test part of {swf}" in capsys.readouterr().out
+    # the training trace gone (another machine): the model still loads, for another trace
+    moved = swf.rename(tmp_path / "moved.swf")
+    assert main(["evaluate", str(moved), "--model", str(out)]) == 0
+    assert f"3 jobsets of the test part of {moved}" in capsys.readouterr().out
     assert main(["train", "a2c", "--out", str(tmp_path / "x"), "--algorithm", "pg",
                  "--num-envs", "3", "--pg-trajectories", "2", "--epochs", "1"]) == 2  # fmt: skip
     assert main(["train", "a2c", "--out", str(tmp_path / "y"), "--trace", str(tmp_path / "no.swf"),
