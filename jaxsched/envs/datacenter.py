@@ -128,7 +128,7 @@ class DataCenterEnv(Environment):
         """The evaluation jobset number ``start`` (int32 scalar), independent of ``key``."""
         if self.eval_jobsets is not None:
             k = jnp.asarray(start, jnp.int32) % len(self.eval_jobsets)
-            return cluster.reset(self.params, *self.eval_jobsets.take(k), key=jax.random.PRNGKey(0))
+            return self.init_state_jobset(*self.eval_jobsets.take(k))
         base = jax.random.PRNGKey(self.eval_seed)
         return self.init_state(jax.random.fold_in(base, jnp.asarray(start, jnp.uint32)))
 

@@ -111,7 +111,7 @@ def make_a2c(env, actor: Callable, critic: Callable, cfg: A2CConfig, obs_fn: Cal
     """``(init, update)``: ``init(key, params) -> A2CState`` (resets the ``E`` environments),
     ``update(state) -> (state, metrics)`` (jit it; metrics are float32 scalars: ``loss``,
     ``policy_loss``, ``value_loss``, ``entropy``, ``entropy_coef`` (β used), ``reward`` (mean
-    per step), ``episodes``
+    per step), ``steps`` (environment steps taken: E·n), ``episodes``
     (episodes ended in the update) and ``ep_<k>`` for each key of ``timestep.extras``: its sum
     over the episodes that ended)."""
     tx = make_optimizer(cfg)
@@ -168,7 +168,8 @@ def make_a2c(env, actor: Callable, critic: Callable, cfg: A2CConfig, obs_fn: Cal
         upd, opt_state = tx.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, upd)
         metrics = dict(loss=loss, policy_loss=pi, value_loss=v, entropy=ent, entropy_coef=beta,
-                       reward=jnp.mean(tr["r"]), episodes=jnp.sum(tr["done"]).astype(jnp.float32))  # fmt: skip
+                       reward=jnp.mean(tr["r"]), steps=jnp.float32(E * n),
+                       episodes=jnp.sum(tr["done"]).astype(jnp.float32))  # fmt: skip
         metrics |= {f"ep_{k}": jnp.sum(v) for k, v in tr["ex"].items()}
         new = A2CState(params, opt_state, carry[0], carry[1], key, state.update + 1)
         return new, metrics

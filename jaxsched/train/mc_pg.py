@@ -37,7 +37,7 @@ from flax import struct
 from jaxsched.errors import ConfigError
 from jaxsched.nets.categorical import entropy_of, gumbel_argmax, log_prob_of, log_softmax
 from jaxsched.train.a2c import A2CConfig, make_optimizer
-from jaxsched.train.returns import masked_standardize
+from jaxsched.train.returns import masked_standardize, reward_to_go
 from jaxsched.train.rollout import to_f32
 
 __all__ = ["MCPGConfig", "MCPGState", "make_mc_pg", "time_baseline_advantages"]
@@ -97,13 +97,7 @@ def time_baseline_advantages(rewards, live, gamma: float, trajectories: int):
     (``E = S·G``, environment ``s·G + g`` is trajectory g of start s). Returns float32
     ``[T, E]``: ``R_t − mean_g R_t`` within each start, 0 where not live."""
     T, E = rewards.shape
-
-    def back(acc, r):
-        acc = r + gamma * acc
-        return acc, acc
-
-    _, ret = jax.lax.scan(back, jnp.zeros((E,), jnp.float32), rewards.astype(jnp.float32),
-                          reverse=True)  # fmt: skip
+    ret = reward_to_go(rewards, jnp.zeros((T, E), bool), gamma)  # rewards are 0 after an end
     grouped = ret.reshape(T, E // trajectories, trajectories)
     base = jnp.mean(grouped, axis=2, keepdims=True)
     return jnp.where(live, (grouped - base).reshape(T, E), 0.0)

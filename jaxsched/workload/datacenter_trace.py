@@ -61,6 +61,19 @@ class TraceSlices:
     def steps(self) -> int:
         return int(self.lens.shape[1])
 
+    def summary(self) -> str:
+        """One line: slices, jobs per slice, what the cut changed, the demands' spread."""
+        jobs = self.lens > 0
+        cpu1, mem1 = (float(np.mean(self.dems[..., r][jobs] == 1)) for r in (0, 1))
+        n = int(np.sum(jobs))
+        return (
+            f"{self.num_slices:,} slices of {n // max(self.num_slices, 1)} jobs in {self.steps} "
+            f"steps ({self.dropped:,} longer slices dropped); {self.capped:,} of {n:,} jobs cut "
+            f"to the length bound, {self.delayed:,} moved to a later step (by "
+            f"{self.delay_steps / max(self.delayed, 1):.1f} steps on average); CPU demand 1 "
+            f"slot for {100 * cpu1:.0f} % of the jobs, memory 1 slot for {100 * mem1:.0f} %"
+        )
+
     def select(self, index) -> TraceSlices:
         """The slices ``index`` (a slice or an index array); the counts are kept."""
         return dataclasses.replace(self, lens=self.lens[index], dems=self.dems[index],

@@ -55,6 +55,11 @@ def test_slices_by_hand(tmp_path):
     np.testing.assert_array_equal(s.dems[1, [0, 4]], [[2, 4], [1, 1]])
     assert not np.any(s.dems[s.lens == 0])
     np.testing.assert_array_equal(s.first_line, [2, 7])  # SWF lines (line 1 is the header)
+    assert s.summary() == (
+        "2 slices of 2 jobs in 6 steps (1 longer slices dropped); 1 of 4 jobs cut to the length "
+        "bound, 1 moved to a later step (by 1.0 steps on average); CPU demand 1 slot for 50 % "
+        "of the jobs, memory 1 slot for 50 %"
+    )
     # the default memory per processor is the largest request (800): job 4's memory 10 slots
     d = trace_slices(_trace(tmp_path), jobs=2, unit=10, max_len=5, steps=8)
     assert d.dropped == 0 and d.dems[1, 0].tolist() == [10, 10]

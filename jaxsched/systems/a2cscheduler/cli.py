@@ -101,7 +101,7 @@ def train_from_args(args) -> int:
     import jaxsched.sim  # noqa: F401  (enables x64)
     from jaxsched.errors import ConfigError
     from jaxsched.systems.a2cscheduler import evaluate as ev
-    from jaxsched.systems.a2cscheduler.config import RunConfig
+    from jaxsched.systems.a2cscheduler.config import RunConfig, build_env
     from jaxsched.systems.a2cscheduler.run import load_model, train
 
     if args.evaluate_only:
@@ -109,7 +109,7 @@ def train_from_args(args) -> int:
         over = {k: getattr(args, k) for k in ("eval_seed", "eval_sequences", "trace_eval")}
         rc = dataclasses.replace(m.run, **{k: v for k, v in over.items() if v is not None})
         decodes = [d for d in ("two_level", "sampled") if getattr(args, d)]
-        print(ev.comparison_text(m, rc, decodes))
+        print(ev.comparison_text(m, build_env(rc), rc, decodes))
         return 0
     if args.epochs is None:
         raise ConfigError("--epochs is required to train (or use --evaluate-only)")

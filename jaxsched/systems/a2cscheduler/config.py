@@ -128,12 +128,16 @@ class RunConfig:
                           normalize_advantages=self.normalize_advantages)  # fmt: skip
 
 
-def build_env(rc: RunConfig):
-    """The :class:`jaxsched.envs.DataCenterEnv` of a run (max job size = R)."""
+def build_env(rc: RunConfig, slices=None):
+    """The :class:`jaxsched.envs.DataCenterEnv` of a run (max job size = R); ``slices``: the
+    :class:`~jaxsched.workload.datacenter_trace.TraceSlices` of ``rc.trace`` if already cut."""
     from jaxsched.envs import DataCenterEnv
     from jaxsched.sim.datacenter import DCParams
 
-    banks, simu_len = trace_banks(rc) if rc.trace else ({}, rc.simu_len)
+    banks, simu_len = {}, rc.simu_len
+    if rc.trace:
+        slices = slices or trace_slices_of(rc)
+        banks, simu_len = trace_banks(rc, slices), slices.steps
     p = DCParams(num_res=rc.num_res, res_slot=rc.res_slot, horizon=rc.horizon,
                  num_slots=rc.num_slots, backlog_size=rc.backlog_size, max_job_size=rc.res_slot,
                  max_job_len=rc.max_job_len, simu_len=simu_len, step_cap=rc.step_cap, future=rc.future)  # fmt: skip
@@ -141,10 +145,9 @@ def build_env(rc: RunConfig):
                          no_idle_void=rc.no_idle_void, **banks)  # fmt: skip
 
 
-def trace_banks(rc: RunConfig) -> tuple[dict, int]:
-    """``({"jobsets": training JobBank, "eval_jobsets": the rc.trace_eval part}, steps per
-    jobset)`` from ``rc.trace`` (see :class:`RunConfig`)."""
-    from jaxsched.envs.datacenter import JobBank
+def trace_slices_of(rc: RunConfig):
+    """``rc.trace`` cut into jobsets (:func:`jaxsched.workload.datacenter_trace.trace_slices`
+    with the run's sizes)."""
     from jaxsched.workload.datacenter_trace import trace_slices
     from jaxsched.workload.swf import read_swf
 
@@ -152,8 +155,14 @@ def trace_banks(rc: RunConfig) -> tuple[dict, int]:
         raise ConfigError(
             f"--trace gives CPU and memory demands: --num-res must be 2, got {rc.num_res}"
         )
-    sl = trace_slices(read_swf(rc.trace), jobs=rc.trace_jobs, unit=rc.trace_unit,
-                      res_slot=rc.res_slot, max_len=rc.max_job_len)  # fmt: skip
+    return trace_slices(read_swf(rc.trace), jobs=rc.trace_jobs, unit=rc.trace_unit,
+                        res_slot=rc.res_slot, max_len=rc.max_job_len)  # fmt: skip
+
+
+def trace_banks(rc: RunConfig, sl) -> dict:
+    """``{"jobsets": training JobBank, "eval_jobsets": the rc.trace_eval part}`` of the
+    slices ``sl`` (see :class:`RunConfig`)."""
+    from jaxsched.envs.datacenter import JobBank
 
     def part(name):
         a, b = TRACE_PARTS[name]
@@ -164,7 +173,7 @@ def trace_banks(rc: RunConfig) -> tuple[dict, int]:
             )
         return JobBank(s.lens, s.dems)
 
-    return {"jobsets": part("train"), "eval_jobsets": part(rc.trace_eval)}, sl.steps
+    return {"jobsets": part("train"), "eval_jobsets": part(rc.trace_eval)}
 
 
 def build_nets(rc: RunConfig, env):

@@ -179,14 +179,12 @@ def format_table(res: dict) -> str:
     return "\n".join(lines)
 
 
-def comparison_text(model, rc, decodes=()) -> str:
+def comparison_text(model, env, rc, decodes=()) -> str:
     """The trained ``model`` (:class:`~jaxsched.systems.a2cscheduler.run.LoadedModel`) greedy
-    (and by each of ``decodes``) next to the baselines on the evaluation jobsets of ``rc``
-    (its :class:`~jaxsched.systems.a2cscheduler.config.RunConfig`, e.g. the model's own with
+    (and by each of ``decodes``) next to the baselines on the first ``rc.eval_sequences``
+    evaluation jobsets of ``env`` (built from ``rc``, a
+    :class:`~jaxsched.systems.a2cscheduler.config.RunConfig`: e.g. the model's own with
     another seed or trace): the table and the paired differences, as text."""
-    from jaxsched.systems.a2cscheduler.config import build_env
-
-    env = build_env(rc)
     n = rc.eval_sequences
     rows = per_sequence(env, n, model.actor_apply, model.params)
     names = ["A2C"]
@@ -203,15 +201,18 @@ def comparison_text(model, rc, decodes=()) -> str:
 
 
 def trace_report(model, trace, *, sample: bool = False, sequences: int = 100) -> str:
-    """``jaxsched evaluate TRACE --model DIR``: the model on the test part of ``trace``'s
-    slices (:data:`~jaxsched.systems.a2cscheduler.config.TRACE_PARTS`; the first
-    ``sequences``, or all if fewer), cut with the model's ``trace_jobs`` and ``trace_unit``,
-    whatever it was trained on (a model of generated jobsets is then tested on a real trace)."""
+    """``jaxsched evaluate TRACE --model DIR``: how ``trace`` was cut (with the model's
+    ``trace_jobs`` and ``trace_unit``, whatever it was trained on: a model of generated
+    jobsets is then tested on a real trace), then the model on the test part of its slices
+    (:data:`~jaxsched.systems.a2cscheduler.config.TRACE_PARTS`; the first ``sequences``, or
+    all if fewer)."""
     import dataclasses
 
-    from jaxsched.systems.a2cscheduler.config import trace_banks
+    from jaxsched.systems.a2cscheduler.config import build_env, trace_slices_of
 
     rc = dataclasses.replace(model.run, trace=str(trace), trace_eval="test")
-    banks, _ = trace_banks(rc)
-    rc = dataclasses.replace(rc, eval_sequences=min(sequences, len(banks["eval_jobsets"])))
-    return comparison_text(model, rc, ("sampled",) if sample else ())
+    sl = trace_slices_of(rc)
+    env = build_env(rc, sl)
+    rc = dataclasses.replace(rc, eval_sequences=min(sequences, len(env.eval_jobsets)))
+    text = comparison_text(model, env, rc, ("sampled",) if sample else ())
+    return f"{trace}: {sl.summary()}\n{text}"

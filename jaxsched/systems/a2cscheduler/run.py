@@ -36,36 +36,28 @@ class Trainer:
         self.rc = rc
         self.env = build_env(rc)
         self.actor, self.critic, self.actor_apply, critic_apply = build_nets(rc, self.env)
-        self._init, upd, per_update = self._algorithm(critic_apply)
+        self._init, upd = self._algorithm(critic_apply)
 
         def epoch(state):
             state, m = jax.lax.scan(lambda s, _: upd(s), state, None, length=rc.updates_per_epoch)
             out = {k: jnp.mean(v) for k, v in m.items() if not k.startswith("ep_")}
             out["episodes"] = jnp.sum(m["episodes"])
-            out["steps"] = (
-                jnp.sum(m["steps"])
-                if per_update is None
-                else jnp.float32(per_update * rc.updates_per_epoch)
-            )
+            out["steps"] = jnp.sum(m["steps"])
             out["ep_slowdown"] = jnp.sum(m["ep_slowdown"]) / jnp.maximum(out["episodes"], 1.0)
             return state, out
 
         self.update = jax.jit(epoch)
 
     def _algorithm(self, critic_apply):
-        """``(init, update, environment steps per update or None if the update counts
-        them)`` of ``rc.algorithm``."""
+        """``(init, update)`` of ``rc.algorithm``."""
         from jaxsched.envs import AutoResetWrapper
         from jaxsched.train.a2c import make_a2c
         from jaxsched.train.mc_pg import make_mc_pg
 
         rc, obs = self.rc, lambda o: (o.image, o.mask)
         if rc.algorithm == "pg":
-            init, upd = make_mc_pg(self.env, self.actor_apply, rc.mc_pg(), obs)
-            return init, upd, None
-        init, upd = make_a2c(AutoResetWrapper(self.env), self.actor_apply, critic_apply,
-                             rc.a2c(), obs)  # fmt: skip
-        return init, upd, rc.num_envs * rc.n_steps
+            return make_mc_pg(self.env, self.actor_apply, rc.mc_pg(), obs)
+        return make_a2c(AutoResetWrapper(self.env), self.actor_apply, critic_apply, rc.a2c(), obs)
 
     def init_state(self):
         """Fresh networks and environments from ``rc.seed`` (one compiled call)."""

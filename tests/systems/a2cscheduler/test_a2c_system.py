@@ -191,7 +191,8 @@ def test_pg_on_trace_slices(tmp_path, capsys):
     assert f"3 jobsets of the test part of {swf}" in text and "A2C − SJF" in text
     # jaxsched evaluate TRACE --model DIR: the same test slices, through the report hook
     assert main(["evaluate", str(swf), "--model", str(out)]) == 0
-    assert f"3 jobsets of the test part of {swf}" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert f"3 jobsets of the test part of {swf}" in text and "10 slices of 2 jobs" in text
     # the training trace gone (another machine): the model still loads, for another trace
     moved = swf.rename(tmp_path / "moved.swf")
     assert main(["evaluate", str(moved), "--model", str(out)]) == 0
