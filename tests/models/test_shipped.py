@@ -39,6 +39,7 @@ def test_load_model_by_name():
         ("sdsc-bf", "bsld", "rlscheduler", 81),
         ("hpc2n-bf", "bsld", "rlscheduler", 24),
         ("sdsc-bf-fair", "fairness", "rlscheduler", 63),
+        ("hpc2n-bf-fair", "fairness", "rlscheduler", 12),
         ("sdsc-none", "bsld", "none", 18),
     ],
 )
