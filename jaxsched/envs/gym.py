@@ -10,8 +10,9 @@ it raises an ``ImportError`` that says so. Nothing else in jaxsched imports this
     obs, info = env.reset(seed=0)              # the reference's sequence for seed 0
     obs, reward, terminated, truncated, info = env.step(int(obs["mask"].argmax()))
 
-Observations are ``{"obs": float32 [max_queue, 8], "mask": int8 [max_queue]}``; the mask is
-also in ``info["action_mask"]``. The action is an observation slot (``Discrete(max_queue)``).
+Observations are ``{"obs": float32 [max_queue, 8], "mask": int8 [max_queue]}`` (9 features
+with ``user_feature=True``); the mask is also in ``info["action_mask"]``. The action is an
+observation slot (``Discrete(max_queue)``).
 ``terminated`` is True at the end of the sequence (reward = −metric, or +utilisation), never
 ``truncated``. ``info`` has ``metric`` (the sequence's value once terminated), ``start`` and
 ``decisions``.
@@ -67,7 +68,7 @@ class RLSchedulerGymEnv(gymnasium.Env):
         mq = self.env.max_queue
         self.observation_space = spaces.Dict(
             {
-                "obs": spaces.Box(low=-1.0, high=1.0, shape=(mq, 8), dtype=np.float32),
+                "obs": spaces.Box(low=-1.0, high=1.0, shape=self.env.obs_shape, dtype=np.float32),
                 "mask": spaces.MultiBinary(mq),
             }
         )

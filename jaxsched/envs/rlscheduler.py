@@ -65,7 +65,12 @@ Trace data (the whole job list, as device arrays) is a pytree leaf of the env, s
 ``jax.jit(lambda env, s, a: env.step(s, a))`` takes it as an argument (one compile for every
 env of the same configuration and trace length) while ``jax.jit(env.step)`` embeds it as a
 constant. ``backfill``, ``compat``, ``cutoff`` and ``job_slice`` are leaves too (no
-recompilation between them); ``length``, ``max_queue`` and ``metric`` are static.
+recompilation between them); ``length``, ``max_queue``, ``metric`` and ``user_feature`` are
+static.
+
+``user_feature=True`` adds the fairness environment's ninth feature (the reference's
+``HPCEnvFair``, spec §3's fairness variant): per visible job, how far its user's mean bounded
+slowdown so far lies below the worst user's (:func:`~jaxsched.envs.rlscheduler_features.user_info`).
 """
 
 from __future__ import annotations
@@ -83,11 +88,14 @@ from jaxsched.envs.core import Environment
 from jaxsched.envs.rlscheduler_features import (
     CUTOFFS,
     JOB_FEATURES,
+    USER_JOB_FEATURES,
     _concrete,
+    dense_users,
     fcfs_order,
     job_rows,
     queue_orders,
     static_features,
+    user_info,
     visible_slots,
 )
 from jaxsched.envs.starts import sample_accepted_starts
@@ -113,8 +121,9 @@ class Observation(core.Observation):
 
     Attributes:
       mask: bool ``[max_queue]``, True where the slot holds a waiting job (spec §2.10).
-      obs: float32 ``[max_queue, 8]`` job rows (spec §2.9); ``obs.reshape(-1)`` is the
-        reference's flat 1024-vector for ``max_queue = 128``.
+      obs: float32 ``[max_queue, 8]`` job rows (spec §2.9; ``[max_queue, 9]`` with the
+        fairness environment's user feature); ``obs.reshape(-1)`` is the reference's flat
+        1024-vector for ``max_queue = 128``.
     """
 
     obs: jax.Array
@@ -156,6 +165,7 @@ class _Data:
     procs: jax.Array  # int64 [M]
     nodes: jax.Array  # int32 [M]
     user: jax.Array  # int64 [M]
+    user_dense: jax.Array  # int32 [M]: the user as an index 0 .. n_users-1
     feat: jax.Array  # float32 [M, 6]: the static features 1..6 of spec §2.9
     rank_fcfs: jax.Array  # int32 [M]: rank in (submit, index) order
     rank_l1: jax.Array  # int32 [M]: rank in the cut-off's L1 order (q, s, f2, f1, index)
@@ -181,6 +191,8 @@ class _Config:
     num_procs: float
     index_order: bool  # submit times never decrease: (submit, index) order = index order
     filtered: bool = False  # reset draws among the starts of ``_Data.accept``
+    user_feature: bool = False  # the fairness environment's ninth feature
+    n_users: int = 1  # distinct users of the trace (bins of the per-user feature)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -207,6 +219,8 @@ class RLSchedulerEnv(Environment):
         (:meth:`jaxsched.systems.rlscheduler.filtering.TrajectoryFilter.start_table`): :meth:`reset` then
         draws starts uniformly among the accepted ones inside the sampling range (what the
         reference's redraw-until-accepted loop converges to). None: every start of the range.
+      user_feature: add the per-user feature of the reference's fairness environment
+        (``HPCEnvFair``): observation rows of 9 features instead of 8.
 
     Contract hooks (:mod:`jaxsched.envs.core`): :meth:`init_state`, :meth:`init_state_at`,
     :meth:`transition`, :meth:`observe`, :meth:`reset_extras`; ``reset``, ``reset_at`` and
@@ -224,6 +238,7 @@ class RLSchedulerEnv(Environment):
         cutoff: str = "reference",
         job_slice: int = 0,
         start_table=None,
+        user_feature: bool = False,
     ):
         length = as_int(length, "length", 1)
         max_queue = as_int(max_queue, "max_queue", 1)
@@ -265,6 +280,7 @@ class RLSchedulerEnv(Environment):
                     f"the trajectory filter accepts none of the starts "
                     f"[{low}, {high}); widen its bounds or switch it off"
                 )
+        user_dense, n_users = dense_users(jobs.user)
         self._config = _Config(
             length=length,
             max_queue=max_queue,
@@ -277,6 +293,8 @@ class RLSchedulerEnv(Environment):
             num_procs=float(jobs.num_procs),
             index_order=bool(np.all(np.diff(np.asarray(jobs.submit)) >= 0)),
             filtered=start_table is not None,
+            user_feature=bool(user_feature),
+            n_users=n_users if user_feature else 1,
         )
         r_fcfs, r_l1, r_l2 = queue_orders(jobs)
         i64 = lambda a: jnp.asarray(np.asarray(a, np.int64))  # noqa: E731
@@ -287,6 +305,7 @@ class RLSchedulerEnv(Environment):
             procs=i64(jobs.procs),
             nodes=jnp.asarray(nodes.astype(np.int32)),
             user=i64(jobs.user),
+            user_dense=jnp.asarray(user_dense),
             feat=jnp.asarray(static_features(jobs).astype(np.float32)),
             rank_fcfs=jnp.asarray(r_fcfs),
             rank_l1=jnp.asarray(r_l1),
@@ -345,14 +364,21 @@ class RLSchedulerEnv(Environment):
         return int(self._data.sample_low), int(self._data.sample_high)
 
     @property
+    def user_feature(self) -> bool:
+        """True when the rows carry the fairness environment's per-user feature."""
+        return self._config.user_feature
+
+    @property
     def obs_shape(self) -> tuple[int, int]:
-        return (self._config.max_queue, JOB_FEATURES)
+        nf = USER_JOB_FEATURES if self._config.user_feature else JOB_FEATURES
+        return (self._config.max_queue, nf)
 
     def __repr__(self) -> str:
         c = self._config
         return (
             f"RLSchedulerEnv(length={c.length}, max_queue={c.max_queue}, "
-            f"metric={c.metric!r}, trace_jobs={c.n_trace})"
+            f"metric={c.metric!r}, trace_jobs={c.n_trace}"
+            + (", user_feature=True)" if c.user_feature else ")")
         )
 
     # -- the episode's workload ---------------------------------------------------------------
@@ -525,8 +551,17 @@ class RLSchedulerEnv(Environment):
         return self._visible_from(start, sim, self._fcfs_order(start, sim, compact=False))
 
     def _features(self, start, sim: E.SimState, vis) -> Observation:
-        obs, mask = job_rows(self._data, start, sim, vis)
+        col = self._user_col(start, sim, vis) if self._config.user_feature else None
+        obs, mask = job_rows(self._data, start, sim, vis, col)
         return Observation(obs=obs, mask=mask)
+
+    def _user_col(self, start, sim: E.SimState, vis) -> jax.Array:
+        """float64 ``[max_queue]``: the per-user feature of the visible jobs."""
+        c, d = self._config, self._data
+        seq = self._sequence(start)
+        users = jax.lax.dynamic_slice_in_dim(d.user_dense, start, c.length)
+        job = jnp.where(vis >= 0, sim.queue_job[jnp.maximum(vis, 0)], 0)
+        return user_info(users, seq.submit, seq.run, sim.start, users[job], c.n_users)
 
     def observe(self, state: EnvState) -> Observation:
         """The observation of ``state`` (as returned in its timestep): the rows of the jobs in

@@ -5,7 +5,8 @@ orders of the visible-job cut-off, and the device-side helpers that build the ro
   job's rank in the FCFS order and in the cut-off's two orders);
 * device side: :func:`fcfs_order` and :func:`visible_slots` (which waiting jobs are shown, in
   which slot: the FCFS order and the reference's cut-off), :func:`job_rows` (float32
-  ``[MQ, 8]`` rows and the mask).
+  ``[MQ, 8]`` rows and the mask), :func:`user_info` (the ninth feature of the reference's
+  fairness environment, ``HPCEnvFair``).
 """
 
 from __future__ import annotations
@@ -16,17 +17,22 @@ import numpy as np
 
 from jaxsched.policies import heuristics as H
 from jaxsched.sim.batching import sparse_cond
+from jaxsched.sim.metrics import per_job_bsld
 
 __all__ = [
     "JOB_FEATURES",
+    "USER_JOB_FEATURES",
     "MAX_WAIT_TIME",
     "PAD_ROW",
+    "USER_PAD_ROW",
     "CUTOFFS",
     "static_features",
     "queue_orders",
     "fcfs_order",
     "visible_slots",
     "job_rows",
+    "dense_users",
+    "user_info",
 ]
 
 #: Features per job row (spec §2.9).
@@ -37,6 +43,11 @@ _C = 1.0 - 1e-5
 _EPS = 1e-5
 #: The row of an empty observation slot.
 PAD_ROW = (0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0)
+#: Features per job row with the fairness environment's per-user feature (spec §3, the
+#: fairness variant): the eighth of nine, before "can run now".
+USER_JOB_FEATURES = 9
+#: The empty slot's row with the per-user feature.
+USER_PAD_ROW = (0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0)
 #: Cut-off rules when more than ``max_queue`` jobs wait.
 CUTOFFS = ("reference", "fcfs")
 
@@ -122,23 +133,60 @@ def _interleave(data, start, q_job, MQ: int) -> jax.Array:
     return jnp.zeros(MQ, i32).at[dest].set(merged, mode="drop")
 
 
-def job_rows(data, start, sim, vis) -> tuple[jax.Array, jax.Array]:
+def job_rows(data, start, sim, vis, user_col=None) -> tuple[jax.Array, jax.Array]:
     """The observation rows (spec §2.9): float32 ``[MQ, 8]`` rows of the jobs in queue slots
     ``vis`` (int32 ``[MQ]``, −1 = empty: :data:`PAD_ROW`) and the mask (bool ``[MQ]``).
 
     Args:
       data: the env's trace data (``submit`` int64 ``[M]``, ``nodes`` int32 ``[M]``, ``feat``
         float32 ``[M, 6]``); start: int32 trace index of the sequence's first job; sim: the
-        engine state (clock ``t``, ``free`` nodes, ``queue_job``)."""
+        engine state (clock ``t``, ``free`` nodes, ``queue_job``).
+      user_col: optional float32 ``[MQ]`` (:func:`user_info`): inserted before "can run
+        now", giving ``[MQ, 9]`` rows padded with :data:`USER_PAD_ROW`."""
     valid = vis >= 0
     g = start + jnp.where(valid, sim.queue_job[jnp.maximum(vis, 0)], 0)  # trace index
     wait = (sim.t - data.submit[g]).astype(jnp.float64) / float(MAX_WAIT_TIME)
     wait = jnp.minimum(wait, _C).astype(jnp.float32)
     canrun = jnp.where(data.nodes[g] <= sim.free, np.float32(_C), np.float32(_EPS))
-    rows = jnp.concatenate([wait[:, None], data.feat[g], canrun[:, None]], axis=1)
-    pad = jnp.asarray(np.asarray(PAD_ROW, np.float32))
+    cols = [wait[:, None], data.feat[g]]
+    if user_col is not None:
+        cols.append(user_col[:, None].astype(jnp.float32))
+    rows = jnp.concatenate(cols + [canrun[:, None]], axis=1)
+    pad = jnp.asarray(np.asarray(PAD_ROW if user_col is None else USER_PAD_ROW, np.float32))
     obs = jnp.where(valid[:, None], rows, pad[None, :]).astype(jnp.float32)
     return obs, valid
+
+
+def dense_users(user: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each job's user as a dense int32 index ``0 .. n_users-1`` (the distinct user ids of the
+    trace in increasing order; −1, "unknown", is a user like any other, as in the reference's
+    per-user dict) and ``n_users``."""
+    ids, dense = np.unique(np.asarray(user), return_inverse=True)
+    return dense.astype(np.int32).reshape(-1), max(int(ids.shape[0]), 1)
+
+
+def user_info(seq_user, seq_submit, seq_run, started_at, vis_user, n_users: int) -> jax.Array:
+    """The fairness environment's per-user feature (``HPCEnvFair.build_observation``): for a
+    visible job of user u, ``1 - a_u / max_v a_v``, where ``a_v`` is the mean bounded
+    slowdown of user v's jobs started so far in the episode (the reference's
+    ``per_user_scores(scheduled_rl)``); 1 when u has no started job or the maximum is 0.
+
+    Args:
+      seq_user: int32 ``[L]`` dense user index (:func:`dense_users`) of the sequence's jobs;
+        seq_submit, seq_run: int64 ``[L]``; started_at: int64 ``[L]`` start times (−1 = not
+        started); vis_user: int32 ``[MQ]`` dense user of each visible job (any value for
+        empty slots, which the padding row replaces); n_users: static bin count.
+    Returns:
+      float64 ``[MQ]``."""
+    on = started_at >= 0
+    score = jnp.where(on, per_job_bsld(seq_submit, seq_run, started_at), 0.0)
+    tot = jnp.zeros(n_users, jnp.float64).at[seq_user].add(score)
+    cnt = jnp.zeros(n_users, jnp.int32).at[seq_user].add(on.astype(jnp.int32))
+    mean = tot / jnp.maximum(cnt, 1)
+    top = jnp.max(jnp.where(cnt > 0, mean, 0.0))
+    mine = mean[vis_user]
+    safe = jnp.where(top > 0, top, 1.0)
+    return jnp.where((cnt[vis_user] > 0) & (top > 0), 1.0 - mine / safe, 1.0)
 
 
 def _concrete(x):

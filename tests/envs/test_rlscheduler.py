@@ -643,3 +643,83 @@ def test_gymnasium_wrapper(lub_envs, monkeypatch):
     assert info["start"] == want_starts[1]  # the stream continues
     _, info = env.reset(options={"start": 123})
     assert info["start"] == 123
+
+
+# ----------------------------------------------------------------------------------------------
+# 6. The fairness environment's per-user feature (HPCEnvFair, spec §3)
+# ----------------------------------------------------------------------------------------------
+def py_user_info(view, jobs, start: int, visible) -> list[float]:
+    """The reference's ninth feature, written as HPCEnvFair computes it: per user, the mean
+    bounded slowdown of its jobs started so far (a dict in start order), then for each visible
+    job 1 - its user's mean / the largest mean (1 if its user has no started job)."""
+    s, r = view.submit, view.run
+    tot, cnt = {}, {}
+    for j in sorted((j for j in range(len(s)) if view.starts[j] >= 0), key=view.starts.__getitem__):
+        u = int(jobs.user[start + j])
+        score = max(1.0, (view.starts[j] - s[j] + r[j]) / max(r[j], 10))
+        tot[u] = tot.get(u, 0.0) + score
+        cnt[u] = cnt.get(u, 0) + 1
+    pus = {u: tot[u] / cnt[u] for u in tot}
+    out = []
+    for j in visible:
+        u = int(jobs.user[start + j])
+        if u not in pus or max(pus.values()) == 0:
+            out.append(1.0)
+        else:
+            out.append(1.0 - pus[u] / max(pus.values()))
+    return out
+
+
+@pytest.mark.parametrize("backfill", ["none", "rlscheduler"])
+def test_user_feature_matches_the_reference_formula(backfill):
+    env = RLSchedulerEnv(
+        SYN, length=L_SYN, backfill=backfill, max_queue=MQ_SYN, metric="fairness", user_feature=True
+    )
+    assert env.obs_shape == (MQ_SYN, 9) and env.user_feature
+    informative = 0
+    for k, start in enumerate((30, 70, 110)):
+        pick = random_picker(100 + k)
+        box = {}
+        box["st"], box["ts"] = RESET_AT(env, start)
+
+        def choose(view):
+            st, ts = box["st"], box["ts"]
+            rows, visible = py_observation(view, SYN, start, MQ_SYN, "reference")
+            info = py_user_info(view, SYN, start, visible)
+            want = np.insert(rows, 7, 1.0, axis=1)  # the padding row has 1 there
+            want[: len(visible), 7] = np.asarray(info, np.float64).astype(np.float32)
+            got = np.asarray(ts.observation.obs)
+            assert got.shape == (MQ_SYN, 9) and got.dtype == np.float32
+            np.testing.assert_array_equal(np.delete(got, 7, axis=1), np.delete(want, 7, axis=1))
+            np.testing.assert_allclose(got[:, 7], want[:, 7], rtol=1e-6, atol=1e-7)
+            box["n"] = box.get("n", 0) + sum(0.0 < x < 1.0 for x in info)
+            a = pick(visible)
+            box["st"], box["ts"] = STEP(env, st, a)
+            return visible[a]
+
+        starts = O.simulate_with_choices(
+            *(getattr(SYN.window(start, L_SYN), f) for f in ("submit", "run", "req_time", "procs")),
+            num_nodes=SYN.num_nodes,
+            procs_per_node=SYN.procs_per_node,
+            choose=choose,
+            backfill=backfill,
+            compat=True,
+        )
+        assert np.asarray(box["st"].sim.start).tolist() == starts
+        informative += box.get("n", 0)
+    assert informative >= 10, "the feature was hardly ever strictly between 0 and 1"
+
+
+def test_user_feature_hand_case():
+    # user 0's started job waited (bsld 3), user 1's did not (bsld 1): user 0 is the worst;
+    # user 2 has no started job
+    from jaxsched.envs.rlscheduler_features import user_info
+
+    users = jnp.asarray([0, 1, 0, 1, 2], jnp.int32)
+    submit = jnp.asarray([0, 0, 0, 0, 0], jnp.int64)
+    run = jnp.asarray([100, 100, 50, 100, 100], jnp.int64)
+    started = jnp.asarray([200, 0, -1, -1, -1], jnp.int64)
+    got = user_info(users, submit, run, started, jnp.asarray([0, 1, 2], jnp.int32), 3)
+    np.testing.assert_allclose(np.asarray(got), [0.0, 1.0 - 1.0 / 3.0, 1.0])
+    nothing = user_info(users, submit, run, jnp.full(5, -1, jnp.int64), users[:3], 3)
+    np.testing.assert_array_equal(np.asarray(nothing), [1.0, 1.0, 1.0])

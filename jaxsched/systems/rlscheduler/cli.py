@@ -58,7 +58,15 @@ def _add_problem_arguments(p) -> None:
         type=positive_int,
         default=256,
         metavar="L",
-        help="jobs per training sequence (default 256)",
+        help="jobs per training sequence (default 256; the reference's fairness "
+        "environment trains on 128)",
+    )
+    p.add_argument(
+        "--user-feature",
+        action="store_true",
+        help="observation rows with the per-user feature of the reference's fairness "
+        "environment (HPCEnvFair: 1 - the job's user's mean bsld so far / the worst user's; "
+        "9 features per job instead of 8)",
     )
 
 
@@ -312,6 +320,7 @@ def train_from_args(args) -> int:
         filter=args.filter,
         filter_epochs=args.filter_epochs,
         job_slice=args.job_slice,
+        user_feature=args.user_feature,
         init_from=args.init_from,
         keep_checkpoints=session["keep_checkpoints"],
         devices=args.devices,

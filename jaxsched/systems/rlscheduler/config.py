@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from jaxsched.envs import RLSchedulerEnv
-from jaxsched.envs.rlscheduler_features import PAD_ROW
+from jaxsched.envs.rlscheduler_features import PAD_ROW, USER_PAD_ROW
 from jaxsched.errors import ConfigError
 from jaxsched.train.ppo import PPOConfig
 
@@ -43,6 +43,9 @@ class RunConfig:
       init_from: checkpoint (file or run directory) whose networks and optimiser states start
         this run (the reference's ``--pre_trained``; e.g. phase 2 of a filtered run, or a
         continuation with other PPO settings); empty: a fresh initialisation from ``seed``.
+      user_feature: observation rows with the per-user feature of the reference's fairness
+        environment (``HPCEnvFair``; 9 features instead of 8). Off in run.json files written
+        before it existed.
     """
 
     trace: str
@@ -61,6 +64,7 @@ class RunConfig:
     filter: str = "off"
     filter_epochs: int = 0
     init_from: str = ""
+    user_feature: bool = False
 
     def ppo_config(self) -> PPOConfig:
         return PPOConfig.from_dict(self.ppo)
@@ -101,7 +105,7 @@ def prefix_options(rc: RunConfig) -> dict:
         return {}
     opts = {"slot_buckets": SLOT_BUCKETS}
     if rc.value == "kernel":
-        opts["value_pad_row"] = PAD_ROW
+        opts["value_pad_row"] = USER_PAD_ROW if rc.user_feature else PAD_ROW
     return opts
 
 
@@ -118,4 +122,5 @@ def make_env(jobs, rc: RunConfig, length: int | None = None, start_table=None) -
         cutoff=rc.cutoff,
         job_slice=rc.job_slice,
         start_table=start_table,
+        user_feature=rc.user_feature,
     )

@@ -297,6 +297,7 @@ def train(
     max_queue: int = 128,
     cutoff: str = "reference",
     job_slice: int = 0,
+    user_feature: bool = False,
     policy: str = "kernel",
     value: str = "kernel",
     compare: bool = True,
@@ -333,6 +334,9 @@ def train(
     ``init_from``: start from the networks and optimiser states of another run's checkpoint
     (:class:`RunConfig`); the epochs of this run count from 1 again.
 
+    ``user_feature``: observation rows with the reference fairness environment's per-user
+    feature (:class:`RunConfig`).
+
     ``keep_checkpoints``: how many of the newest epoch checkpoints stay in ``out`` (default 1;
     0 keeps every epoch's, e.g. to score them all afterwards with ``evaluate --model``).
 
@@ -362,6 +366,7 @@ def train(
         max_queue=max_queue,
         cutoff=cutoff,
         job_slice=job_slice,
+        user_feature=bool(user_feature),
         policy=policy,
         value=value,
         seed=seed,

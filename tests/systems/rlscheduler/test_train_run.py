@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import jax
 import numpy as np
 import pytest
 from shared_data import REPO
@@ -382,3 +383,30 @@ def test_shipped_lublin1_model_loads_and_schedules_well(name, backfill, epoch, f
         "bsld"
     )[("fcfs", backfill)]
     assert np.all(rl >= 1.0) and rl.mean() < factor * fcfs, (rl, fcfs)
+
+
+def test_cli_user_feature_trains_and_evaluates(capsys, tmp_path):
+    # the fairness environment's observation (9 features): recorded in run.json, used again
+    # by evaluate --model, and the networks' first layer takes 9 inputs
+    trace = burst_trace(tmp_path / "burst.swf", bursts=40)
+    out = tmp_path / "fair"
+    rc, text, err = _run(
+        capsys, "train", "rlscheduler", trace, "--compat", "rlscheduler", "--metric",
+        "fairness", "--user-feature", "--length", LENGTH, "--epochs", 1, "--trajectories", 4,
+        "--pi-iters", 2, "--v-iters", 2, "--no-progress", "--no-compare", "--out", out,
+    )  # fmt: skip
+    assert rc == 0, err
+    run = json.loads((out / "run.json").read_text())
+    assert run["user_feature"] is True and run["metric"] == "fairness"
+    model = load_policy(out)
+    kernels = [x for x in jax.tree_util.tree_leaves(model.params) if x.ndim == 2]
+    assert kernels[0].shape[0] == 9
+    rc, text, err = _run(
+        capsys, "evaluate", trace, "--compat", "rlscheduler", "--metric", "fairness",
+        "--backfill", "none", "--policy", "fcfs", "--jobs", LENGTH, "--starts", "100,400",
+        "--model", out, "--json",
+    )  # fmt: skip
+    assert rc == 0, err
+    rows = [r for r in json.loads(text)["results"] if r["policy"].startswith("rl")]
+    assert {r["metric"] for r in rows} == {"fairness"}
+    assert len(rows) == 2 and all(r["value"] >= 1.0 for r in rows)
