@@ -40,6 +40,7 @@ def test_load_model_by_name():
         ("hpc2n-bf", "bsld", "rlscheduler", 24),
         ("sdsc-bf-fair", "fairness", "rlscheduler", 63),
         ("hpc2n-bf-fair", "fairness", "rlscheduler", 12),
+        ("sdsc-none-fair", "fairness", "none", 38),
         ("sdsc-none", "bsld", "none", 18),
     ],
 )
