@@ -38,7 +38,7 @@ def test_load_model_by_name():
     [
         ("sdsc-bf", "bsld", "rlscheduler", 81),
         ("hpc2n-bf", "bsld", "rlscheduler", 24),
-        ("sdsc-bf-fair", "fairness", "rlscheduler", 63),
+        ("sdsc-bf-fair", "fairness", "rlscheduler", 72),
         ("hpc2n-bf-fair", "fairness", "rlscheduler", 12),
         ("sdsc-none-fair", "fairness", "none", 38),
         ("sdsc-none", "bsld", "none", 18),
