@@ -141,7 +141,7 @@ def job_rows(data, start, sim, vis, user_col=None) -> tuple[jax.Array, jax.Array
       data: the env's trace data (``submit`` int64 ``[M]``, ``nodes`` int32 ``[M]``, ``feat``
         float32 ``[M, 6]``); start: int32 trace index of the sequence's first job; sim: the
         engine state (clock ``t``, ``free`` nodes, ``queue_job``).
-      user_col: optional float32 ``[MQ]`` (:func:`user_info`): inserted before "can run
+      user_col: optional float ``[MQ]`` (:func:`user_info`): inserted before "can run
         now", giving ``[MQ, 9]`` rows padded with :data:`USER_PAD_ROW`."""
     valid = vis >= 0
     g = start + jnp.where(valid, sim.queue_job[jnp.maximum(vis, 0)], 0)  # trace index
