@@ -41,7 +41,7 @@ def test_load_model_by_name():
         ("sdsc-bf-fair", "fairness", "rlscheduler", 72),
         ("hpc2n-bf-fair", "fairness", "rlscheduler", 12),
         ("sdsc-none-fair", "fairness", "none", 38),
-        ("hpc2n-none-fair", "fairness", "none", 40),
+        ("hpc2n-none-fair", "fairness", "none", 28),
         ("sdsc-none", "bsld", "none", 18),
     ],
 )
