@@ -2,6 +2,7 @@
 
 import json
 
+import jax
 import pytest
 
 from jaxsched import models, systems
@@ -107,3 +108,22 @@ def test_a2c_l09_beats_sjf_on_its_readme_jobsets():
     rows = ev.per_sequence(env, 100, m.actor_apply, m.params)
     a2c, sjf = np.mean(rows["A2C"]["slowdown"]), np.mean(rows["SJF"]["slowdown"])
     assert a2c == pytest.approx(10.467, abs=0.05) and sjf == pytest.approx(11.261, abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    "name,user_feature,length",
+    [
+        ("sdsc-bf-fair", True, 128),
+        ("hpc2n-bf-fair", True, 128),
+        ("sdsc-none-fair", False, 256),
+        ("hpc2n-none-fair", False, 256),
+    ],
+)
+def test_fairness_models_record_their_environment(name, user_feature, length):
+    # with backfilling the fairness models trained in the reference's fairness environment
+    # (9 features, 128-job sequences); their networks must take the features they saw
+    run = json.loads((models.path(name) / "run.json").read_text())
+    assert run.get("user_feature", False) is user_feature and run["length"] == length
+    _, model = systems.load_model(name)
+    kernels = [x for x in jax.tree_util.tree_leaves(model.params) if x.ndim == 2]
+    assert kernels[0].shape[0] == (9 if user_feature else 8)
