@@ -44,6 +44,7 @@ def test_load_model_by_name():
         ("sdsc-none-fair", "fairness", "none", 38),
         ("hpc2n-none-fair", "fairness", "none", 28),
         ("sdsc-none", "bsld", "none", 7),
+        ("hpc2n-none", "bsld", "none", 11),
     ],
 )
 def test_pwa_trace_models_trained_on_the_papers_job_slice(name, metric, backfill, epoch):
