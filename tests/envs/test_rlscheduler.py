@@ -67,9 +67,10 @@ def _norm_id(v: int, vmax: int) -> float:
     return min(float(v) / float(vmax), C) if vmax else 0.0
 
 
-def py_observation(view, jobs, start: int, max_queue: int, cutoff: str):
+def py_observation(view, jobs, start: int, max_queue: int, cutoff: str, user_feature=False):
     """(obs float32 [max_queue, 8], visible job list) at an oracle decision ``view``.
-    ``jobs`` is the whole trace, ``start`` the sequence's first trace index."""
+    ``jobs`` is the whole trace, ``start`` the sequence's first trace index. With
+    ``user_feature``: [max_queue, 9], :func:`py_user_info` before "can run now"."""
     s, q, n = view.submit, view.req_time, view.procs
     queue = sorted(view.queue, key=lambda j: (s[j], j))
     if len(queue) <= max_queue:
@@ -110,7 +111,33 @@ def py_observation(view, jobs, start: int, max_queue: int, cutoff: str):
             ]
         )
     rows += [[0, 1, 1, 1, 1, 1, 1, 0]] * (max_queue - len(visible))
-    return np.asarray(rows, np.float64).astype(np.float32), visible
+    rows = np.asarray(rows, np.float64)
+    if user_feature:  # the padding row has 1 there
+        info = py_user_info(view, jobs, start, visible)
+        rows = np.insert(rows, 7, info + [1.0] * (max_queue - len(visible)), axis=1)
+    return rows.astype(np.float32), visible
+
+
+def py_user_info(view, jobs, start: int, visible) -> list[float]:
+    """The reference's ninth feature, written as HPCEnvFair computes it: per user, the mean
+    bounded slowdown of its jobs started so far (a dict in start order), then for each visible
+    job 1 - its user's mean / the largest mean (1 if its user has no started job)."""
+    s, r = view.submit, view.run
+    tot, cnt = {}, {}
+    for j in sorted((j for j in range(len(s)) if view.starts[j] >= 0), key=view.starts.__getitem__):
+        u = int(jobs.user[start + j])
+        score = max(1.0, (view.starts[j] - s[j] + r[j]) / max(r[j], 10))
+        tot[u] = tot.get(u, 0.0) + score
+        cnt[u] = cnt.get(u, 0) + 1
+    pus = {u: tot[u] / cnt[u] for u in tot}
+    out = []
+    for j in visible:
+        u = int(jobs.user[start + j])
+        if u not in pus or max(pus.values()) == 0:
+            out.append(1.0)
+        else:
+            out.append(1.0 - pus[u] / max(pus.values()))
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -191,10 +218,22 @@ def syn_envs():
 # ----------------------------------------------------------------------------------------------
 # Lockstep driver
 # ----------------------------------------------------------------------------------------------
-def drive(env, jobs, start, backfill, compat, pick, cutoff="reference"):
+def assert_obs_equal(got, want, user_feature: bool, msg=""):
+    """Observations equal exactly; the per-user feature (column 7) to float rounding (its
+    sums come in another order than the reference's)."""
+    assert got.dtype == np.float32 and got.shape == want.shape
+    if not user_feature:
+        np.testing.assert_array_equal(got, want, err_msg=msg)
+        return
+    np.testing.assert_array_equal(np.delete(got, 7, axis=1), np.delete(want, 7, axis=1), msg)
+    np.testing.assert_allclose(got[:, 7], want[:, 7], rtol=1e-6, atol=1e-7, err_msg=msg)
+
+
+def drive(env, jobs, start, backfill, compat, pick, cutoff="reference", obs_log=None):
     """Play one episode in the env and the oracle side by side; ``pick(visible, rng_state)``
     returns the observation slot to choose.  Returns (oracle starts, final state, last
-    timestep, list of visible-job lists, number of decisions with a cut-off)."""
+    timestep, list of visible-job lists, number of decisions with a cut-off); ``obs_log``
+    (a list) gets every observation."""
     L, MQ = env.length, env.max_queue
     w = jobs.window(start, L)
     st, ts = RESET_AT(env, start)
@@ -206,13 +245,15 @@ def drive(env, jobs, start, backfill, compat, pick, cutoff="reference"):
         st, ts = box["st"], box["ts"]
         box["cut"] += len(view.queue) > MQ
         assert not bool(ts.last()) and float(ts.reward) == 0.0 and float(ts.discount) == 1.0
-        want, visible = py_observation(view, jobs, start, MQ, cutoff)
+        want, visible = py_observation(view, jobs, start, MQ, cutoff, env.user_feature)
         got = np.asarray(ts.observation.obs)
-        assert got.dtype == np.float32 and got.shape == (MQ, 8)
-        np.testing.assert_array_equal(got, want, err_msg=f"t={view.t} queue={view.queue}")
+        assert got.shape == env.obs_shape
+        assert_obs_equal(got, want, env.user_feature, f"t={view.t} queue={view.queue}")
+        if obs_log is not None:
+            obs_log.append(got)
         mask = np.asarray(ts.observation.mask)
         assert mask.tolist() == [i < len(visible) for i in range(MQ)]
-        np.testing.assert_array_equal(np.asarray(ts.observation.critic_obs), want)
+        assert_obs_equal(np.asarray(ts.observation.critic_obs), want, env.user_feature)
         vj = np.asarray(env.visible_jobs(st))
         assert vj[: len(visible)].tolist() == visible and (vj[len(visible) :] == -1).all()
         a = pick(visible)
@@ -648,65 +689,16 @@ def test_gymnasium_wrapper(lub_envs, monkeypatch):
 # ----------------------------------------------------------------------------------------------
 # 6. The fairness environment's per-user feature (HPCEnvFair, spec §3)
 # ----------------------------------------------------------------------------------------------
-def py_user_info(view, jobs, start: int, visible) -> list[float]:
-    """The reference's ninth feature, written as HPCEnvFair computes it: per user, the mean
-    bounded slowdown of its jobs started so far (a dict in start order), then for each visible
-    job 1 - its user's mean / the largest mean (1 if its user has no started job)."""
-    s, r = view.submit, view.run
-    tot, cnt = {}, {}
-    for j in sorted((j for j in range(len(s)) if view.starts[j] >= 0), key=view.starts.__getitem__):
-        u = int(jobs.user[start + j])
-        score = max(1.0, (view.starts[j] - s[j] + r[j]) / max(r[j], 10))
-        tot[u] = tot.get(u, 0.0) + score
-        cnt[u] = cnt.get(u, 0) + 1
-    pus = {u: tot[u] / cnt[u] for u in tot}
-    out = []
-    for j in visible:
-        u = int(jobs.user[start + j])
-        if u not in pus or max(pus.values()) == 0:
-            out.append(1.0)
-        else:
-            out.append(1.0 - pus[u] / max(pus.values()))
-    return out
-
-
 @pytest.mark.parametrize("backfill", ["none", "rlscheduler"])
 def test_user_feature_matches_the_reference_formula(backfill):
     env = RLSchedulerEnv(
         SYN, length=L_SYN, backfill=backfill, max_queue=MQ_SYN, metric="fairness", user_feature=True
     )
     assert env.obs_shape == (MQ_SYN, 9) and env.user_feature
-    informative = 0
+    log = []
     for k, start in enumerate((30, 70, 110)):
-        pick = random_picker(100 + k)
-        box = {}
-        box["st"], box["ts"] = RESET_AT(env, start)
-
-        def choose(view):
-            st, ts = box["st"], box["ts"]
-            rows, visible = py_observation(view, SYN, start, MQ_SYN, "reference")
-            info = py_user_info(view, SYN, start, visible)
-            want = np.insert(rows, 7, 1.0, axis=1)  # the padding row has 1 there
-            want[: len(visible), 7] = np.asarray(info, np.float64).astype(np.float32)
-            got = np.asarray(ts.observation.obs)
-            assert got.shape == (MQ_SYN, 9) and got.dtype == np.float32
-            np.testing.assert_array_equal(np.delete(got, 7, axis=1), np.delete(want, 7, axis=1))
-            np.testing.assert_allclose(got[:, 7], want[:, 7], rtol=1e-6, atol=1e-7)
-            box["n"] = box.get("n", 0) + sum(0.0 < x < 1.0 for x in info)
-            a = pick(visible)
-            box["st"], box["ts"] = STEP(env, st, a)
-            return visible[a]
-
-        starts = O.simulate_with_choices(
-            *(getattr(SYN.window(start, L_SYN), f) for f in ("submit", "run", "req_time", "procs")),
-            num_nodes=SYN.num_nodes,
-            procs_per_node=SYN.procs_per_node,
-            choose=choose,
-            backfill=backfill,
-            compat=True,
-        )
-        assert np.asarray(box["st"].sim.start).tolist() == starts
-        informative += box.get("n", 0)
+        drive(env, SYN, start, backfill, True, random_picker(100 + k), obs_log=log)
+    informative = sum(int(np.sum((o[:, 7] > 0.0) & (o[:, 7] < 1.0))) for o in log)
     assert informative >= 10, "the feature was hardly ever strictly between 0 and 1"
 
 
