@@ -280,7 +280,8 @@ class RLSchedulerEnv(Environment):
                     f"the trajectory filter accepts none of the starts "
                     f"[{low}, {high}); widen its bounds or switch it off"
                 )
-        user_dense, n_users = dense_users(jobs.user)
+        # the per-user feature's bins (only computed when it is on)
+        user_dense, n_users = dense_users(jobs.user) if user_feature else (np.zeros(m, np.int32), 1)
         self._config = _Config(
             length=length,
             max_queue=max_queue,
@@ -294,7 +295,7 @@ class RLSchedulerEnv(Environment):
             index_order=bool(np.all(np.diff(np.asarray(jobs.submit)) >= 0)),
             filtered=start_table is not None,
             user_feature=bool(user_feature),
-            n_users=n_users if user_feature else 1,
+            n_users=n_users,
         )
         r_fcfs, r_l1, r_l2 = queue_orders(jobs)
         i64 = lambda a: jnp.asarray(np.asarray(a, np.int64))  # noqa: E731
