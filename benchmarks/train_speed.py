@@ -2,6 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python benchmarks/train_speed.py [--trajectories 100]
         [--epochs 2] [--env-batch 256] [--backfill none] [--no-full-width]
+        [--pi-iters 80[,20]] [--v-iters 80[,20]]
         [--run jaxsched/models/lublin1-none] [--fresh K] [--json FILE]
 
 Three parts, measured in one run on the local JAX device:
@@ -16,6 +17,8 @@ Three parts, measured in one run on the local JAX device:
    update on slot prefixes (the trainer's ``slot_buckets``, what ``jaxsched train`` uses) and,
    unless ``--no-full-width``, on all 128 slots, each after its own compilation (reported
    separately, not in the epoch times). The paper reports 123 s per epoch on an 8-core Xeon.
+   Lists of step counts (``--pi-iters 80,20 --v-iters 80,20``) time each setting in turn in
+   the same run and print its epoch-time ratio to the first.
 3. Time to the paper's result: for each ``--run`` directory (a training run with its
    ``log.jsonl``), the summed epoch times of its newest checkpoint and that policy's greedy
    average bounded slowdown on the paper's test sequences of the run's trace (seed 1,
@@ -162,6 +165,33 @@ def epoch_rows(
     return rows
 
 
+def _iter_settings(pi_text: str, v_text: str) -> list[tuple[int, int]]:
+    """``--pi-iters 80,20 --v-iters 80,20`` -> ``[(80, 80), (20, 20)]``."""
+    try:
+        pi = [int(x) for x in str(pi_text).split(",")]
+        v = [int(x) for x in str(v_text).split(",")]
+    except ValueError:
+        raise SystemExit(
+            f"--pi-iters / --v-iters: integers, got {pi_text!r} / {v_text!r}"
+        ) from None
+    if len(pi) != len(v) or min(pi + v) < 0:
+        raise SystemExit("--pi-iters and --v-iters: as many non-negative counts each")
+    return list(zip(pi, v))
+
+
+def _print_iter_ratios(rows: list, out) -> None:
+    """Each iteration setting's mean epoch time against the first setting's, per update."""
+    timed = [r for r in rows if "mean_epoch_s" in r]
+    for name in dict.fromkeys(r["update"] for r in timed):
+        sel = [r for r in timed if r["update"] == name]
+        for r in sel[1:]:
+            out(
+                f"  ratio         {name:<14} {r['pi_iters_setting']} + {r['v_iters_setting']} "
+                f"against {sel[0]['pi_iters_setting']} + {sel[0]['v_iters_setting']} steps: "
+                f"epoch time x{r['mean_epoch_s'] / sel[0]['mean_epoch_s']:.3f}"
+            )
+
+
 def _step_times(tr, state, repeats: int = 3) -> dict:
     """Seconds of one full-batch policy step and one value step (loss and gradient, best of
     ``repeats`` after a warm-up call) on one rollout of the initial policy."""
@@ -258,8 +288,13 @@ def main(argv=None) -> int:
         default=2,
         help="timed epochs per variant (2; 0 = only the one-step timings)",
     )
-    p.add_argument("--pi-iters", type=int, default=80)
-    p.add_argument("--v-iters", type=int, default=80)
+    p.add_argument(
+        "--pi-iters",
+        default="80",
+        help="policy steps per epoch; a comma list (with as many --v-iters) times each "
+        "setting side by side and prints the epoch-time ratio to the first (80)",
+    )
+    p.add_argument("--v-iters", default="80", help="value steps per epoch, as --pi-iters (80)")
     p.add_argument(
         "--backfill",
         default="none",
@@ -299,17 +334,24 @@ def main(argv=None) -> int:
         jobs, a.env_batch, a.env_steps, [b for b in a.env_backfill.split(",") if b], a.length, out
     )
     out("2. PPO epochs")
-    res["epochs"] = epoch_rows(
-        jobs,
-        a.trace,
-        a.trajectories,
-        a.epochs,
-        a.backfill,
-        a.length,
-        not a.no_full_width,
-        {"train_pi_iters": a.pi_iters, "train_v_iters": a.v_iters},
-        out,
-    )
+    settings = _iter_settings(a.pi_iters, a.v_iters)
+    res["epochs"] = []
+    for pi, v in settings:
+        if len(settings) > 1:
+            out(f"  {pi} policy + {v} value steps per epoch")
+        rows = epoch_rows(
+            jobs,
+            a.trace,
+            a.trajectories,
+            a.epochs,
+            a.backfill,
+            a.length,
+            not a.no_full_width,
+            {"train_pi_iters": pi, "train_v_iters": v},
+            out,
+        )
+        res["epochs"] += [{**r, "pi_iters_setting": pi, "v_iters_setting": v} for r in rows]
+    _print_iter_ratios(res["epochs"], out)
     runs = a.run
     if runs is None:
         runs = sorted(

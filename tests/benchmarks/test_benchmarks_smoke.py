@@ -614,3 +614,16 @@ def test_a2c_tables_and_fig3_on_a_tiny_run(tmp_path, capsys):
     assert F3.main([str(run), "--png", str(tmp_path / "f.png")]) == 0
     out = capsys.readouterr().out
     assert f"{2 * 2 * 3 * 2 / 1e6:.2f} M steps" in out and (tmp_path / "f.png").stat().st_size > 0
+
+
+def test_train_speed_compares_step_counts(capsys):
+    # two settings of PPO steps per epoch, timed in one run, with the ratio printed
+    TS = load_benchmark("train_speed")
+    base = ["--length", "32", "--trajectories", "2", "--epochs", "1", "--env-backfill", "",
+            "--no-full-width", "--run", "none"]  # fmt: skip
+    assert TS.main(base + ["--pi-iters", "2,1", "--v-iters", "2,1"]) == 0
+    text = capsys.readouterr().out
+    assert "2 policy + 2 value steps per epoch" in text and "1 policy + 1 value" in text
+    assert "1 + 1 against 2 + 2 steps: epoch time x" in text
+    with pytest.raises(SystemExit, match="as many"):  # 2 settings, 1 value count
+        TS.main(base + ["--pi-iters", "2,1", "--v-iters", "2"])
