@@ -31,6 +31,7 @@ __all__ = [
     "fcfs_order",
     "visible_slots",
     "job_rows",
+    "pad_row",
     "dense_users",
     "user_info",
 ]
@@ -48,6 +49,14 @@ PAD_ROW = (0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0)
 USER_JOB_FEATURES = 9
 #: The empty slot's row with the per-user feature.
 USER_PAD_ROW = (0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0)
+
+
+def pad_row(user_feature: bool = False) -> tuple:
+    """The empty slot's row: :data:`PAD_ROW`, or :data:`USER_PAD_ROW` with the per-user
+    feature (the value net's slot prefixes pad with the same row)."""
+    return USER_PAD_ROW if user_feature else PAD_ROW
+
+
 #: Cut-off rules when more than ``max_queue`` jobs wait.
 CUTOFFS = ("reference", "fcfs")
 
@@ -152,7 +161,7 @@ def job_rows(data, start, sim, vis, user_col=None) -> tuple[jax.Array, jax.Array
     if user_col is not None:
         cols.append(user_col[:, None].astype(jnp.float32))
     rows = jnp.concatenate(cols + [canrun[:, None]], axis=1)
-    pad = jnp.asarray(np.asarray(PAD_ROW if user_col is None else USER_PAD_ROW, np.float32))
+    pad = jnp.asarray(np.asarray(pad_row(user_col is not None), np.float32))
     obs = jnp.where(valid[:, None], rows, pad[None, :]).astype(jnp.float32)
     return obs, valid
 

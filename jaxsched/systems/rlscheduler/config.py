@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from jaxsched.envs import RLSchedulerEnv
-from jaxsched.envs.rlscheduler_features import PAD_ROW, USER_PAD_ROW
+from jaxsched.envs.rlscheduler_features import pad_row
 from jaxsched.errors import ConfigError
 from jaxsched.train.ppo import PPOConfig
 
@@ -105,7 +105,7 @@ def prefix_options(rc: RunConfig) -> dict:
         return {}
     opts = {"slot_buckets": SLOT_BUCKETS}
     if rc.value == "kernel":
-        opts["value_pad_row"] = USER_PAD_ROW if rc.user_feature else PAD_ROW
+        opts["value_pad_row"] = pad_row(rc.user_feature)
     return opts
 
 
