@@ -24,7 +24,17 @@ from jaxsched.sim.types import BIG
 from jaxsched.workload.cqsim import CQSimJobs
 from tests.shared_data import SHARED
 
-MODES = ("none", "easy", "cons", "dras-fcfs", "dras-smallest", "dras-largest")
+MODES = (
+    "none",
+    "easy",
+    "cons",
+    "dras-fcfs",
+    "dras-smallest",
+    "dras-largest",
+    "paper-fcfs",
+    "paper-smallest",
+    "paper-largest",
+)  # paper-*: the paper's DRAS loop (not in the reference)
 
 
 def _prof(points, P=8):
@@ -108,15 +118,17 @@ def test_engine_matches_plain_python(seed, runtime):
     for r in runs:
         bf = r.mode.split("-")[0]
         pol = r.mode.split("-")[1] if "-" in r.mode else "fcfs"
+        loop = {"reserve": "pick", "persistent": False} if bf == "paper" else {}
         want = oracle_cqsim.simulate_cqsim(
             *(x.tolist() for x in (jobs.submit, jobs.nodes, jobs.run, jobs.req_time)),
             num_nodes=jobs.num_nodes,
-            mode=bf,
-            policy=oracle_cqsim.fixed_policy(pol) if bf == "dras" else None,
+            mode="dras" if bf == "paper" else bf,
+            policy=oracle_cqsim.fixed_policy(pol) if bf in ("dras", "paper") else None,
             durations="estimate" if runtime == "paper" else "run",
+            **loop,
         )
         assert r.start.tolist() == list(want.start), r.mode
-        if bf == "dras":
+        if bf in ("dras", "paper"):
             assert r.cls.tolist() == list(want.cls), r.mode
 
 

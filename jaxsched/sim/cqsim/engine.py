@@ -22,7 +22,9 @@ by one scheduling pass. A pass is a short run of micro-steps, each doing one thi
 
 With the level-1/level-2 slot always 0 this is CQSim's FCFS with EASY (mode 1), conservative
 (mode 2) or no backfilling (mode 0); mode 3 is the DRAS loop (mode 4 the DRAS-DQL loop of §2.6:
-the same micro-steps without the persistent reservation, :data:`~.types.BF_DQL`), and the fixed policies of
+the same micro-steps without the persistent reservation, :data:`~.types.BF_DQL`; mode 5 the
+paper's DRAS loop, :data:`~.types.BF_DRAS_PAPER`: as 4, but the level-1 pick that does not fit
+is the reserved job, not the oldest), and the fixed policies of
 :func:`fixed_choice` give the reference's ``dras-*`` runs. A learned policy drives the same
 micro-step through :func:`advance_to_decision` / :func:`decide` and :func:`window`.
 
@@ -40,6 +42,7 @@ from jaxsched.sim.cqsim.types import (
     BF_CONS,
     BF_DQL,
     BF_DRAS,
+    BF_DRAS_PAPER,
     BF_EASY,
     CLASS_BACKFILLED,
     CLASS_READY,
@@ -188,7 +191,8 @@ def _candidates(seq: Sequence, params: CQParams, st: CQState, old):
 
 
 def _level1(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
-    """One level-1 pick: start it if it fits, else reserve the oldest job and end level 1."""
+    """One level-1 pick: start it if it fits, else reserve the oldest job (the paper's loop:
+    the pick) and end level 1."""
     W = min(50, st.queue_job.shape[0])
     empty = st.n_queued == 0
     auto = _head_auto(st)
@@ -204,17 +208,19 @@ def _level1(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
         ptr=jnp.where(go, 0, st.ptr),
         resume=jnp.where(go, True, st.resume),
     )  # fmt: skip  (a ready job starts in FLUSH, so the start is compiled once)
-    st = _after_stop(seq, params, st, stop, empty)
+    st = _after_stop(seq, params, st, stop, empty, j)
     return st.replace(phase=jnp.where(go, FLUSH, st.phase))
 
 
-def _after_stop(seq: Sequence, params: CQParams, st: CQState, stop, empty) -> CQState:
-    """Level 1 ended by a job that does not fit: reserve the oldest and choose the next phase."""
-    R = st.queue_job[0]
+def _after_stop(seq: Sequence, params: CQParams, st: CQState, stop, empty, pick) -> CQState:
+    """Level 1 ended by ``pick``, a job that does not fit: reserve the oldest (the paper's
+    loop: ``pick``) and choose the next phase."""
     bf = params.backfill
+    R = jnp.where(bf == BF_DRAS_PAPER, pick, st.queue_job[0])
     more = stop & (st.n_queued > 1)
-    to2 = more & ((bf == BF_EASY) | (bf == BF_DRAS) | (bf == BF_DQL))
-    dql = bf == BF_DQL  # no persistent reservation: only the class remembers who held it
+    to2 = more & ((bf == BF_EASY) | (bf == BF_DRAS) | (bf == BF_DQL) | (bf == BF_DRAS_PAPER))
+    # no persistent reservation: only the class remembers who held it
+    dql = (bf == BF_DQL) | (bf == BF_DRAS_PAPER)
     toc = more & (bf == BF_CONS)
     P = st.prof_t.shape[0]
     pt, pa, npf = build_profile(st.t, st.free, st.run_est, st.run_nodes, st.n_running, P)
@@ -236,7 +242,7 @@ def _after_stop(seq: Sequence, params: CQParams, st: CQState, stop, empty) -> CQ
         stuck=st.stuck | bad, done=st.done | bad | full,
     )  # fmt: skip
     qi = jnp.arange(st.queue_job.shape[0], dtype=i32)
-    fresh = (qi > 0) & (qi < st.n_queued)
+    fresh = (st.queue_job != R) & (qi < st.n_queued)
     return st.replace(cand=jnp.where(to2, _candidates(seq, params, st, fresh), st.cand))
 
 

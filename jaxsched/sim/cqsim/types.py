@@ -21,6 +21,7 @@ __all__ = [
     "BF_CONS",
     "BF_DRAS",
     "BF_DQL",
+    "BF_DRAS_PAPER",
     "POL_FIRST",
     "POL_SMALLEST",
     "POL_LARGEST",
@@ -46,14 +47,17 @@ __all__ = [
 #: CQSim backfill modes (``backfill`` of the reference files): 0 none, 1 EASY, 2 conservative,
 #: 3 the DRAS-PG level-2 loop; 4 the DRAS-DQL loop (spec §2.6: as 3, but the reservation is
 #: not persistent — level 1 is never skipped — and the job that held it is only remembered for
-#: its class, as ``cls`` = ``CLASS_RESERVED`` while it still waits).
-BF_NONE, BF_EASY, BF_CONS, BF_DRAS, BF_DQL = 0, 1, 2, 3, 4
+#: its class, as ``cls`` = ``CLASS_RESERVED`` while it still waits); 5 the paper's DRAS loop
+#: (spec §2.4, §12: as 4, but the reservation goes to the level-1 pick that did not fit, not
+#: to the oldest job; with ``RT_PAPER`` it is the oracle's ``paper=True``).
+BF_NONE, BF_EASY, BF_CONS, BF_DRAS, BF_DQL, BF_DRAS_PAPER = 0, 1, 2, 3, 4, 5
 #: Fixed level-1/level-2 policies: window slot 0, fewest nodes, most nodes (lowest slot on ties).
 POL_FIRST, POL_SMALLEST, POL_LARGEST = 0, 1, 2
 POLICIES = ("fcfs", "smallest", "largest")
 #: Runtime source of waiting jobs: the actual run time (code) or the estimate (paper).
 RT_CODE, RT_PAPER = 0, 1
-#: The reference files' ``mode`` names → (backfill, policy).
+#: The reference files' ``mode`` names → (backfill, policy); ``paper-*``: the same fixed
+#: policies in the paper's DRAS loop (not in the reference files).
 MODES = {
     "none": (BF_NONE, POL_FIRST),
     "easy": (BF_EASY, POL_FIRST),
@@ -61,6 +65,9 @@ MODES = {
     "dras-fcfs": (BF_DRAS, POL_FIRST),
     "dras-smallest": (BF_DRAS, POL_SMALLEST),
     "dras-largest": (BF_DRAS, POL_LARGEST),
+    "paper-fcfs": (BF_DRAS_PAPER, POL_FIRST),
+    "paper-smallest": (BF_DRAS_PAPER, POL_SMALLEST),
+    "paper-largest": (BF_DRAS_PAPER, POL_LARGEST),
 }
 #: Phases of a scheduling pass: IDLE (the next event comes), LEVEL1 (start from the queue /
 #: level-1 decisions), LEVEL2 (backfill candidates / level-2 decisions), CONS (conservative
@@ -120,8 +127,8 @@ class CQState:
         is a level-1 pick (class ready) and level 1 goes on after it.
       reserved: int32 the job holding the persistent reservation (-1 none).
       start: int64 ``[L]`` start times (-1 not started); cls: int32 ``[L]`` job class
-        (``CLASS_*``, -1 not started; ``BF_DQL``: ``CLASS_RESERVED`` also for a waiting job
-        that held the reservation); priority: int32 ``[L]`` the priority flag (spec §3).
+        (``CLASS_*``, -1 not started; ``BF_DQL``, ``BF_DRAS_PAPER``: ``CLASS_RESERVED`` also
+        for a waiting job that held the reservation); priority: int32 ``[L]`` the priority flag (spec §3).
       n_started, passes, decisions, steps: int32 counters (``passes``: scheduling passes run,
         one per event). done, stuck: bool; overflow: int32 ``OVER_*`` bits.
     """
