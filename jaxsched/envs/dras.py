@@ -1,11 +1,13 @@
-"""DRASEnv: the DRAS-PG decision protocol (spec dras.md §2.5, code mode) as an environment of
+"""DRASEnv: the DRAS-PG decision protocol (spec dras.md §2.5, code mode; §2.4, the paper's
+loop, with ``loop="paper"``) as an environment of
 the contract (:mod:`jaxsched.envs.core`), a thin layer over the CQSim engine mode
 (:mod:`jaxsched.sim.cqsim.engine`).
 
 One episode is ``length`` consecutive jobs of a CQSim job list (submits shifted to 0, empty
 machine). A step is one decision: at a *level-1* point (``phase`` 1) the action is a slot of
 the window of the first ``W = 50`` waiting jobs — a job that fits starts, one that does not
-ends level 1 (the oldest job is reserved and level 2 begins); at a *level-2* point (``phase``
+ends level 1 (the oldest job is reserved — in the paper's loop the pick, for this pass only —
+and level 2 begins); at a *level-2* point (``phase``
 2) it is a slot of the window of the first ``W`` backfill candidates. Between decisions the
 engine runs by itself (events, the skipped level 1 while the reserved job waits at the head,
 starting the chosen backfilled jobs). Masking (spec §4): the first ``count`` slots are valid.
@@ -16,8 +18,10 @@ are ``[n, t]`` and ``[priority, wait]``, zero for empty slots; node rows ``[1, 0
 
 Reward: ``reward_fn(seq, sim_state, job, phase) -> float32`` for the picked job, evaluated at
 the decision (before it applies). The default is the code's reward type 5 (spec §6.2) at that
-point; H3's ``jaxsched.envs.dras_features`` builds the exact variants (level-2 rewards after
-the start, the paper's rewards) and the observation options on the same engine functions.
+point; the paper's two (§6.1) are :func:`reward_capability` (Eq. 1) and
+:func:`reward_capacity` (Eq. 2), named in :data:`REWARDS`. H3's
+``jaxsched.envs.dras_features`` builds the exact variants (level-2 rewards after the start)
+and the observation options on the same engine functions.
 """
 
 from __future__ import annotations
@@ -32,10 +36,19 @@ from flax import struct
 from jaxsched.envs.core import Environment, Observation
 from jaxsched.errors import ConfigError
 from jaxsched.sim.cqsim import engine as CE
-from jaxsched.sim.cqsim.types import BF_DRAS, POL_FIRST, RT_CODE, RT_PAPER, CQParams, CQState
+from jaxsched.sim.cqsim.types import (
+    BF_DRAS,
+    BF_DRAS_PAPER,
+    POL_FIRST,
+    RT_CODE,
+    RT_PAPER,
+    CQParams,
+    CQState,
+)
 from jaxsched.sim.types import Sequence, sequence_window
 
-__all__ = ["DRASEnv", "DRASObservation", "DRASState", "pg_observation", "reward_type5"]
+__all__ = ["DRASEnv", "DRASObservation", "DRASState", "pg_observation", "reward_type5",
+           "reward_capability", "reward_capacity", "REWARDS"]  # fmt: skip
 
 W = 50
 
@@ -87,6 +100,42 @@ def reward_type5(seq: Sequence, st: CQState, job, phase) -> jax.Array:
     return ((util + waitr + n / N) / 3).astype(jnp.float32)
 
 
+def _queued(st: CQState) -> jax.Array:
+    """bool ``[Q]``: the engine's queue slots in use."""
+    return jnp.arange(st.queue_job.shape[0]) < st.n_queued
+
+
+def reward_capability(seq: Sequence, st: CQState, job, phase) -> jax.Array:
+    """The paper's Eq. 1 (spec §6.1, capability sites) for ``job`` at the state's clock:
+    ``(wait / t_max + n / N + used / N) / 3`` with ``t_max`` the longest wait in the queue
+    (no floor; 0 when nobody has waited) and ``used`` the busy nodes before the pick."""
+    from jaxsched.envs.dras_features import paper_reward
+
+    N = st.node_owner.shape[0]
+    qj = jnp.maximum(st.queue_job, 0)
+    waits = jnp.where(_queued(st), st.t - seq.submit[qj], 0)
+    return paper_reward(seq.nodes[job], st.t - seq.submit[job], N - st.free, N, jnp.max(waits))
+
+
+def reward_capacity(seq: Sequence, st: CQState, job, phase) -> jax.Array:
+    """The paper's Eq. 2 (spec §6.1, capacity sites): the mean of ``−1 / t_j`` over the jobs
+    left waiting once the pick applies — ``job`` leaves the queue when it fits now (a level-1
+    pick that does not fit, and every job behind it, stays). ``t_j`` is the runtime estimate
+    (the DeepRM reading; the paper leaves it undefined). Taken after the pick, not before,
+    so that the reward depends on the action: picking a short job removes its large
+    ``−1 / t_j`` term (before the pick every choice would score the same)."""
+    from jaxsched.envs.dras_features import capacity_reward
+
+    qj = jnp.maximum(st.queue_job, 0)
+    starts = (phase == 2) | (st.free >= seq.nodes[job])  # level-2 candidates fit by construction
+    left = _queued(st) & ~((st.queue_job == job) & starts)
+    return capacity_reward(seq.req[qj], left)
+
+
+REWARDS = {"code": reward_type5, "capability": reward_capability, "capacity": reward_capacity}
+"""Reward names of ``jaxsched train dras --reward`` → the ``reward_fn`` of :class:`DRASEnv`."""
+
+
 @struct.dataclass
 class _Data:
     """The job list on the device: int64 ``[U]`` submit, run, req, procs; int32 ``[U]`` nodes,
@@ -108,6 +157,7 @@ class _Config:
     n_trace: int
     runtime: int
     reward_fn: object
+    loop: int = BF_DRAS
 
 
 class DRASEnv(Environment):
@@ -120,16 +170,20 @@ class DRASEnv(Environment):
       length: jobs per episode. runtime: ``"code"`` (waiting jobs' actual run times in the
       profile) or ``"paper"`` (estimates). queue_cap: the engine's queue slots (default
       ``length``: never overflows). reward_fn: see the module docstring (a module-level
-      function, so equal configurations compare equal).
+      function, so equal configurations compare equal). loop: ``"code"`` (spec §2.5: the
+      oldest job holds a persistent reservation) or ``"paper"`` (§2.4, §12: the level-1 pick
+      that does not fit is reserved, for this pass only; the engine's ``BF_DRAS_PAPER``).
     """
 
     def __init__(self, jobs, length: int = 256, runtime: str = "code", queue_cap=None,
-                 reward_fn=reward_type5):  # fmt: skip
+                 reward_fn=reward_type5, loop: str = "code"):  # fmt: skip
         n = int(len(jobs.submit))
         if not 1 <= length <= n:
             raise ConfigError(f"length {length} must be in [1, {n}] (the job list's size)")
         if runtime not in ("code", "paper"):
             raise ConfigError(f"runtime must be 'code' or 'paper', got {runtime!r}")
+        if loop not in ("code", "paper"):
+            raise ConfigError(f"loop must be 'code' or 'paper', got {loop!r}")
         prio = getattr(jobs, "priority", np.zeros(n, np.int32))
         a = lambda x, dt=jnp.int64: jnp.asarray(np.asarray(x), dt)  # noqa: E731
         self._data = _Data(
@@ -138,7 +192,8 @@ class DRASEnv(Environment):
         )  # fmt: skip
         q = int(queue_cap or length)
         rt = RT_PAPER if runtime == "paper" else RT_CODE
-        self._config = _Config(length, int(jobs.num_nodes), q, n, rt, reward_fn)
+        bf = BF_DRAS_PAPER if loop == "paper" else BF_DRAS
+        self._config = _Config(length, int(jobs.num_nodes), q, n, rt, reward_fn, bf)
 
     def tree_flatten(self):
         return (self._data,), self._config
@@ -155,7 +210,8 @@ class DRASEnv(Environment):
 
     def _params(self) -> CQParams:
         i = lambda v: jnp.asarray(v, jnp.int32)  # noqa: E731
-        return CQParams(backfill=i(BF_DRAS), policy=i(POL_FIRST), runtime=i(self._config.runtime))
+        c = self._config
+        return CQParams(backfill=i(c.loop), policy=i(POL_FIRST), runtime=i(c.runtime))
 
     def _seq(self, start) -> tuple[Sequence, jax.Array]:
         c = self._config
