@@ -62,6 +62,21 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--mode", choices=("code", "paper"), default="code")
     p.add_argument(
+        "--loop",
+        choices=("code", "paper"),
+        default=None,
+        help="PG scheduling loop: code (the oldest job's persistent reservation) or paper (the "
+        "non-fitting pick reserved for one pass); default the mode's",
+    )
+    p.add_argument(
+        "--reward",
+        choices=("code", "capability", "capacity"),
+        default=None,
+        help="PG reward per decision: code (type 5), capability (the paper's Eq. 1) or "
+        "capacity (Eq. 2: mean -1/estimate over the jobs left waiting); default code in code "
+        "mode, in paper mode capability with --priority and capacity without",
+    )
+    p.add_argument(
         "--input-norm",
         action="store_true",
         help="scale inputs by N and the longest estimate (default raw, as the paper)",
@@ -146,7 +161,7 @@ def train_from_args(args: argparse.Namespace) -> int:
         n_sampled=s, n_real=r, n_synthetic=y, capacity=args.capacity, update=args.update,
         lr=args.lr, priority=args.priority, seed=args.seed, validate=not args.no_validate,
         dql_sign=args.dql_sign, online=None if args.online is None else args.online == "on",
-        validate_every=args.validate_every, best_by=args.best_by,
+        reward=args.reward, loop=args.loop, validate_every=args.validate_every, best_by=args.best_by,
     )  # fmt: skip
     train(rc, args.out, epochs=args.epochs, resume=args.resume, progress=not args.no_progress)
     return 0

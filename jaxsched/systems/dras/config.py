@@ -51,7 +51,13 @@ class RunConfig:
     (code → code, paper → descent); ``online`` PG's online adaptation during test runs (spec
     §2.5, §12.9: level-1 decisions recorded, a PG update every 10 instances, from a fresh Adam
     state; the weights are not saved); None = on in code mode (the reference), off in paper
-    mode; DQL never learns during tests; ``priority`` (None = flag 0, else the fraction of N above which a job has
+    mode; DQL never learns during tests; ``reward`` (PG) the reward of each decision (spec
+    §6): ``code`` (type 5), ``capability`` (the paper's Eq. 1) or ``capacity`` (Eq. 2, mean
+    ``−1/t`` over the jobs left waiting); None = code in code mode, in paper mode capability
+    when a ``priority`` threshold is set and capacity otherwise (the paper's two kinds of
+    site); DQL has the code's reward only; ``loop`` (PG) the scheduling loop: ``code`` (spec
+    §2.5, the oldest job's persistent reservation) or ``paper`` (§2.4: the non-fitting pick
+    reserved for one pass); None = the mode's; ``priority`` (None = flag 0, else the fraction of N above which a job has
     flag 1); ``validate`` (score the validation month every ``validate_every`` epochs, keep
     ``best.ckpt`` by ``best_by``: ``wait`` (lower average wait) or ``reward`` (higher total
     reward, the paper's score)); ``queue_cap`` engine queue slots in evaluation runs (doubled
@@ -75,6 +81,8 @@ class RunConfig:
     lr: float | None = None
     dql_sign: str | None = None
     online: bool | None = None
+    reward: str | None = None
+    loop: str | None = None
     priority: float | None = None
     seed: int = 0
     validate: bool = True
@@ -91,6 +99,10 @@ class RunConfig:
             (self.update in (None, "mean", "sequential"), f"update must be mean or sequential, got {self.update!r}"),
             (self.variant == "pg" or self.update != "mean", "dql updates are sequential (--update mean is pg only)"),
             (self.dql_sign in (None, "code", "descent"), f"dql_sign must be code or descent, got {self.dql_sign!r}"),
+            (self.reward in (None, "code", "capability", "capacity"), f"reward must be code, capability or capacity, got {self.reward!r}"),
+            (self.variant == "pg" or self.reward in (None, "code"), "dql trains on the code's reward only (--reward code)"),
+            (self.loop in (None, "code", "paper"), f"loop must be code or paper, got {self.loop!r}"),
+            (self.variant == "pg" or self.loop is None, "dql has its own loop (spec §2.6): no --loop"),
             (self.best_by in ("wait", "reward"), f"best_by must be wait or reward, got {self.best_by!r}"),
             (self.envs >= 1 and self.capacity >= 1, "envs and capacity must be >= 1"),
             (len(self.hidden) in (0, 2), f"hidden must be two sizes, got {self.hidden}"),
@@ -123,7 +135,8 @@ class RunConfig:
         d = dataclasses.asdict(self)
         d["hidden"] = list(self.hidden)
         d["norm_scales"] = list(self.norm_scales)
-        for k in ("dql_sign", "online"):  # unset: left out, so older runs' settings still match
+        # unset: left out, so older runs' settings still match
+        for k in ("dql_sign", "online", "reward", "loop"):
             if d[k] is None:
                 del d[k]
         return {"system": SYSTEM_NAME, **d}
@@ -141,6 +154,20 @@ class RunConfig:
                 if k in names
             }
         )
+
+    @property
+    def reward_name(self) -> str:
+        """The reward the run trains on (:attr:`reward` resolved by the mode and priority)."""
+        if self.reward is not None:
+            return self.reward
+        if self.mode == "code" or self.variant == "dql":
+            return "code"
+        return "capacity" if self.priority is None else "capability"
+
+    @property
+    def loop_name(self) -> str:
+        """The PG scheduling loop (:attr:`loop` or the mode's)."""
+        return self.loop or self.mode
 
     @property
     def online_test(self) -> bool:

@@ -23,7 +23,7 @@ import numpy as np
 from jaxsched.systems.dras.config import RunConfig, env_jobs, load_split
 from jaxsched.train.loop import load_run
 
-__all__ = ["LoadedDRAS", "make_policy", "make_env", "load_dras", "run_model", "test_schedules",
+__all__ = ["LoadedDRAS", "make_policy", "env_options", "make_env", "load_dras", "run_model", "test_schedules",
            "test_report", "model_rows"]  # fmt: skip
 
 
@@ -56,11 +56,22 @@ def env_class(rc: RunConfig):
     return DRASDQLEnv if rc.variant == "dql" else DRASEnv
 
 
+def env_options(rc: RunConfig) -> dict:
+    """The environment keywords of a run besides its job list: ``runtime`` and, for PG, the
+    scheduling ``loop`` (code §2.5 / paper §2.4; the mode's unless set) and the ``reward_fn`` its reward
+    names (:data:`jaxsched.envs.dras.REWARDS`)."""
+    if rc.variant == "dql":
+        return {"runtime": rc.mode}
+    from jaxsched.envs.dras import REWARDS
+
+    return {"runtime": rc.mode, "loop": rc.loop_name, "reward_fn": REWARDS[rc.reward_name]}
+
+
 def make_env(rc: RunConfig, cj, *, queue_cap: int | None = None):
     """The run's environment over a whole job list ``cj`` (one episode = all of it)."""
     n = len(cj.submit)
     q = min(n, int(queue_cap or rc.queue_cap)) if queue_cap != 0 else n
-    return env_class(rc)(cj, length=n, runtime=rc.mode, queue_cap=q)
+    return env_class(rc)(cj, length=n, queue_cap=q, **env_options(rc))
 
 
 def load_dras(path) -> LoadedDRAS:

@@ -33,7 +33,7 @@ from jaxsched.systems.dras.config import (
     portable_trace,
     resolve_trace,
 )
-from jaxsched.systems.dras.evaluate import env_class, make_policy, run_model
+from jaxsched.systems.dras.evaluate import env_class, env_options, make_policy, run_model
 from jaxsched.systems.dras.trainer import from_pg, make_epoch
 from jaxsched.train.loop import BestCheckpoint, EpochSpec, open_run, run_epochs, start_or_resume
 from jaxsched.train.pg import PGConfig, make_pg
@@ -59,7 +59,7 @@ def stacked_envs(rc: RunConfig, jobsets):
     """The jobsets (Jobs of equal length) as one DRASEnv (pg) / DRASDQLEnv (dql) pytree with
     a leading axis E."""
     cls = env_class(rc)
-    envs = [cls(env_jobs(j, rc.priority), length=j.n_jobs, runtime=rc.mode) for j in jobsets]
+    envs = [cls(env_jobs(j, rc.priority), length=j.n_jobs, **env_options(rc)) for j in jobsets]
     return jax.tree_util.tree_map(lambda *x: jnp.stack(x), *envs)
 
 

@@ -126,6 +126,8 @@ def test_model_loads_and_schedules(runs):
         (["--hidden", "0,3"], "two positive sizes"),
         (["--update", "often"], "invalid choice"),
         (["--curriculum", "1,1"], "three counts"),
+        (["--reward", "wait"], "invalid choice"),
+        (["--variant", "dql", "--reward", "capacity"], "dql trains on the code's reward only"),
     ],
 )
 def test_bad_flags_one_line(runs, tmp_path, capsys, argv, text):
@@ -208,3 +210,27 @@ def test_evaluate_model_prints_the_report(runs, capsys, monkeypatch):
     assert capsys.readouterr().out.strip() == "T10"
     ((m, t, kw),) = calls
     assert m.epoch == 2 and t == str(trace) and kw == {"sample": False}
+
+
+def test_paper_mode_runs_the_paper_loop_and_reward(runs, tmp_path):
+    """--mode paper trains in the paper's loop (the engine's BF_DRAS_PAPER) on the capacity
+    reward (no --priority), --reward overrides it; run.json keeps the flag only when given,
+    so runs from before the flag load unchanged."""
+    from jaxsched.envs.dras import reward_capability, reward_capacity
+    from jaxsched.sim.cqsim.types import BF_DRAS, BF_DRAS_PAPER
+    from jaxsched.systems.dras.evaluate import env_options, load_dras, make_env
+
+    trace, a, _ = runs
+    base = ["train", "dras", str(trace), "--epochs", "1", "--mode", "paper"] + ARGS
+    assert jaxsched_main(base + ["--out", str(tmp_path / "p")]) == 0
+    assert jaxsched_main(base + ["--out", str(tmp_path / "q"), "--reward", "capability"]) == 0
+    p, q = load_dras(tmp_path / "p").run, load_dras(tmp_path / "q").run
+    assert "reward" not in json.loads((tmp_path / "p" / "run.json").read_text())
+    assert (p.reward_name, q.reward_name, q.reward) == ("capacity", "capability", "capability")
+    assert env_options(p)["reward_fn"] is reward_capacity
+    assert env_options(q)["reward_fn"] is reward_capability
+    cj = env_jobs(load_split(str(trace)).val)
+    assert int(make_env(p, cj)._params().backfill) == BF_DRAS_PAPER
+    code = load_dras(a).run  # the module's code-mode run
+    assert (code.reward_name, int(make_env(code, cj)._params().backfill)) == ("code", BF_DRAS)
+    assert RunConfig(trace="x", mode="paper", priority=0.2).reward_name == "capability"
