@@ -155,6 +155,11 @@ def test_shipped_model_loads():
     system, model = systems.load_model(REPO / "jaxsched" / "models" / "dras-sdsc-pg")
     assert system.name == "dras" and model.run.input_norm and model.run.hidden == (256, 64)
     assert model.params["params"]["fc1"]["kernel"].shape == (2 * 50 + 128, 256)
+    # the paper-loop model: the code's PG rules in the paper's loop, on the capacity reward
+    system, model = systems.load_model("dras-sdsc-pg-paperloop")
+    rc = model.run
+    assert system.name == "dras" and model.epoch == 14 and rc.mode == "code" and rc.lr == 0.001
+    assert (rc.loop_name, rc.reward_name, rc.online_test) == ("paper", "capacity", True)
 
 
 def test_online_adaptation_on_and_off(runs):
