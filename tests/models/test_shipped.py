@@ -68,11 +68,12 @@ def test_fig7_inspectors_record_their_base(base):
     assert system.name == "schedinspector" and model.epoch == (25 if base == "srf" else 10)
 
 
-def test_fig9_inspector_records_its_metric():
-    run = json.loads((models.path("si-sdsc-sjf-mbsld") / "run.json").read_text())
-    assert (run["base"], run["metric"], run["backfill"]) == ("sjf", "mbsld", "none")
-    system, model = systems.load_model("si-sdsc-sjf-mbsld")
-    assert system.name == "schedinspector" and model.epoch == 10
+@pytest.mark.parametrize("metric, epoch", [("mbsld", 10), ("wait", 60)])
+def test_fig9_inspectors_record_their_metric(metric, epoch):
+    run = json.loads((models.path(f"si-sdsc-sjf-{metric}") / "run.json").read_text())
+    assert (run["base"], run["metric"], run["backfill"]) == ("sjf", metric, "none")
+    system, model = systems.load_model(f"si-sdsc-sjf-{metric}")
+    assert system.name == "schedinspector" and model.epoch == epoch
 
 
 def test_a2c_model_by_name_keeps_its_environment():
