@@ -160,6 +160,15 @@ def test_shipped_model_loads():
     rc = model.run
     assert system.name == "dras" and model.epoch == 14 and rc.mode == "code" and rc.lr == 0.001
     assert (rc.loop_name, rc.reward_name, rc.online_test) == ("paper", "capacity", True)
+    # LANL-CM5 (capability-like): Eq. 1 with the priority flag above 20 % of N = 1,024
+    system, model = systems.load_model("dras-lanl-pg-paperloop")
+    rc = model.run
+    assert model.epoch == 14 and (rc.loop_name, rc.reward_name, rc.priority) == (
+        "paper",
+        "capability",
+        0.2,
+    )
+    assert model.params["params"]["fc1"]["kernel"].shape == (2 * 50 + 1024, 256)
 
 
 def test_online_adaptation_on_and_off(runs):
