@@ -13,6 +13,10 @@ Observation: ``obs`` float32 ``[W, 2 + N, 2]`` — slot k's DQL input (spec §3:
 ``[priority, wait]`` then the node rows), zero for empty slots; ``mask`` bool ``[W]``;
 ``phase`` int32 (1, 2; 0 when done).
 
+``loop="paper"``: the paper's loop instead (spec §2.4; the engine's
+:data:`~jaxsched.sim.cqsim.types.BF_DRAS_PAPER`): the level-1 pick that does not fit, not the
+oldest job, is reserved for the pass.
+
 Reward (the code's type 5 with the code's timing, §6.2): recorded *after the start* — a
 level-1 pick that fits gets :func:`type5_after` with the free nodes after it starts and the
 longest wait before the pick; a level-1 pick that does not fit is not recorded (reward 0,
@@ -31,7 +35,7 @@ import jax.numpy as jnp
 from jaxsched.envs.dras import DRASEnv, DRASObservation, DRASState, W
 from jaxsched.envs.dras_features import code_reward, dql_observations
 from jaxsched.sim.cqsim import engine as CE
-from jaxsched.sim.cqsim.types import BF_DQL, LEVEL2, POL_FIRST, CQParams
+from jaxsched.sim.cqsim.types import BF_DQL, BF_DRAS_PAPER, LEVEL2, POL_FIRST, CQParams
 
 __all__ = ["DRASDQLEnv", "type5_after"]
 
@@ -44,11 +48,15 @@ def type5_after(n, wait, free_after, n_nodes, mwait) -> jax.Array:
 
 class DRASDQLEnv(DRASEnv):
     """See the module docstring; arguments as :class:`~jaxsched.envs.dras.DRASEnv` (its
-    ``reward_fn`` is unused: the reward is the code's type 5 with the DQL timing)."""
+    ``reward_fn`` is unused: the reward is the code's type 5 with the DQL timing); ``loop``
+    ``"code"`` is the code's DQL loop (§2.6), ``"paper"`` the paper's loop (§2.4, the same for
+    both variants: the non-fitting pick reserved for one pass)."""
 
     def _params(self) -> CQParams:
         i = lambda v: jnp.asarray(v, jnp.int32)  # noqa: E731
-        return CQParams(backfill=i(BF_DQL), policy=i(POL_FIRST), runtime=i(self._config.runtime))
+        c = self._config
+        bf = BF_DRAS_PAPER if c.loop == BF_DRAS_PAPER else BF_DQL  # loop="paper" / the code's
+        return CQParams(backfill=i(bf), policy=i(POL_FIRST), runtime=i(c.runtime))
 
     def reward_parts(self, s: DRASState, action):
         """For the job at window slot ``action``: float32 ``(n, wait, max_wait)`` and int32 free

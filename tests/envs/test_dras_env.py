@@ -5,6 +5,7 @@ tests/sim/test_cqsim_engine.py)."""
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import jaxsched.sim  # noqa: F401  (x64)
 from jaxsched.envs.dras import DRASEnv, W
@@ -90,16 +91,19 @@ def test_paper_rewards_match_their_formulas():
     assert seen[1] > 10 and seen[2] > 3 and seen["nofit"] > 3, seen
 
 
-def test_paper_loop_replays_the_oracle():
-    """DRASEnv(loop="paper", runtime="paper") driven by random slots gives the plain-Python
-    oracle's ``paper=True`` schedule (the pick reserved, for one pass; estimates in the
-    profile) when the oracle replays the same slots: every start time, every class, and the
-    same number of decisions."""
+@pytest.mark.parametrize("variant", ["pg", "dql"])
+def test_paper_loop_replays_the_oracle(variant):
+    """DRASEnv / DRASDQLEnv with loop="paper", runtime="paper", driven by random slots, give
+    the plain-Python oracle's ``paper=True`` schedule (the pick reserved, for one pass;
+    estimates in the profile) when the oracle replays the same slots: every start time, every
+    class, and the same number of decisions (the paper's loop is one for both variants)."""
+    from jaxsched.envs.dras_dql import DRASDQLEnv
     from jaxsched.sim import oracle_cqsim as C
     from jaxsched.sim.cqsim import engine as CE
 
     jobs = _jobs(n=40, seed=7)
-    env = DRASEnv(jobs, length=40, runtime="paper", loop="paper")
+    cls = DRASDQLEnv if variant == "dql" else DRASEnv
+    env = cls(jobs, length=40, runtime="paper", loop="paper")
     win_fn = jax.jit(lambda s: CE.window(s.sim, W)[1])
     step = jax.jit(env.transition)
     rng, slots = np.random.default_rng(1), []

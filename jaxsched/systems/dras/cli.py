@@ -65,8 +65,9 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         "--loop",
         choices=("code", "paper"),
         default=None,
-        help="PG scheduling loop: code (the oldest job's persistent reservation) or paper (the "
-        "non-fitting pick reserved for one pass); default the mode's",
+        help="scheduling loop: code (the code's: PG keeps a persistent reservation for the "
+        "oldest job, DQL reserves it for one pass) or paper (the non-fitting pick reserved for "
+        "one pass); default the mode's",
     )
     p.add_argument(
         "--reward",

@@ -57,11 +57,11 @@ def env_class(rc: RunConfig):
 
 
 def env_options(rc: RunConfig) -> dict:
-    """The environment keywords of a run besides its job list: ``runtime`` and, for PG, the
-    scheduling ``loop`` (code §2.5 / paper §2.4; the mode's unless set) and the ``reward_fn`` its reward
-    names (:data:`jaxsched.envs.dras.REWARDS`)."""
+    """The environment keywords of a run besides its job list: ``runtime``, the scheduling
+    ``loop`` (the mode's unless set) and, for PG, the ``reward_fn`` its reward names
+    (:data:`jaxsched.envs.dras.REWARDS`; DQL has its own)."""
     if rc.variant == "dql":
-        return {"runtime": rc.mode}
+        return {"runtime": rc.mode, "loop": rc.loop_name}
     from jaxsched.envs.dras import REWARDS
 
     return {"runtime": rc.mode, "loop": rc.loop_name, "reward_fn": REWARDS[rc.reward_name]}
