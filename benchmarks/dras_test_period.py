@@ -1,7 +1,7 @@
 """Several DRAS models and the §8 baselines in one §10 table over a trace's test period (issue 17 §4).
 
     PYTHONPATH=. .venv/bin/python benchmarks/dras_test_period.py --model NAME=DIR[:online] ...
-        [--trace FILE] [--jobs K] [--json FILE]
+        [--trace FILE] [--jobs K] [--json FILE] [--plots DIR]
 
 Each ``--model`` is a run directory or checkpoint (a shipped name such as ``dras-sdsc-pg``
 works), labelled NAME; ``:on`` / ``:off`` sets PG's online adaptation during the test (default:
@@ -12,7 +12,8 @@ and share one table, so the Kiviat radii are normalised over all of them (§10).
 report of :mod:`jaxsched.systems.dras.report`, then each method's average and maximum wait in
 seconds and as a ratio to FCFS + EASY's, and the issue's three checks per model (average wait
 below FCFS + EASY's, maximum wait within 1.5 times, the largest Kiviat area of the table).
-The trace defaults to the model's own.
+The trace defaults to the model's own.  ``--plots DIR`` also draws Fig. 6 (Kiviat), Fig. 7
+(wait against job size per class) and Fig. 9 (weekly core-hours and wait) of this table.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def main(argv=None, out=print) -> dict:
     ap.add_argument("--trace", default=None)
     ap.add_argument("--jobs", type=int, default=0)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--plots", default=None, help="write Fig. 6/7/9 PNGs into this folder")
     a = ap.parse_args(argv)
     schedules, head, cj = {}, [], None
     for i, spec in enumerate(a.model):
@@ -86,6 +88,18 @@ def main(argv=None, out=print) -> dict:
             f"wait {v['max_ratio']:.2f}x FCFS + EASY's (target <= 1.5): "
             f"{'yes' if v['max_ratio'] <= 1.5 else 'no'}; largest Kiviat area: "
             f"{'yes' if v['largest_area'] else 'no'}")  # fmt: skip
+    if a.plots:
+        from pathlib import Path
+
+        from jaxsched.systems.dras import plot
+
+        d = Path(a.plots)
+        d.mkdir(parents=True, exist_ok=True)
+        sch = {n: schedules[n] for n in order}
+        for f in (plot.plot_kiviat(table, d / "kiviat.png"),
+                  plot.plot_wait_vs_size(sch, d / "wait_vs_size.png"),
+                  plot.plot_weekly(sch, d / "weekly.png")):  # fmt: skip
+            out(f"wrote {f}")
     if a.json:
         rows = {
             n: {k: v for k, v in t.items() if not isinstance(v, list)} for n, t in table.items()

@@ -28,10 +28,13 @@ def test_checks_by_hand():
     assert c["n"] == {"below": False, "max_ratio": 0.5, "largest_area": False}
 
 
-def test_table_on_300_test_jobs():
+def test_table_on_300_test_jobs(tmp_path):
     lines = []
     out = DT.main(["--model", "code=dras-sdsc-pg:off", "--model", "paper=dras-sdsc-pg-paperloop",
-                   "--trace", TRACE, "--jobs", "300"], out=lines.append)  # fmt: skip
+                   "--trace", TRACE, "--jobs", "300", "--plots", str(tmp_path)],
+                  out=lines.append)  # fmt: skip
+    for f in ("kiviat.png", "wait_vs_size.png", "weekly.png"):
+        assert (tmp_path / f).stat().st_size > 1000, f
     assert lines[0] == "test period: 300 jobs, N = 128"
     assert list(out["table"])[:3] == ["code", "paper", "fcfs"] and set(out["checks"]) == {
         "code", "paper"}  # fmt: skip
