@@ -171,9 +171,14 @@ class DRASEnv(Environment):
       profile) or ``"paper"`` (estimates). queue_cap: the engine's queue slots (default
       ``length``: never overflows). reward_fn: see the module docstring (a module-level
       function, so equal configurations compare equal). loop: ``"code"`` (spec §2.5: the
-      oldest job holds a persistent reservation) or ``"paper"`` (§2.4, §12: the level-1 pick
-      that does not fit is reserved, for this pass only; the engine's ``BF_DRAS_PAPER``).
+      oldest job holds a persistent reservation; ``"persistent"`` is the same loop by what it
+      does) or ``"paper"`` (§2.4, §12: the level-1 pick that does not fit is reserved, for
+      this pass only; the engine's ``BF_DRAS_PAPER``).
     """
+
+    #: loop name → the engine's backfill mode (:class:`~jaxsched.envs.dras_dql.DRASDQLEnv`
+    #: maps ``"code"`` to its own loop)
+    LOOPS = {"code": BF_DRAS, "persistent": BF_DRAS, "paper": BF_DRAS_PAPER}
 
     def __init__(self, jobs, length: int = 256, runtime: str = "code", queue_cap=None,
                  reward_fn=reward_type5, loop: str = "code"):  # fmt: skip
@@ -182,8 +187,8 @@ class DRASEnv(Environment):
             raise ConfigError(f"length {length} must be in [1, {n}] (the job list's size)")
         if runtime not in ("code", "paper"):
             raise ConfigError(f"runtime must be 'code' or 'paper', got {runtime!r}")
-        if loop not in ("code", "paper"):
-            raise ConfigError(f"loop must be 'code' or 'paper', got {loop!r}")
+        if loop not in self.LOOPS:
+            raise ConfigError(f"loop must be one of {', '.join(self.LOOPS)}, got {loop!r}")
         prio = getattr(jobs, "priority", np.zeros(n, np.int32))
         a = lambda x, dt=jnp.int64: jnp.asarray(np.asarray(x), dt)  # noqa: E731
         self._data = _Data(
@@ -192,8 +197,7 @@ class DRASEnv(Environment):
         )  # fmt: skip
         q = int(queue_cap or length)
         rt = RT_PAPER if runtime == "paper" else RT_CODE
-        bf = BF_DRAS_PAPER if loop == "paper" else BF_DRAS
-        self._config = _Config(length, int(jobs.num_nodes), q, n, rt, reward_fn, bf)
+        self._config = _Config(length, int(jobs.num_nodes), q, n, rt, reward_fn, self.LOOPS[loop])
 
     def tree_flatten(self):
         return (self._data,), self._config

@@ -15,7 +15,8 @@ Observation: ``obs`` float32 ``[W, 2 + N, 2]`` — slot k's DQL input (spec §3:
 
 ``loop="paper"``: the paper's loop instead (spec §2.4; the engine's
 :data:`~jaxsched.sim.cqsim.types.BF_DRAS_PAPER`): the level-1 pick that does not fit, not the
-oldest job, is reserved for the pass.
+oldest job, is reserved for the pass. ``loop="persistent"``: the PG code loop (§2.5, the
+engine's ``BF_DRAS``): the oldest job keeps its reservation until it starts.
 
 Reward (the code's type 5 with the code's timing, §6.2): recorded *after the start* — a
 level-1 pick that fits gets :func:`type5_after` with the free nodes after it starts and the
@@ -35,7 +36,7 @@ import jax.numpy as jnp
 from jaxsched.envs.dras import DRASEnv, DRASObservation, DRASState, W
 from jaxsched.envs.dras_features import code_reward, dql_observations
 from jaxsched.sim.cqsim import engine as CE
-from jaxsched.sim.cqsim.types import BF_DQL, BF_DRAS_PAPER, LEVEL2, POL_FIRST, CQParams
+from jaxsched.sim.cqsim.types import BF_DQL, BF_DRAS, BF_DRAS_PAPER, LEVEL2
 
 __all__ = ["DRASDQLEnv", "type5_after"]
 
@@ -50,13 +51,10 @@ class DRASDQLEnv(DRASEnv):
     """See the module docstring; arguments as :class:`~jaxsched.envs.dras.DRASEnv` (its
     ``reward_fn`` is unused: the reward is the code's type 5 with the DQL timing); ``loop``
     ``"code"`` is the code's DQL loop (§2.6), ``"paper"`` the paper's loop (§2.4, the same for
-    both variants: the non-fitting pick reserved for one pass)."""
+    both variants: the non-fitting pick reserved for one pass), ``"persistent"`` the PG code
+    loop's persistent reservation of the oldest job (§2.5; in neither DQL source)."""
 
-    def _params(self) -> CQParams:
-        i = lambda v: jnp.asarray(v, jnp.int32)  # noqa: E731
-        c = self._config
-        bf = BF_DRAS_PAPER if c.loop == BF_DRAS_PAPER else BF_DQL  # loop="paper" / the code's
-        return CQParams(backfill=i(bf), policy=i(POL_FIRST), runtime=i(c.runtime))
+    LOOPS = {"code": BF_DQL, "persistent": BF_DRAS, "paper": BF_DRAS_PAPER}
 
     def reward_parts(self, s: DRASState, action):
         """For the job at window slot ``action``: float32 ``(n, wait, max_wait)`` and int32 free

@@ -63,11 +63,11 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mode", choices=("code", "paper"), default="code")
     p.add_argument(
         "--loop",
-        choices=("code", "paper"),
+        choices=("code", "persistent", "paper"),
         default=None,
         help="scheduling loop: code (the code's: PG keeps a persistent reservation for the "
-        "oldest job, DQL reserves it for one pass) or paper (the non-fitting pick reserved for "
-        "one pass); default the mode's",
+        "oldest job, DQL reserves it for one pass), persistent (PG's persistent reservation, "
+        "also for DQL) or paper (the non-fitting pick reserved for one pass); default the mode's",
     )
     p.add_argument(
         "--reward",
