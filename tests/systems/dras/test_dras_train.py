@@ -160,6 +160,14 @@ def test_shipped_model_loads():
     rc = model.run
     assert system.name == "dras" and model.epoch == 14 and rc.mode == "code" and rc.lr == 0.001
     assert (rc.loop_name, rc.reward_name, rc.online_test) == ("paper", "capacity", True)
+    # DQL with the PG code loop's persistent reservation (in neither DQL source)
+    system, model = systems.load_model("dras-sdsc-dql-persistent")
+    rc = model.run
+    assert model.epoch == 5 and (rc.variant, rc.loop_name, rc.reward_name) == (
+        "dql",
+        "persistent",
+        "code",
+    )
     # LANL-CM5 (capability-like): Eq. 1 with the priority flag above 20 % of N = 1,024
     system, model = systems.load_model("dras-lanl-pg-paperloop")
     rc = model.run
