@@ -177,6 +177,8 @@ def test_shipped_model_loads():
         0.2,
     )
     assert model.params["params"]["fc1"]["kernel"].shape == (2 * 50 + 1024, 256)
+    system, model = systems.load_model("dras-lanl-dql-persistent")
+    assert model.epoch == 2 and (model.run.loop_name, model.run.priority) == ("persistent", 0.2)
 
 
 def test_online_adaptation_on_and_off(runs):
