@@ -39,6 +39,7 @@ from jaxsched.sim.cqsim import engine as CE
 from jaxsched.sim.cqsim.types import (
     BF_DRAS,
     BF_DRAS_PAPER,
+    BF_IMMEDIATE,
     POL_FIRST,
     RT_CODE,
     RT_PAPER,
@@ -172,13 +173,16 @@ class DRASEnv(Environment):
       ``length``: never overflows). reward_fn: see the module docstring (a module-level
       function, so equal configurations compare equal). loop: ``"code"`` (spec §2.5: the
       oldest job holds a persistent reservation; ``"persistent"`` is the same loop by what it
-      does) or ``"paper"`` (§2.4, §12: the level-1 pick that does not fit is reserved, for
-      this pass only; the engine's ``BF_DRAS_PAPER``).
+      does), ``"paper"`` (§2.4, §12: the level-1 pick that does not fit is reserved, for
+      this pass only; the engine's ``BF_DRAS_PAPER``) or ``"immediate"`` (the Decima-PG
+      baseline of §8: no reservation, no backfilling; every decision is a level-2-phase pick
+      among the waiting jobs of the first W that fit now, which starts at once).
     """
 
     #: loop name → the engine's backfill mode (:class:`~jaxsched.envs.dras_dql.DRASDQLEnv`
     #: maps ``"code"`` to its own loop)
-    LOOPS = {"code": BF_DRAS, "persistent": BF_DRAS, "paper": BF_DRAS_PAPER}
+    LOOPS = {"code": BF_DRAS, "persistent": BF_DRAS, "paper": BF_DRAS_PAPER,
+             "immediate": BF_IMMEDIATE}  # fmt: skip
 
     def __init__(self, jobs, length: int = 256, runtime: str = "code", queue_cap=None,
                  reward_fn=reward_type5, loop: str = "code"):  # fmt: skip

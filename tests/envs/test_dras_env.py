@@ -92,7 +92,8 @@ def test_paper_rewards_match_their_formulas():
 
 
 @pytest.mark.parametrize(
-    "variant, loop", [("pg", "paper"), ("dql", "paper"), ("dql", "persistent")]
+    "variant, loop",
+    [("pg", "paper"), ("dql", "paper"), ("dql", "persistent"), ("pg", "immediate")],
 )
 def test_loops_replay_the_oracle(variant, loop):
     """DRASEnv / DRASDQLEnv driven by random slots give the plain-Python oracle's schedule when
@@ -100,8 +101,10 @@ def test_loops_replay_the_oracle(variant, loop):
     decisions.  loop="paper" with runtime="paper" is the oracle's ``paper=True`` (the pick
     reserved, for one pass; estimates in the profile; one loop for both variants);
     loop="persistent" (DQL) is its default DRAS loop (the oldest job's persistent
-    reservation, actual run times)."""
+    reservation, actual run times); loop="immediate" is its ``immediate`` mode driven by
+    :func:`decima_policy` (the env's slot counts the runnable jobs of the first 50)."""
     from jaxsched.envs.dras_dql import DRASDQLEnv
+    from jaxsched.policies.dras_baselines import decima_policy
     from jaxsched.sim import oracle_cqsim as C
     from jaxsched.sim.cqsim import engine as CE
 
@@ -118,11 +121,17 @@ def test_loops_replay_the_oracle(variant, loop):
         s, *_ = step(s, slots[-1])
     replay = iter(slots)
     sub = (jobs.submit - jobs.submit[0]).tolist()  # the environment's clock starts at 0
-    want = C.simulate_cqsim(
-        sub, jobs.nodes.tolist(), jobs.run.tolist(), jobs.req_time.tolist(), num_nodes=8,
-        mode="dras", paper=loop == "paper", policy=lambda level, window, view: next(replay),
-    )  # fmt: skip
+    if loop == "immediate":
+        pick = lambda jobs, runnable, view: [i for i, r in enumerate(runnable) if r][next(replay)]  # noqa: E731
+        how = {"mode": "immediate", "policy": decima_policy(pick)}
+    else:
+        how = {"mode": "dras", "paper": loop == "paper",
+               "policy": lambda level, window, view: next(replay)}  # fmt: skip
+    arrays = (jobs.nodes.tolist(), jobs.run.tolist(), jobs.req_time.tolist())
+    want = C.simulate_cqsim(sub, *arrays, num_nodes=8, **how)
     assert next(replay, None) is None
     assert np.asarray(s.sim.start).tolist() == list(want.start)
     assert np.asarray(s.sim.cls).tolist() == list(want.cls)
-    assert 2 in want.cls and len(slots) >= 40  # reservations held, most jobs decided on
+    assert len(slots) >= 40  # most jobs decided on
+    # reservations held, except in the immediate loop, where every job is "ready"
+    assert set(want.cls) == {1} if loop == "immediate" else 2 in want.cls

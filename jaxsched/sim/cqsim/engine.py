@@ -24,7 +24,10 @@ With the level-1/level-2 slot always 0 this is CQSim's FCFS with EASY (mode 1), 
 (mode 2) or no backfilling (mode 0); mode 3 is the DRAS loop (mode 4 the DRAS-DQL loop of §2.6:
 the same micro-steps without the persistent reservation, :data:`~.types.BF_DQL`; mode 5 the
 paper's DRAS loop, :data:`~.types.BF_DRAS_PAPER`: as 4, but the level-1 pick that does not fit
-is the reserved job, not the oldest), and the fixed policies of
+is the reserved job, not the oldest; mode 6 the immediate loop of the Decima-PG baseline,
+:data:`~.types.BF_IMMEDIATE`: ``LEVEL1`` makes no decision but gathers the candidates — the
+waiting jobs among the first ``W`` that fit now — and each ``LEVEL2`` pick starts at once
+through ``FLUSH`` ("ready") and returns to ``LEVEL1``; no reservation, no profile), and the fixed policies of
 :func:`fixed_choice` give the reference's ``dras-*`` runs. A learned policy drives the same
 micro-step through :func:`advance_to_decision` / :func:`decide` and :func:`window`.
 
@@ -44,6 +47,7 @@ from jaxsched.sim.cqsim.types import (
     BF_DRAS,
     BF_DRAS_PAPER,
     BF_EASY,
+    BF_IMMEDIATE,
     CLASS_BACKFILLED,
     CLASS_READY,
     CLASS_RESERVED,
@@ -190,7 +194,37 @@ def _candidates(seq: Sequence, params: CQParams, st: CQState, old):
     return old & ok
 
 
+def _typed(f):
+    """``f`` with its output cast to its input state's dtypes (the phases return some fields
+    in wider types; ``switch`` and ``cond`` need equal ones)."""
+
+    def g(seq, params, st, slot):
+        return jax.tree_util.tree_map(lambda a, b: b.astype(a.dtype), st, f(seq, params, st, slot))
+
+    return g
+
+
 def _level1(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
+    """Level 1: :func:`_level1_pick`, or in the immediate loop :func:`_level1_gather`."""
+    imm = params.backfill == BF_IMMEDIATE
+    return jax.lax.cond(imm, _typed(_level1_gather), _typed(_level1_pick), seq, params, st, slot)
+
+
+def _level1_gather(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
+    """The immediate loop's level 1 (no decision): the candidates are the waiting jobs among
+    the first W that fit now; none → the pass ends, else ``LEVEL2`` picks one."""
+    W = min(50, st.queue_job.shape[0])
+    qi = jnp.arange(st.queue_job.shape[0], dtype=i32)
+    fit = seq.nodes[jnp.maximum(st.queue_job, 0)] <= st.free
+    cand = (qi < jnp.minimum(st.n_queued, W)) & fit
+    some = jnp.any(cand)
+    return st.replace(
+        cand=cand, phase=jnp.where(some, LEVEL2, IDLE).astype(i32),
+        passes=st.passes + (~some).astype(i32),
+    )  # fmt: skip
+
+
+def _level1_pick(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
     """One level-1 pick: start it if it fits, else reserve the oldest job (the paper's loop:
     the pick) and end level 1."""
     W = min(50, st.queue_job.shape[0])
@@ -247,6 +281,28 @@ def _after_stop(seq: Sequence, params: CQParams, st: CQState, stop, empty, pick)
 
 
 def _level2(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
+    """Level 2: :func:`_level2_pick`; in the immediate loop the pick starts at once (through
+    ``FLUSH`` as a ready job, then back to ``LEVEL1``)."""
+    imm = params.backfill == BF_IMMEDIATE
+    return jax.lax.cond(imm, _typed(_level2_start), _typed(_level2_pick), seq, params, st, slot)
+
+
+def _level2_start(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
+    """The immediate loop's pick among the first W candidates: it starts now (``FLUSH`` with
+    ``resume``, class ready); :func:`_level1_gather` then finds the next candidates."""
+    W = min(50, st.queue_job.shape[0])
+    ncand = jnp.sum(st.cand).astype(i32)
+    rank = jnp.cumsum(st.cand) - 1
+    s = jnp.clip(slot, 0, jnp.clip(jnp.minimum(ncand, W), 1, W) - 1)
+    j = st.queue_job[argmax_bool(st.cand & (rank == s))]
+    return st.replace(
+        chosen=st.chosen.at[0].set(j), n_chosen=jnp.int32(1), ptr=jnp.int32(0),
+        resume=jnp.asarray(True), phase=jnp.int32(FLUSH), decisions=st.decisions + 1,
+        cand=jnp.zeros_like(st.cand),
+    )  # fmt: skip
+
+
+def _level2_pick(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
     """One level-2 pick among the first W candidates (none left: go to ``FLUSH``)."""
     W = min(50, st.queue_job.shape[0])
     ncand = jnp.sum(st.cand).astype(i32)
@@ -324,22 +380,17 @@ def micro_step(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
     only at a decision point (:func:`at_decision`). A finished state is returned unchanged."""
     slot = jnp.asarray(slot, i32)
 
-    def branch(f):
-        def g(s):  # every phase returns the input's dtypes (switch needs equal types)
-            return jax.tree_util.tree_map(
-                lambda a, b: b.astype(a.dtype), s, f(seq, params, s, slot)
-            )
-
-        return g
-
-    new = jax.lax.switch(st.phase, [branch(f) for f in _PHASES], st)
+    new = jax.lax.switch(st.phase, [_typed(f) for f in _PHASES], seq, params, st, slot)
     new = new.replace(steps=st.steps + 1)
     return jax.tree_util.tree_map(lambda a, b: jnp.where(st.done, a, b), st, new)
 
 
-def at_decision(st: CQState) -> chex.Array:
-    """bool: the next micro-step takes a level-1 or level-2 decision (the slot matters)."""
+def at_decision(st: CQState, params: CQParams | None = None) -> chex.Array:
+    """bool: the next micro-step takes a level-1 or level-2 decision (the slot matters).
+    ``params`` is needed for the immediate loop only (its level 1 decides nothing)."""
     l1 = (st.phase == LEVEL1) & (st.n_queued > 0) & ~_head_auto(st)
+    if params is not None:
+        l1 = l1 & (params.backfill != BF_IMMEDIATE)
     return ~st.done & (l1 | ((st.phase == LEVEL2) & jnp.any(st.cand)))
 
 
@@ -372,7 +423,7 @@ def fixed_choice(seq: Sequence, params: CQParams, st: CQState, W: int = 50) -> c
 def advance_to_decision(seq: Sequence, params: CQParams, st: CQState) -> CQState:
     """Micro-steps until the next decision point or the end of the run."""
     return jax.lax.while_loop(
-        lambda s: ~s.done & ~at_decision(s), lambda s: micro_step(seq, params, s, 0), st
+        lambda s: ~s.done & ~at_decision(s, params), lambda s: micro_step(seq, params, s, 0), st
     )
 
 
@@ -387,16 +438,21 @@ def decide(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
         return micro_step(seq, params, s, jnp.where(first, slot, 0)), jnp.asarray(False)
 
     def cond(c):
-        return ~c[0].done & (c[1] | ~at_decision(c[0]))
+        return ~c[0].done & (c[1] | ~at_decision(c[0], params))
 
-    return jax.lax.while_loop(cond, body, (st, at_decision(st)))[0]
+    return jax.lax.while_loop(cond, body, (st, at_decision(st, params)))[0]
 
 
 def start_episode(seq: Sequence, params: CQParams, st: CQState) -> CQState:
     """From :func:`reset`'s state, the first event (job 0 is submitted): the state is then at
-    the first level-1 decision. Only the event phase is compiled (cheaper than
-    :func:`advance_to_decision`, which it equals here)."""
-    return _idle(seq, params, st, jnp.asarray(0, i32)).replace(steps=st.steps + 1)
+    the first level-1 decision (the immediate loop: its level 1 gathers the candidates, job 0
+    among them, and the state is at the first level-2 decision). Only these phases are
+    compiled (cheaper than :func:`advance_to_decision`, which it equals here)."""
+    st1 = _idle(seq, params, st, jnp.asarray(0, i32))
+    imm = params.backfill == BF_IMMEDIATE
+    keep = lambda q, p, s, x: s  # noqa: E731
+    st2 = jax.lax.cond(imm, _typed(_level1_gather), keep, seq, params, st1, 0)
+    return st2.replace(steps=st.steps + 1 + imm.astype(st.steps.dtype))
 
 
 def run_fixed(seq: Sequence, params: CQParams, st: CQState, max_steps: int = 2**31 - 2) -> CQState:

@@ -22,6 +22,7 @@ __all__ = [
     "BF_DRAS",
     "BF_DQL",
     "BF_DRAS_PAPER",
+    "BF_IMMEDIATE",
     "POL_FIRST",
     "POL_SMALLEST",
     "POL_LARGEST",
@@ -49,8 +50,10 @@ __all__ = [
 #: not persistent — level 1 is never skipped — and the job that held it is only remembered for
 #: its class, as ``cls`` = ``CLASS_RESERVED`` while it still waits); 5 the paper's DRAS loop
 #: (spec §2.4, §12: as 4, but the reservation goes to the level-1 pick that did not fit, not
-#: to the oldest job; with ``RT_PAPER`` it is the oracle's ``paper=True``).
-BF_NONE, BF_EASY, BF_CONS, BF_DRAS, BF_DQL, BF_DRAS_PAPER = 0, 1, 2, 3, 4, 5
+#: to the oldest job; with ``RT_PAPER`` it is the oracle's ``paper=True``); 6 the immediate loop
+#: of the Decima-PG baseline (spec §8: no reservation, no backfilling; every decision is over
+#: the waiting jobs among the first W that fit now, and the pick starts at once).
+BF_NONE, BF_EASY, BF_CONS, BF_DRAS, BF_DQL, BF_DRAS_PAPER, BF_IMMEDIATE = 0, 1, 2, 3, 4, 5, 6
 #: Fixed level-1/level-2 policies: window slot 0, fewest nodes, most nodes (lowest slot on ties).
 POL_FIRST, POL_SMALLEST, POL_LARGEST = 0, 1, 2
 POLICIES = ("fcfs", "smallest", "largest")
