@@ -63,11 +63,13 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mode", choices=("code", "paper"), default="code")
     p.add_argument(
         "--loop",
-        choices=("code", "persistent", "paper"),
+        choices=("code", "persistent", "paper", "immediate"),
         default=None,
         help="scheduling loop: code (the code's: PG keeps a persistent reservation for the "
         "oldest job, DQL reserves it for one pass), persistent (PG's persistent reservation, "
-        "also for DQL) or paper (the non-fitting pick reserved for one pass); default the mode's",
+        "also for DQL), paper (the non-fitting pick reserved for one pass) or immediate (the "
+        "Decima-PG baseline: runnable jobs only, no reservation, no backfilling; pg); default "
+        "the mode's",
     )
     p.add_argument(
         "--reward",

@@ -57,8 +57,10 @@ class RunConfig:
     when a ``priority`` threshold is set and capacity otherwise (the paper's two kinds of
     site); DQL has the code's reward only; ``loop`` the scheduling loop: ``code`` (the code's:
     PG §2.5, the oldest job's persistent reservation; DQL §2.6, the oldest reserved for one
-    pass), ``persistent`` (§2.5's persistent reservation, for DQL too) or ``paper`` (§2.4, both
-    variants: the non-fitting pick reserved for one pass); None = the mode's; ``priority`` (None = flag 0, else the fraction of N above which a job has
+    pass), ``persistent`` (§2.5's persistent reservation, for DQL too), ``paper`` (§2.4, both
+    variants: the non-fitting pick reserved for one pass) or ``immediate`` (PG: the
+    Decima-PG baseline of §8, runnable jobs only, no reservation, no backfilling); None =
+    the mode's; ``priority`` (None = flag 0, else the fraction of N above which a job has
     flag 1); ``validate`` (score the validation month every ``validate_every`` epochs, keep
     ``best.ckpt`` by ``best_by``: ``wait`` (lower average wait) or ``reward`` (higher total
     reward, the paper's score)); ``queue_cap`` engine queue slots in evaluation runs (doubled
@@ -102,7 +104,8 @@ class RunConfig:
             (self.dql_sign in (None, "code", "descent"), f"dql_sign must be code or descent, got {self.dql_sign!r}"),
             (self.reward in (None, "code", "capability", "capacity"), f"reward must be code, capability or capacity, got {self.reward!r}"),
             (self.variant == "pg" or self.reward in (None, "code"), "dql trains on the code's reward only (--reward code)"),
-            (self.loop in (None, "code", "persistent", "paper"), f"loop must be code, persistent or paper, got {self.loop!r}"),
+            (self.loop in (None, "code", "persistent", "paper", "immediate"), f"loop must be code, persistent, paper or immediate, got {self.loop!r}"),
+            (self.variant == "pg" or self.loop != "immediate", "the immediate loop (Decima-PG) is pg only"),
             (self.best_by in ("wait", "reward"), f"best_by must be wait or reward, got {self.best_by!r}"),
             (self.envs >= 1 and self.capacity >= 1, "envs and capacity must be >= 1"),
             (len(self.hidden) in (0, 2), f"hidden must be two sizes, got {self.hidden}"),

@@ -128,6 +128,7 @@ def test_model_loads_and_schedules(runs):
         (["--curriculum", "1,1"], "three counts"),
         (["--reward", "wait"], "invalid choice"),
         (["--variant", "dql", "--reward", "capacity"], "dql trains on the code's reward only"),
+        (["--variant", "dql", "--loop", "immediate"], "the immediate loop (Decima-PG) is pg only"),
     ],
 )
 def test_bad_flags_one_line(runs, tmp_path, capsys, argv, text):
