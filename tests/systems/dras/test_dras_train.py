@@ -169,6 +169,9 @@ def test_shipped_model_loads():
         "persistent",
         "code",
     )
+    # the Decima-PG baseline: the PG network in the immediate loop
+    system, model = systems.load_model("dras-sdsc-decima-pg")
+    assert model.epoch == 2 and (model.run.variant, model.run.loop_name) == ("pg", "immediate")
     # LANL-CM5 (capability-like): Eq. 1 with the priority flag above 20 % of N = 1,024
     system, model = systems.load_model("dras-lanl-pg-paperloop")
     rc = model.run
