@@ -181,6 +181,11 @@ def test_shipped_model_loads():
         0.2,
     )
     assert model.params["params"]["fc1"]["kernel"].shape == (2 * 50 + 1024, 256)
+    system, model = systems.load_model("dras-lanl-decima-pg")
+    assert model.epoch == 1 and (model.run.loop_name, model.run.reward_name) == (
+        "immediate",
+        "capability",
+    )
     system, model = systems.load_model("dras-lanl-dql-persistent")
     assert model.epoch == 2 and (model.run.loop_name, model.run.priority) == ("persistent", 0.2)
 
