@@ -68,7 +68,7 @@ def test_fig7_inspectors_record_their_base(base):
     assert system.name == "schedinspector" and model.epoch == (25 if base == "srf" else 10)
 
 
-@pytest.mark.parametrize("metric, epoch", [("mbsld", 10), ("wait", 60)])
+@pytest.mark.parametrize("metric, epoch", [("mbsld", 15), ("wait", 60)])
 def test_fig9_inspectors_record_their_metric(metric, epoch):
     run = json.loads((models.path(f"si-sdsc-sjf-{metric}") / "run.json").read_text())
     assert (run["base"], run["metric"], run["backfill"]) == ("sjf", metric, "none")
