@@ -34,6 +34,7 @@ import numpy as np
 from flax import struct
 
 from jaxsched.envs.core import Environment, Observation
+from jaxsched.envs.dras_features import capacity_reward, code_reward, max_wait, paper_reward
 from jaxsched.errors import ConfigError
 from jaxsched.sim.cqsim import engine as CE
 from jaxsched.sim.cqsim.types import (
@@ -49,7 +50,7 @@ from jaxsched.sim.cqsim.types import (
 from jaxsched.sim.types import Sequence, sequence_window
 
 __all__ = ["DRASEnv", "DRASObservation", "DRASState", "pg_observation", "reward_type5",
-           "reward_capability", "reward_capacity", "REWARDS"]  # fmt: skip
+           "reward_capability", "reward_capacity", "REWARDS", "queue_max_wait"]  # fmt: skip
 
 W = 50
 
@@ -87,18 +88,19 @@ def pg_observation(seq: Sequence, st: CQState) -> jax.Array:
     return jnp.concatenate([jobs, nodes], 0)
 
 
+def queue_max_wait(seq: Sequence, st: CQState) -> jax.Array:
+    """float32: the longest wait (s) among the jobs in the engine's queue (0 if it is empty):
+    :func:`~jaxsched.envs.dras_features.max_wait` over the queue."""
+    return max_wait(seq.submit[jnp.maximum(st.queue_job, 0)], _queued(st), st.t)
+
+
 def reward_type5(seq: Sequence, st: CQState, job, phase) -> jax.Array:
     """Reward type 5 of the code (spec §6.2) for ``job`` at the state's clock: (util + waitr +
-    size) / 3 with the 6-hour floor on the longest wait."""
+    size) / 3 with the 6-hour floor on the longest wait
+    (:func:`~jaxsched.envs.dras_features.code_reward` before the pick starts)."""
     N = st.node_owner.shape[0]
-    qi = jnp.arange(st.queue_job.shape[0])
-    waits = jnp.where(qi < st.n_queued, st.t - seq.submit[jnp.maximum(st.queue_job, 0)], 0)
-    max_wait = jnp.maximum(jnp.max(waits), 21600).astype(jnp.float32)
-    n = seq.nodes[job].astype(jnp.float32)
-    running = jnp.float32(N) - st.free.astype(jnp.float32)
-    util = jnp.where(st.free < seq.nodes[job], running, n + running) / N
-    waitr = (st.t - seq.submit[job]).astype(jnp.float32) / max_wait
-    return ((util + waitr + n / N) / 3).astype(jnp.float32)
+    wait = st.t - seq.submit[job]
+    return code_reward(seq.nodes[job], wait, st.free, N, queue_max_wait(seq, st))
 
 
 def _queued(st: CQState) -> jax.Array:
@@ -110,12 +112,9 @@ def reward_capability(seq: Sequence, st: CQState, job, phase) -> jax.Array:
     """The paper's Eq. 1 (spec §6.1, capability sites) for ``job`` at the state's clock:
     ``(wait / t_max + n / N + used / N) / 3`` with ``t_max`` the longest wait in the queue
     (no floor; 0 when nobody has waited) and ``used`` the busy nodes before the pick."""
-    from jaxsched.envs.dras_features import paper_reward
-
     N = st.node_owner.shape[0]
-    qj = jnp.maximum(st.queue_job, 0)
-    waits = jnp.where(_queued(st), st.t - seq.submit[qj], 0)
-    return paper_reward(seq.nodes[job], st.t - seq.submit[job], N - st.free, N, jnp.max(waits))
+    wait = st.t - seq.submit[job]
+    return paper_reward(seq.nodes[job], wait, N - st.free, N, queue_max_wait(seq, st))
 
 
 def reward_capacity(seq: Sequence, st: CQState, job, phase) -> jax.Array:
@@ -125,8 +124,6 @@ def reward_capacity(seq: Sequence, st: CQState, job, phase) -> jax.Array:
     (the DeepRM reading; the paper leaves it undefined). Taken after the pick, not before,
     so that the reward depends on the action: picking a short job removes its large
     ``−1 / t_j`` term (before the pick every choice would score the same)."""
-    from jaxsched.envs.dras_features import capacity_reward
-
     qj = jnp.maximum(st.queue_job, 0)
     starts = (phase == 2) | (st.free >= seq.nodes[job])  # level-2 candidates fit by construction
     left = _queued(st) & ~((st.queue_job == job) & starts)

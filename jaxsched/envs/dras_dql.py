@@ -33,7 +33,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jaxsched.envs.dras import DRASEnv, DRASObservation, DRASState, W
+from jaxsched.envs.dras import DRASEnv, DRASObservation, DRASState, W, queue_max_wait
 from jaxsched.envs.dras_features import code_reward, dql_observations
 from jaxsched.sim.cqsim import engine as CE
 from jaxsched.sim.cqsim.types import BF_DQL, BF_DRAS, BF_DRAS_PAPER, LEVEL2
@@ -64,11 +64,9 @@ class DRASDQLEnv(DRASEnv):
         win, cnt = CE.window(st, W)
         slot = jnp.clip(jnp.asarray(action, jnp.int32), 0, jnp.maximum(cnt - 1, 0))
         job = jnp.maximum(win[slot], 0)
-        qi = jnp.arange(st.queue_job.shape[0])
-        waits = jnp.where(qi < st.n_queued, st.t - seq.submit[jnp.maximum(st.queue_job, 0)], 0)
         f = jnp.float32
         n = seq.nodes[job]
-        return n.astype(f), (st.t - seq.submit[job]).astype(f), jnp.max(waits).astype(f), st.free
+        return n.astype(f), (st.t - seq.submit[job]).astype(f), queue_max_wait(seq, st), st.free
 
     def transition(self, s: DRASState, action):
         n, wait, mwait, free = self.reward_parts(s, action)
