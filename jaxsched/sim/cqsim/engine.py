@@ -287,14 +287,20 @@ def _level2(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
     return jax.lax.cond(imm, _typed(_level2_start), _typed(_level2_pick), seq, params, st, slot)
 
 
-def _level2_start(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
-    """The immediate loop's pick among the first W candidates: it starts now (``FLUSH`` with
-    ``resume``, class ready); :func:`_level1_gather` then finds the next candidates."""
+def _candidate_at(st: CQState, slot):
+    """The queue slot (int32) of the candidate at window ``slot`` (clipped to the first
+    ``min(W, candidates)``), and whether any candidate is left (bool)."""
     W = min(50, st.queue_job.shape[0])
     ncand = jnp.sum(st.cand).astype(i32)
     rank = jnp.cumsum(st.cand) - 1
     s = jnp.clip(slot, 0, jnp.clip(jnp.minimum(ncand, W), 1, W) - 1)
-    j = st.queue_job[argmax_bool(st.cand & (rank == s))]
+    return argmax_bool(st.cand & (rank == s)), ncand > 0
+
+
+def _level2_start(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
+    """The immediate loop's pick among the first W candidates: it starts now (``FLUSH`` with
+    ``resume``, class ready); :func:`_level1_gather` then finds the next candidates."""
+    j = st.queue_job[_candidate_at(st, slot)[0]]
     return st.replace(
         chosen=st.chosen.at[0].set(j), n_chosen=jnp.int32(1), ptr=jnp.int32(0),
         resume=jnp.asarray(True), phase=jnp.int32(FLUSH), decisions=st.decisions + 1,
@@ -304,12 +310,7 @@ def _level2_start(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState
 
 def _level2_pick(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
     """One level-2 pick among the first W candidates (none left: go to ``FLUSH``)."""
-    W = min(50, st.queue_job.shape[0])
-    ncand = jnp.sum(st.cand).astype(i32)
-    some = ncand > 0
-    rank = jnp.cumsum(st.cand) - 1
-    s = jnp.clip(slot, 0, jnp.clip(jnp.minimum(ncand, W), 1, W) - 1)
-    q = argmax_bool(st.cand & (rank == s))
+    q, some = _candidate_at(st, slot)
     j = jnp.maximum(st.queue_job[q], 0)
     d = _dur(seq, params, j)
     pt, pa, npf, full = place(st.prof_t, st.prof_a, st.n_prof, st.t, st.t + d, seq.nodes[j], some)
