@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 from jaxsched.policies.dras_baselines import BASELINES, baseline_kwargs
-from jaxsched.sim.oracle_cqsim import simulate_cqsim
+from jaxsched.sim.oracle_cqsim import fixed_policy, simulate_cqsim
 from jaxsched.systems.dras.config import env_jobs, load_split
 from jaxsched.systems.dras.report import format_table, method_table
 
@@ -34,16 +34,16 @@ DEFAULT_TRACE = "../shared/traces/SDSC-SP2-1998-4.2-cln.swf.gz"
 
 RULE_KEYS = {
     "shortest": lambda v, j: v.req_time[j],
-    "smallest": lambda v, j: v.nodes[j],
     "area": lambda v, j: v.nodes[j] * v.req_time[j],
 }
-RULES = ("oldest", *RULE_KEYS, "l1-shortest", "shortest-aged")
+RULES = ("oldest", "shortest", "smallest", "area", "l1-shortest", "shortest-aged")
 
 
 def rule_policy(name: str, age_h: float = 24.0):
-    """``policy(level, window, view) -> slot`` of a fixed rule (module docstring)."""
-    if name == "oldest":
-        return lambda level, window, view: 0
+    """``policy(level, window, view) -> slot`` of a fixed rule (module docstring); ``oldest``
+    and ``smallest`` are the reference's own fixed policies (``fixed_policy``)."""
+    if name in ("oldest", "smallest"):
+        return fixed_policy("fcfs" if name == "oldest" else name)
     if name == "shortest-aged":
         short = rule_policy("shortest")
 
