@@ -144,7 +144,7 @@ def test_vmapped_decisions_reproduce_the_fixed_runs():
     @jax.vmap
     def step(seq, st):
         win, cnt = CE.window(st)
-        ok = ~CE.at_decision(st) | ((cnt >= 1) & jnp.all((win >= 0) == (jnp.arange(50) < cnt)))
+        ok = ~CE.at_decision(st, p) | ((cnt >= 1) & jnp.all((win >= 0) == (jnp.arange(50) < cnt)))
         return CE.decide(seq, p, st, CE.fixed_choice(seq, p, st)), ok
 
     st = jax.vmap(lambda q: CE.reset(q, 128, 16, 12))(seq)

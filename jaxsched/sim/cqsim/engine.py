@@ -386,12 +386,11 @@ def micro_step(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
     return jax.tree_util.tree_map(lambda a, b: jnp.where(st.done, a, b), st, new)
 
 
-def at_decision(st: CQState, params: CQParams | None = None) -> chex.Array:
-    """bool: the next micro-step takes a level-1 or level-2 decision (the slot matters).
-    ``params`` is needed for the immediate loop only (its level 1 decides nothing)."""
+def at_decision(st: CQState, params: CQParams) -> chex.Array:
+    """bool: the next micro-step takes a level-1 or level-2 decision (the slot matters; the
+    immediate loop's level 1 decides nothing)."""
     l1 = (st.phase == LEVEL1) & (st.n_queued > 0) & ~_head_auto(st)
-    if params is not None:
-        l1 = l1 & (params.backfill != BF_IMMEDIATE)
+    l1 = l1 & (params.backfill != BF_IMMEDIATE)
     return ~st.done & (l1 | ((st.phase == LEVEL2) & jnp.any(st.cand)))
 
 
