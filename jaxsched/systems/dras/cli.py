@@ -94,6 +94,14 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--epochs", type=positive_int, required=True, metavar="E")
     p.add_argument("--out", required=True, metavar="DIR", help="run directory")
     p.add_argument("--resume", action="store_true", help="continue the run in DIR")
+    p.add_argument(
+        "--keep-checkpoints",
+        type=nonneg_int,
+        default=None,
+        metavar="K",
+        help="keep the newest K epoch checkpoints in DIR (default 1; 0 keeps every epoch's; a "
+        "resumed run keeps its own setting)",
+    )
     p.add_argument("--seed", type=int_arg, default=0, metavar="S")
     p.add_argument(
         "--envs",
@@ -165,6 +173,7 @@ def train_from_args(args: argparse.Namespace) -> int:
         lr=args.lr, priority=args.priority, seed=args.seed, validate=not args.no_validate,
         dql_sign=args.dql_sign, online=None if args.online is None else args.online == "on",
         reward=args.reward, loop=args.loop, validate_every=args.validate_every, best_by=args.best_by,
+        keep_checkpoints=args.keep_checkpoints,
     )  # fmt: skip
     train(rc, args.out, epochs=args.epochs, resume=args.resume, progress=not args.no_progress)
     return 0

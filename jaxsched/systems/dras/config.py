@@ -65,7 +65,9 @@ class RunConfig:
     ``best.ckpt`` by ``best_by``: ``wait`` (lower average wait) or ``reward`` (higher total
     reward, the paper's score)); ``queue_cap`` engine queue slots in evaluation runs (doubled
     on overflow); ``norm_scales`` (n_scale, t_scale) of ``input_norm``, resolved when the run
-    starts (N and the longest training estimate).
+    starts (N and the longest training estimate); ``keep_checkpoints`` the newest epoch
+    checkpoints kept in the run directory (None = 1, 0 = every epoch's, e.g. to score them
+    again later).
     """
 
     trace: str
@@ -93,6 +95,7 @@ class RunConfig:
     best_by: str = "wait"
     queue_cap: int = 4096
     norm_scales: tuple = ()
+    keep_checkpoints: int | None = None
 
     def __post_init__(self):
         checks = (
@@ -108,6 +111,7 @@ class RunConfig:
             (self.variant == "pg" or self.loop != "immediate", "the immediate loop (Decima-PG) is pg only"),
             (self.best_by in ("wait", "reward"), f"best_by must be wait or reward, got {self.best_by!r}"),
             (self.envs >= 1 and self.capacity >= 1, "envs and capacity must be >= 1"),
+            (self.keep_checkpoints is None or self.keep_checkpoints >= 0, "keep_checkpoints must be >= 0"),
             (len(self.hidden) in (0, 2), f"hidden must be two sizes, got {self.hidden}"),
         )  # fmt: skip
         for ok, msg in checks:
@@ -139,7 +143,7 @@ class RunConfig:
         d["hidden"] = list(self.hidden)
         d["norm_scales"] = list(self.norm_scales)
         # unset: left out, so older runs' settings still match
-        for k in ("dql_sign", "online", "reward", "loop"):
+        for k in ("dql_sign", "online", "reward", "loop", "keep_checkpoints"):
             if d[k] is None:
                 del d[k]
         return {"system": SYSTEM_NAME, **d}

@@ -121,7 +121,7 @@ def _rollout_fn(rc: RunConfig, apply_fn, sample: bool, online: bool):
 def run_model(rc: RunConfig, params, cj, *, sample: bool = False, seed: int = 0,
               online: bool | None = False) -> dict:  # fmt: skip
     """The model over the whole job list ``cj`` (CQSimJobs-like) from an empty machine:
-    ``{"start", "cls"}`` int64 ``[n]``, ``reward`` (total), ``decisions``, ``avg_wait``,
+    ``{"start", "cls"}`` int64 ``[n]``, ``reward`` (total), ``decisions``, ``avg_wait``, ``max_wait`` (s),
     ``seconds``; DQL adds the recorded decisions (``job``, ``level``, ``rewards``), online PG
     the number of ``updates``.  ``online`` (PG): keep learning during the run (None = the
     run's setting, :attr:`RunConfig.online_test`); validation runs use the fixed policy.  The
@@ -140,7 +140,8 @@ def run_model(rc: RunConfig, params, cj, *, sample: bool = False, seed: int = 0,
     start = np.asarray(sim.start, np.int64)
     out = {"start": start, "cls": np.asarray(sim.cls, np.int64), "reward": float(tot),
            "decisions": int(n), "seconds": time.perf_counter() - t0,
-           "avg_wait": float(np.mean(start - np.asarray(cj.submit)))}  # fmt: skip
+           "avg_wait": float(np.mean(start - np.asarray(cj.submit))),
+           "max_wait": float(np.max(start - np.asarray(cj.submit)))}  # fmt: skip
     if rc.variant == "dql":
         k = int(n)
         out.update(job=np.asarray(extra.job)[:k], level=np.asarray(extra.level)[:k],

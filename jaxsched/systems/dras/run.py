@@ -11,7 +11,7 @@ total reward and average wait; ``best.ckpt`` by ``best_by``.
 Run directory (``--out DIR``): ``run.json`` ("system": "dras", the resolved
 :class:`~jaxsched.systems.dras.config.RunConfig`), ``log.jsonl`` (per epoch: mean episode
 reward, decisions, updates, early flushes, the episodes' average wait, seconds; ``val_reward``,
-``val_wait``), checkpoints, ``best.ckpt``/``best.json``.
+``val_wait``, ``val_max_wait``), checkpoints (``keep_checkpoints``), ``best.ckpt``/``best.json``.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def _validation(rc: RunConfig, split, out: Path):
         r = run_model(rc, state["params"], cj)
         best.offer(r["reward"] if rc.best_by == "reward" else r["avg_wait"], epoch, ck)
         return {"val_reward": r["reward"], "val_wait": r["avg_wait"],
-                "val_decisions": r["decisions"]}  # fmt: skip
+                "val_max_wait": r["max_wait"], "val_decisions": r["decisions"]}  # fmt: skip
 
     return validate
 
@@ -171,6 +171,7 @@ def train(rc: RunConfig, out, *, epochs: int, resume: bool = False, progress: bo
         message=_message,
         validate=_validation(rc, split, out) if rc.validate else None,
         validate_every=rc.validate_every if rc.validate else 0,
+        keep=1 if rc.keep_checkpoints is None else rc.keep_checkpoints,
     )
     state, _ = run_epochs(out, state, history, spec, done_epochs=done, epochs=epochs, t0=t0,
                           progress=progress, log=log)  # fmt: skip

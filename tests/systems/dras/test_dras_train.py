@@ -118,6 +118,19 @@ def test_model_loads_and_schedules(runs):
     got = [x["value"] for x in rows if x["metric"] == "wait"][0]
     assert got == pytest.approx(float(want)) and want == pytest.approx(r["avg_wait"])
     assert r["avg_wait"] == pytest.approx(_log(a)[-1]["val_wait"])  # = the logged validation
+    assert r["max_wait"] == _log(a)[-1]["val_max_wait"] == np.max(st - cj.submit)
+
+
+def test_keep_checkpoints_and_resume_keeps_the_setting(runs, tmp_path):
+    trace, a, _ = runs
+    assert sorted(p.name for p in a.glob("checkpoint_*")) == ["checkpoint_00000002.ckpt"]
+    base = ["train", "dras", str(trace), *ARGS, "--out", str(tmp_path / "k")]
+    assert jaxsched_main(base + ["--epochs", "1", "--keep-checkpoints", "0"]) == 0
+    assert jaxsched_main(base + ["--epochs", "2", "--resume"]) == 0  # the run's own setting
+    kept = sorted(p.name for p in (tmp_path / "k").glob("checkpoint_*"))
+    assert kept == ["checkpoint_00000001.ckpt", "checkpoint_00000002.ckpt"]
+    assert json.loads((tmp_path / "k" / "run.json").read_text())["keep_checkpoints"] == 0
+    assert "keep_checkpoints" not in json.loads((a / "run.json").read_text())  # unset: left out
 
 
 @pytest.mark.parametrize(
