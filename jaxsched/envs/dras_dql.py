@@ -26,6 +26,11 @@ chosen jobs start, which only the end of level 2 knows: the step returns the val
 free nodes after this pick alone (exact for the pass's last pick) and a learner that needs the
 exact values patches the pass's level-2 rewards when it ends
 (:mod:`jaxsched.systems.dras.trainer_dql`, from :meth:`DRASDQLEnv.reward_parts`).
+
+``reward_fn`` other than :func:`~jaxsched.envs.dras.reward_type5` (the paper's Eq. 1 or Eq. 2,
+:data:`~jaxsched.envs.dras.REWARDS`; the paper's reward for both variants, spec §6.1): the
+reward of every decision is ``reward_fn`` at the decision, as for DRAS-PG, and every decision
+is recorded (:attr:`DRASDQLEnv.code_timing` False; nothing to patch).
 """
 
 from __future__ import annotations
@@ -33,7 +38,14 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jaxsched.envs.dras import DRASEnv, DRASObservation, DRASState, W, queue_max_wait
+from jaxsched.envs.dras import (
+    DRASEnv,
+    DRASObservation,
+    DRASState,
+    W,
+    queue_max_wait,
+    reward_type5,
+)
 from jaxsched.envs.dras_features import code_reward, dql_observations
 from jaxsched.sim.cqsim import engine as CE
 from jaxsched.sim.cqsim.types import BF_DQL, BF_DRAS, BF_DRAS_PAPER, LEVEL2
@@ -49,7 +61,8 @@ def type5_after(n, wait, free_after, n_nodes, mwait) -> jax.Array:
 
 class DRASDQLEnv(DRASEnv):
     """See the module docstring; arguments as :class:`~jaxsched.envs.dras.DRASEnv` (its
-    ``reward_fn`` is unused: the reward is the code's type 5 with the DQL timing); ``loop``
+    ``reward_fn`` the default :func:`~jaxsched.envs.dras.reward_type5` is the code's type 5
+    with the DQL timing, any other is taken at each decision as by DRAS-PG); ``loop``
     ``"code"`` is the code's DQL loop (§2.6), ``"paper"`` the paper's loop (§2.4, the same for
     both variants: the non-fitting pick reserved for one pass), ``"persistent"`` the PG code
     loop's persistent reservation of the oldest job (§2.5; in neither DQL source)."""
@@ -68,7 +81,17 @@ class DRASDQLEnv(DRASEnv):
         n = seq.nodes[job]
         return n.astype(f), (st.t - seq.submit[job]).astype(f), queue_max_wait(seq, st), st.free
 
+    @property
+    def code_timing(self) -> bool:
+        """True for the code's type-5 reward recorded after the start (level-2 rewards patched
+        when the pass ends); False for a paper reward taken at every decision."""
+        return self._config.reward_fn is reward_type5
+
     def transition(self, s: DRASState, action):
+        if not self.code_timing:
+            s2, r, term, trunc, extras = super().transition(s, action)
+            rec = (~s.sim.done).astype(jnp.float32)
+            return s2, r, term, trunc, dict(extras, recorded=rec)
         n, wait, mwait, free = self.reward_parts(s, action)
         fits = free >= n.astype(free.dtype)
         lvl2 = s.sim.phase == LEVEL2

@@ -135,3 +135,30 @@ def test_loops_replay_the_oracle(variant, loop):
     assert len(slots) >= 40  # most jobs decided on
     # reservations held, except in the immediate loop, where every job is "ready"
     assert set(want.cls) == {1} if loop == "immediate" else 2 in want.cls
+
+
+@pytest.mark.parametrize("reward", ["capability", "capacity"])
+def test_dql_paper_reward_is_taken_at_each_decision(reward):
+    """DRASDQLEnv with a paper reward: every decision of a random paper-loop episode is
+    recorded, with the same reward and next state as DRASEnv's (the PG timing).  The default
+    reward keeps the code's timing."""
+    from jaxsched.envs.dras import REWARDS
+    from jaxsched.envs.dras_dql import DRASDQLEnv
+    from jaxsched.sim.cqsim import engine as CE
+
+    jobs = _jobs(n=40, seed=11)
+    kw = {"length": 40, "runtime": "paper", "loop": "paper", "reward_fn": REWARDS[reward]}
+    dql, pg = DRASDQLEnv(jobs, **kw), DRASEnv(jobs, **kw)
+    assert not dql.code_timing and DRASDQLEnv(jobs, length=40).code_timing
+    win_fn = jax.jit(lambda s: CE.window(s.sim, W)[1])
+    sd, sp = jax.jit(dql.transition), jax.jit(pg.transition)
+    rng, s, rewards = np.random.default_rng(3), dql.init_state_at(0), []
+    while not bool(s.sim.done):
+        slot = int(rng.integers(int(win_fn(s))))
+        s2, r, *_, ex = sd(s, slot)
+        p2, rp, *_ = sp(s, slot)
+        assert float(r) == float(rp) and float(ex["recorded"]) == 1.0
+        assert np.array_equal(np.asarray(s2.sim.start), np.asarray(p2.sim.start))
+        rewards.append(float(r))
+        s = s2
+    assert len(rewards) >= 40 and min(rewards) != max(rewards)

@@ -75,7 +75,8 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         "--reward",
         choices=("code", "capability", "capacity"),
         default=None,
-        help="PG reward per decision: code (type 5), capability (the paper's Eq. 1) or "
+        help="reward per decision: code (type 5; DQL's with the code's timing), capability (the "
+        "paper's Eq. 1) or "
         "capacity (Eq. 2: mean -1/estimate over the jobs left waiting); default code in code "
         "mode, in paper mode capability with --priority and capacity without",
     )

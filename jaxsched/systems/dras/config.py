@@ -55,7 +55,8 @@ class RunConfig:
     §6): ``code`` (type 5), ``capability`` (the paper's Eq. 1) or ``capacity`` (Eq. 2, mean
     ``−1/t`` over the jobs left waiting); None = code in code mode, in paper mode capability
     when a ``priority`` threshold is set and capacity otherwise (the paper's two kinds of
-    site); DQL has the code's reward only; ``loop`` the scheduling loop: ``code`` (the code's:
+    site); DQL: the code's reward (type 5, recorded after the start) unless ``reward`` names a
+    paper reward; ``loop`` the scheduling loop: ``code`` (the code's:
     PG §2.5, the oldest job's persistent reservation; DQL §2.6, the oldest reserved for one
     pass), ``persistent`` (§2.5's persistent reservation, for DQL too), ``paper`` (§2.4, both
     variants: the non-fitting pick reserved for one pass) or ``immediate`` (PG: the
@@ -106,7 +107,6 @@ class RunConfig:
             (self.variant == "pg" or self.update != "mean", "dql updates are sequential (--update mean is pg only)"),
             (self.dql_sign in (None, "code", "descent"), f"dql_sign must be code or descent, got {self.dql_sign!r}"),
             (self.reward in (None, "code", "capability", "capacity"), f"reward must be code, capability or capacity, got {self.reward!r}"),
-            (self.variant == "pg" or self.reward in (None, "code"), "dql trains on the code's reward only (--reward code)"),
             (self.loop in (None, "code", "persistent", "paper", "immediate"), f"loop must be code, persistent, paper or immediate, got {self.loop!r}"),
             (self.variant == "pg" or self.loop != "immediate", "the immediate loop (Decima-PG) is pg only"),
             (self.best_by in ("wait", "reward"), f"best_by must be wait or reward, got {self.best_by!r}"),

@@ -58,10 +58,8 @@ def env_class(rc: RunConfig):
 
 def env_options(rc: RunConfig) -> dict:
     """The environment keywords of a run besides its job list: ``runtime``, the scheduling
-    ``loop`` (the mode's unless set) and, for PG, the ``reward_fn`` its reward names
-    (:data:`jaxsched.envs.dras.REWARDS`; DQL has its own)."""
-    if rc.variant == "dql":
-        return {"runtime": rc.mode, "loop": rc.loop_name}
+    ``loop`` (the mode's unless set) and the ``reward_fn`` its reward names
+    (:data:`jaxsched.envs.dras.REWARDS`; DQL's ``code`` is type 5 with the DQL timing)."""
     from jaxsched.envs.dras import REWARDS
 
     return {"runtime": rc.mode, "loop": rc.loop_name, "reward_fn": REWARDS[rc.reward_name]}
@@ -122,7 +120,8 @@ def run_model(rc: RunConfig, params, cj, *, sample: bool = False, seed: int = 0,
               online: bool | None = False) -> dict:  # fmt: skip
     """The model over the whole job list ``cj`` (CQSimJobs-like) from an empty machine:
     ``{"start", "cls"}`` int64 ``[n]``, ``reward`` (total), ``decisions``, ``avg_wait``, ``max_wait`` (s),
-    ``seconds``; DQL adds the recorded decisions (``job``, ``level``, ``rewards``), online PG
+    ``seconds``; DQL adds the recorded decisions (``job``, ``level``, ``rewards``; the last
+    ``len(cj)`` of them when there are more, as with a paper reward), online PG
     the number of ``updates``.  ``online`` (PG): keep learning during the run (None = the
     run's setting, :attr:`RunConfig.online_test`); validation runs use the fixed policy.  The
     engine's queue is ``rc.queue_cap`` slots, doubled until nothing overflows."""
@@ -142,10 +141,11 @@ def run_model(rc: RunConfig, params, cj, *, sample: bool = False, seed: int = 0,
            "decisions": int(n), "seconds": time.perf_counter() - t0,
            "avg_wait": float(np.mean(start - np.asarray(cj.submit))),
            "max_wait": float(np.max(start - np.asarray(cj.submit)))}  # fmt: skip
-    if rc.variant == "dql":
-        k = int(n)
-        out.update(job=np.asarray(extra.job)[:k], level=np.asarray(extra.level)[:k],
-                   rewards=np.asarray(extra.reward)[:k])  # fmt: skip
+    if rc.variant == "dql":  # a ring of len(cj) entries: the last ones, in order
+        k, ring = int(n), len(extra.reward)
+        i = np.arange(max(0, k - ring), k) % ring
+        out.update(job=np.asarray(extra.job)[i], level=np.asarray(extra.level)[i],
+                   rewards=np.asarray(extra.reward)[i])  # fmt: skip
     elif online:
         out["updates"] = int(extra)
     return out

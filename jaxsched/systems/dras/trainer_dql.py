@@ -66,6 +66,7 @@ def dql_step(env, apply_fn, cfg: DQLConfig, params, c):
     by the current level-2 pass (float32), total final reward (float32).  Returns the new
     ``c``."""
     es, rec, i, key, eps, used, total = c
+    code = env.code_timing  # type 5 after the start: level-2 rewards patched at the pass end
     key, k = jax.random.split(key)
     ob = env.observe(es)
     a = eps_greedy(k, apply_fn(params, ob.obs), ob.mask, eps)
@@ -80,14 +81,15 @@ def dql_step(env, apply_fn, cfg: DQLConfig, params, c):
         rec.obs.at[j].set(ob.obs[a]) if keep else rec.obs, rec.reward.at[j].set(r),
         rec.valid.at[j].set(ok), rec.job.at[j].set(win[a]), rec.level.at[j].set(lvl),
         rec.n.at[j].set(n), rec.wait.at[j].set(wait), rec.maxw.at[j].set(mw),
-        rec.pend.at[j].set(ok & (lvl == 2)),
+        rec.pend.at[j].set(ok & (lvl == 2) & code),
     )  # fmt: skip
     used = used + jnp.where(ok & (lvl == 2), n, 0.0)
     ended = (lvl == 2) & (es2.sim.done | (es2.sim.phase != LEVEL2))
     ff = free.astype(jnp.float32) - used
     fix = ended & rec.pend
     new_r = type5_after(rec.n, rec.wait, ff, env._config.num_nodes, rec.maxw)
-    total = total + jnp.where(ok & (lvl == 1), r, 0.0) + jnp.sum(jnp.where(fix, new_r, 0.0))
+    final_now = ok & ((lvl == 1) | (not code))  # a paper reward is final at its decision
+    total = total + jnp.where(final_now, r, 0.0) + jnp.sum(jnp.where(fix, new_r, 0.0))
     rec = rec._replace(reward=jnp.where(fix, new_r, rec.reward), pend=rec.pend & ~ended)
     eps = decay_epsilon(eps, (lvl == 1) & ok, cfg)
     return es2, rec, i + ok.astype(jnp.int32), key, eps, jnp.where(ended, 0.0, used), total

@@ -98,3 +98,26 @@ def test_bad_dql_settings_one_line(runs):
         RunConfig(trace=str(trace), variant="dql", update="mean")
     with pytest.raises(ConfigError, match="dql_sign"):
         RunConfig(trace=str(trace), variant="dql", dql_sign="up")
+
+
+def test_dql_on_the_papers_capacity_reward(runs, tmp_path):
+    """``--variant dql --loop paper --reward capacity`` trains and validates on Eq. 2: every
+    recorded reward is Eq. 2's (non-positive, not type 5's positive thirds) and every
+    decision is recorded (more than one per job); the evaluation keeps the last len(jobs)."""
+    from jaxsched.cli import main as jaxsched_main
+    from jaxsched.systems.dras.evaluate import run_model
+
+    trace, *_ = runs
+    out = tmp_path / "cap"
+    argv = ["train", "dras", str(trace), *ARGS, "--loop", "paper", "--reward", "capacity"]
+    assert jaxsched_main(argv + ["--out", str(out), "--epochs", "1"]) == 0
+    assert json.loads((out / "run.json").read_text())["reward"] == "capacity"
+    _, model = systems.load_model(out)
+    cj = env_jobs(load_split(str(trace)).val)
+    cj = dataclasses.replace(cj, submit=cj.submit // 100)  # jobs compete: queues form
+    r = run_model(model.run, model.params, cj)
+    n, k = len(cj.submit), r["decisions"]
+    assert k > n and len(r["rewards"]) == n  # non-fitting level-1 picks are recorded too
+    assert (r["rewards"] <= 0).all() and (r["rewards"] < 0).any()
+    assert r["reward"] < float(np.sum(r["rewards"])) < 0  # the total counts the earlier ones
+    assert _log(out)[-1]["val_reward"] < 0

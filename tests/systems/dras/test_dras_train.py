@@ -140,7 +140,6 @@ def test_keep_checkpoints_and_resume_keeps_the_setting(runs, tmp_path):
         (["--update", "often"], "invalid choice"),
         (["--curriculum", "1,1"], "three counts"),
         (["--reward", "wait"], "invalid choice"),
-        (["--variant", "dql", "--reward", "capacity"], "dql trains on the code's reward only"),
         (["--variant", "dql", "--loop", "immediate"], "the immediate loop (Decima-PG) is pg only"),
     ],
 )
