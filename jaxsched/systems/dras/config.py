@@ -184,11 +184,13 @@ class RunConfig:
         return self.mode == "code" if self.online is None else bool(self.online)
 
     def dql_config(self):
-        """The :class:`~jaxsched.train.dql.DQLConfig` of a dql run (mode, sign, lr)."""
+        """The :class:`~jaxsched.train.dql.DQLConfig` of a dql run (mode, sign, lr; targets
+        scaled by ``max |G|`` on Eq. 2, whose returns are negative, by ``max G`` otherwise)."""
         from jaxsched.train.dql import DQLConfig
 
         lr = {} if self.lr is None else {"lr": float(self.lr)}
-        return DQLConfig(mode=self.mode, sign=self.dql_sign, **lr).resolved()
+        norm = "absmax" if self.reward_name == "capacity" else "max"
+        return DQLConfig(mode=self.mode, sign=self.dql_sign, target_norm=norm, **lr).resolved()
 
     @property
     def n_curriculum(self) -> int:

@@ -111,7 +111,9 @@ def test_dql_on_the_papers_capacity_reward(runs, tmp_path):
     out = tmp_path / "cap"
     argv = ["train", "dras", str(trace), *ARGS, "--loop", "paper", "--reward", "capacity"]
     assert jaxsched_main(argv + ["--out", str(out), "--epochs", "1"]) == 0
-    assert json.loads((out / "run.json").read_text())["reward"] == "capacity"
+    rc = RunConfig.from_dict(json.loads((out / "run.json").read_text()))
+    assert rc.reward == "capacity" and rc.dql_config().target_norm == "absmax"  # G < 0
+    assert dataclasses.replace(rc, reward="capability").dql_config().target_norm == "max"
     _, model = systems.load_model(out)
     cj = env_jobs(load_split(str(trace)).val)
     cj = dataclasses.replace(cj, submit=cj.submit // 100)  # jobs compete: queues form
