@@ -146,6 +146,14 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         metavar="F",
         help="priority flag 1 for jobs wider than F x N (default flag 0)",
     )
+    p.add_argument(
+        "--load",
+        type=float,
+        default=None,
+        metavar="F",
+        help="training jobsets' arrival rate x F (times divided by F; validation and tests "
+        "keep the trace's; not in the paper)",
+    )
     p.add_argument("--no-validate", action="store_true")
     p.add_argument("--validate-every", type=positive_int, default=1, metavar="K")
     p.add_argument("--best-by", choices=("wait", "reward"), default="wait")
@@ -174,7 +182,7 @@ def train_from_args(args: argparse.Namespace) -> int:
         lr=args.lr, priority=args.priority, seed=args.seed, validate=not args.no_validate,
         dql_sign=args.dql_sign, online=None if args.online is None else args.online == "on",
         reward=args.reward, loop=args.loop, validate_every=args.validate_every, best_by=args.best_by,
-        keep_checkpoints=args.keep_checkpoints,
+        keep_checkpoints=args.keep_checkpoints, load=args.load,
     )  # fmt: skip
     train(rc, args.out, epochs=args.epochs, resume=args.resume, progress=not args.no_progress)
     return 0

@@ -68,7 +68,9 @@ class RunConfig:
     on overflow); ``norm_scales`` (n_scale, t_scale) of ``input_norm``, resolved when the run
     starts (N and the longest training estimate); ``keep_checkpoints`` the newest epoch
     checkpoints kept in the run directory (None = 1, 0 = every epoch's, e.g. to score them
-    again later).
+    again later); ``load`` F (None = 1): every training jobset's arrival times divided by F
+    (its arrival rate times F; validation and tests keep the trace's times) — contention that a
+    lightly loaded trace rarely shows, not in the paper.
     """
 
     trace: str
@@ -97,6 +99,7 @@ class RunConfig:
     queue_cap: int = 4096
     norm_scales: tuple = ()
     keep_checkpoints: int | None = None
+    load: float | None = None
 
     def __post_init__(self):
         checks = (
@@ -112,6 +115,7 @@ class RunConfig:
             (self.best_by in ("wait", "reward"), f"best_by must be wait or reward, got {self.best_by!r}"),
             (self.envs >= 1 and self.capacity >= 1, "envs and capacity must be >= 1"),
             (self.keep_checkpoints is None or self.keep_checkpoints >= 0, "keep_checkpoints must be >= 0"),
+            (self.load is None or self.load > 0, f"load must be > 0, got {self.load}"),
             (len(self.hidden) in (0, 2), f"hidden must be two sizes, got {self.hidden}"),
         )  # fmt: skip
         for ok, msg in checks:
@@ -143,7 +147,7 @@ class RunConfig:
         d["hidden"] = list(self.hidden)
         d["norm_scales"] = list(self.norm_scales)
         # unset: left out, so older runs' settings still match
-        for k in ("dql_sign", "online", "reward", "loop", "keep_checkpoints"):
+        for k in ("dql_sign", "online", "reward", "loop", "keep_checkpoints", "load"):
             if d[k] is None:
                 del d[k]
         return {"system": SYSTEM_NAME, **d}
@@ -248,7 +252,8 @@ def _real_set(train, week_first: int, L: int):
 
 def epoch_jobsets(rc: RunConfig, train, epoch: int) -> list:
     """The ``rc.envs`` jobsets (Jobs of exactly ``rc.jobs_per_set`` jobs) of ``epoch``
-    (1-based): curriculum indices ``(epoch − 1)·E … epoch·E − 1`` modulo its length."""
+    (1-based): curriculum indices ``(epoch − 1)·E … epoch·E − 1`` modulo its length; with
+    ``rc.load`` their arrival times (from the first) divided by it."""
     from jaxsched.workload.dras import CurriculumConfig, curriculum_jobset
 
     L = int(rc.jobs_per_set)
@@ -264,6 +269,13 @@ def epoch_jobsets(rc: RunConfig, train, epoch: int) -> list:
             out.append(_real_set(train, week_first[(i - rc.n_sampled) % len(week_first)], L))
         else:
             out.append(curriculum_jobset(train, i, cfg)[1])
+    if rc.load is not None:  # arrival rate x F: submit times (from 0) divided by F
+        out = [
+            dataclasses.replace(
+                j, submit=np.round((j.submit - j.submit[0]) / rc.load).astype(j.submit.dtype)
+            )
+            for j in out
+        ]
     return out
 
 

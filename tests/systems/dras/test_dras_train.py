@@ -90,6 +90,11 @@ def test_jobsets_have_equal_length(runs):
     real = sets[1]  # curriculum index 1: 12 consecutive training jobs from a week's first job
     i = int(np.searchsorted(split.train.submit, real.submit[0]))
     assert np.array_equal(split.train.run[i : i + 12], real.run)
+    import dataclasses
+
+    for a, b in zip(sets, epoch_jobsets(dataclasses.replace(rc, load=2.0), split.train, 1)):
+        assert np.array_equal(b.submit, np.round((a.submit - a.submit[0]) / 2))  # rate x 2
+        assert np.array_equal(a.run, b.run) and b.submit.dtype == a.submit.dtype
 
 
 def test_model_loads_and_schedules(runs):
