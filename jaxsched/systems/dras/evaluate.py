@@ -119,8 +119,8 @@ def _rollout_fn(rc: RunConfig, apply_fn, sample: bool, online: bool):
 def run_model(rc: RunConfig, params, cj, *, sample: bool = False, seed: int = 0,
               online: bool | None = False) -> dict:  # fmt: skip
     """The model over the whole job list ``cj`` (CQSimJobs-like) from an empty machine:
-    ``{"start", "cls"}`` int64 ``[n]``, ``reward`` (total), ``decisions``, ``avg_wait``, ``max_wait`` (s),
-    ``seconds``; DQL adds the recorded decisions (``job``, ``level``, ``rewards``; the last
+    ``{"start", "cls"}`` int64 ``[n]``, ``reward`` (total), ``decisions``, ``avg_wait`` and
+    ``max_wait`` (s), ``seconds``; DQL adds the recorded decisions (``job``, ``level``, ``rewards``; the last
     ``len(cj)`` of them when there are more, as with a paper reward), online PG
     the number of ``updates``.  ``online`` (PG): keep learning during the run (None = the
     run's setting, :attr:`RunConfig.online_test`); validation runs use the fixed policy.  The

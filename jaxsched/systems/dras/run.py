@@ -77,8 +77,8 @@ def _build_dql(rc: RunConfig, split):
     params = net.init(k, jnp.zeros((dras_input_rows(split.num_nodes, "dql"), 2), jnp.float32))
     dq = fns[0](params)
     state = {"params": dq.params, "opt_state": dq.opt_state, "key": key}
-    ck = ("dql", rc.hidden, rc.mode, rc.input_norm, rc.norm_scales, rc.lr, rc.capacity,
-          rc.dql_sign)  # fmt: skip
+    # cfg holds the mode, sign, lr and the targets' scaling (which follows the reward)
+    ck = ("dql", rc.hidden, rc.input_norm, rc.norm_scales, rc.capacity, cfg)
     if ck not in _EPOCH_FNS:
         _EPOCH_FNS[ck] = jax.jit(make_epoch_dql(net.apply, fns, cfg, C=rc.capacity))
     return state, _EPOCH_FNS[ck]

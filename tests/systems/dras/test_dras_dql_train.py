@@ -114,6 +114,10 @@ def test_dql_on_the_papers_capacity_reward(runs, tmp_path):
     rc = RunConfig.from_dict(json.loads((out / "run.json").read_text()))
     assert rc.reward == "capacity" and rc.dql_config().target_norm == "absmax"  # G < 0
     assert dataclasses.replace(rc, reward="capability").dql_config().target_norm == "max"
+    from jaxsched.systems.dras import run as dras_run
+
+    # the code-reward runs of this module and this one compile an epoch each (same shapes)
+    assert {k[-1].target_norm for k in dras_run._EPOCH_FNS if k[0] == "dql"} == {"max", "absmax"}
     _, model = systems.load_model(out)
     cj = env_jobs(load_split(str(trace)).val)
     cj = dataclasses.replace(cj, submit=cj.submit // 100)  # jobs compete: queues form
