@@ -156,7 +156,14 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--no-validate", action="store_true")
     p.add_argument("--validate-every", type=positive_int, default=1, metavar="K")
-    p.add_argument("--best-by", choices=("wait", "reward"), default="wait")
+    p.add_argument(
+        "--best-by",
+        choices=("wait", "reward", "bounded-wait"),
+        default="wait",
+        help="best.ckpt by the validation month's average wait (default), total reward, or "
+        "average wait among the epochs whose maximum wait stays within 1.5x FCFS + EASY's "
+        "(bounded-wait)",
+    )
     p.add_argument("--no-progress", action="store_true")
     # fmt: skip
 

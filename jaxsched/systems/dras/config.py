@@ -63,8 +63,10 @@ class RunConfig:
     Decima-PG baseline of §8, runnable jobs only, no reservation, no backfilling); None =
     the mode's; ``priority`` (None = flag 0, else the fraction of N above which a job has
     flag 1); ``validate`` (score the validation month every ``validate_every`` epochs, keep
-    ``best.ckpt`` by ``best_by``: ``wait`` (lower average wait) or ``reward`` (higher total
-    reward, the paper's score)); ``queue_cap`` engine queue slots in evaluation runs (doubled
+    ``best.ckpt`` by ``best_by``: ``wait`` (lower average wait), ``reward`` (higher total
+    reward, the paper's score) or ``bounded-wait`` (lower average wait among the epochs whose
+    maximum wait stays within 1.5 × FCFS + EASY's on the validation month, issue 17's bound;
+    the lowest maximum wait while none does)); ``queue_cap`` engine queue slots in evaluation runs (doubled
     on overflow); ``norm_scales`` (n_scale, t_scale) of ``input_norm``, resolved when the run
     starts (N and the longest training estimate); ``keep_checkpoints`` the newest epoch
     checkpoints kept in the run directory (None = 1, 0 = every epoch's, e.g. to score them
@@ -112,7 +114,7 @@ class RunConfig:
             (self.reward in (None, "code", "capability", "capacity"), f"reward must be code, capability or capacity, got {self.reward!r}"),
             (self.loop in (None, "code", "persistent", "paper", "immediate"), f"loop must be code, persistent, paper or immediate, got {self.loop!r}"),
             (self.variant == "pg" or self.loop != "immediate", "the immediate loop (Decima-PG) is pg only"),
-            (self.best_by in ("wait", "reward"), f"best_by must be wait or reward, got {self.best_by!r}"),
+            (self.best_by in ("wait", "reward", "bounded-wait"), f"best_by must be wait, reward or bounded-wait, got {self.best_by!r}"),
             (self.envs >= 1 and self.capacity >= 1, "envs and capacity must be >= 1"),
             (self.keep_checkpoints is None or self.keep_checkpoints >= 0, "keep_checkpoints must be >= 0"),
             (self.load is None or self.load > 0, f"load must be > 0, got {self.load}"),

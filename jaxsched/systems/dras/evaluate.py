@@ -24,7 +24,7 @@ from jaxsched.systems.dras.config import RunConfig, env_jobs, load_split
 from jaxsched.train.loop import load_run
 
 __all__ = ["LoadedDRAS", "make_policy", "env_options", "make_env", "load_dras", "run_model", "test_schedules",
-           "test_report", "model_rows"]  # fmt: skip
+           "test_report", "model_rows", "baseline_schedules"]  # fmt: skip
 
 
 @dataclasses.dataclass
@@ -151,7 +151,9 @@ def run_model(rc: RunConfig, params, cj, *, sample: bool = False, seed: int = 0,
     return out
 
 
-def _baseline_schedules(cj, methods) -> dict:
+def baseline_schedules(cj, methods) -> dict:
+    """``{name: {"start", "cls"}}`` (int arrays ``[n]``) of the §8 baselines ``methods`` (e.g.
+    ``["fcfs"]`` for FCFS + EASY) over the job list ``cj``, by the plain-Python CQSim oracle."""
     from jaxsched.policies.dras_baselines import baseline_kwargs
     from jaxsched.sim.oracle_cqsim import simulate_cqsim
 
@@ -178,7 +180,7 @@ def test_schedules(model: LoadedDRAS, trace=None, *, jobs: int | None = None, sa
     r = run_model(rc, model.params, cj, sample=sample, online=online)
     base = dict(submit=cj.submit, run=cj.run, nodes=cj.nodes)
     sch = {f"dras-{rc.variant}": dict(base, start=r["start"], cls=r["cls"])}
-    for k, v in _baseline_schedules(cj, baselines).items():
+    for k, v in baseline_schedules(cj, baselines).items():
         sch[k] = dict(base, **v)
     info = {"decisions": r["decisions"], "seconds": r["seconds"], "wide": split.wide,
             "updates": r.get("updates")}  # fmt: skip

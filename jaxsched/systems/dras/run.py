@@ -33,7 +33,13 @@ from jaxsched.systems.dras.config import (
     portable_trace,
     resolve_trace,
 )
-from jaxsched.systems.dras.evaluate import env_class, env_options, make_policy, run_model
+from jaxsched.systems.dras.evaluate import (
+    baseline_schedules,
+    env_class,
+    env_options,
+    make_policy,
+    run_model,
+)
 from jaxsched.systems.dras.trainer import from_pg, make_epoch
 from jaxsched.train.loop import BestCheckpoint, EpochSpec, open_run, run_epochs, start_or_resume
 from jaxsched.train.pg import PGConfig, make_pg
@@ -103,14 +109,39 @@ def build(rc: RunConfig, split):
     return state, _EPOCH_FNS[ck]
 
 
+#: ``best_by="bounded-wait"``: the maximum wait allowed, × FCFS + EASY's (issue 17's bound)
+MAX_WAIT_BOUND = 1.5
+#: added to the maximum wait of an epoch outside the bound, so that any epoch within it wins
+OUTSIDE_BOUND = 1e9
+
+
+def bounded_wait_score(avg_wait: float, max_wait: float, bound: float) -> float:
+    """``best_by="bounded-wait"``'s score (lower is better): the average wait when the maximum
+    wait is at most ``bound`` (s), else ``OUTSIDE_BOUND`` + the maximum wait."""
+    return float(avg_wait) if max_wait <= bound else OUTSIDE_BOUND + float(max_wait)
+
+
+def _score(rc: RunConfig, r: dict, bound: float | None) -> float:
+    if rc.best_by == "reward":
+        return r["reward"]
+    if rc.best_by == "bounded-wait":
+        return bounded_wait_score(r["avg_wait"], r["max_wait"], bound)
+    return r["avg_wait"]
+
+
 def _validation(rc: RunConfig, split, out: Path):
     cj = env_jobs(split.val, rc.priority)
-    best = BestCheckpoint(out, higher_is_better=rc.best_by == "reward",
-                          extra={"score": f"validation {rc.best_by}"})  # fmt: skip
+    extra = {"score": f"validation {rc.best_by}"}
+    bound = None
+    if rc.best_by == "bounded-wait":
+        fcfs = baseline_schedules(cj, ["fcfs"])["fcfs"]["start"]
+        bound = MAX_WAIT_BOUND * float(np.max(fcfs - np.asarray(cj.submit)))
+        extra["max_wait_bound"] = bound
+    best = BestCheckpoint(out, higher_is_better=rc.best_by == "reward", extra=extra)
 
     def validate(state, epoch, ck):
         r = run_model(rc, state["params"], cj)
-        best.offer(r["reward"] if rc.best_by == "reward" else r["avg_wait"], epoch, ck)
+        best.offer(_score(rc, r, bound), epoch, ck)
         return {"val_reward": r["reward"], "val_wait": r["avg_wait"],
                 "val_max_wait": r["max_wait"], "val_decisions": r["decisions"]}  # fmt: skip
 

@@ -205,6 +205,10 @@ def test_shipped_model_loads():
     )
     system, model = systems.load_model("dras-lanl-dql-persistent")
     assert model.epoch == 2 and (model.run.loop_name, model.run.priority) == ("persistent", 0.2)
+    system, model = systems.load_model("dras-lanl-dql-paperloop")
+    rc = model.run
+    assert model.epoch == 1 and rc.seed == 2 and (rc.variant, rc.loop_name) == ("dql", "paper")
+    assert (rc.reward_name, rc.priority, rc.dql_config().sign) == ("code", 0.2, "code")
 
 
 def test_online_adaptation_on_and_off(runs):
@@ -284,3 +288,26 @@ def test_paper_mode_runs_the_paper_loop_and_reward(runs, tmp_path):
     code = load_dras(a).run  # the module's code-mode run
     assert (code.reward_name, int(make_env(code, cj)._params().backfill)) == ("code", BF_DRAS)
     assert RunConfig(trace="x", mode="paper", priority=0.2).reward_name == "capability"
+
+
+def test_best_by_bounded_wait(runs, tmp_path):
+    """``--best-by bounded-wait``: the score is the validation average wait while the maximum
+    wait stays within 1.5 × FCFS + EASY's on the validation month (the bound in best.json,
+    from the oracle), else 1e9 + the maximum wait; best.ckpt is the lowest score's epoch."""
+    from jaxsched.systems.dras.evaluate import baseline_schedules
+    from jaxsched.systems.dras.run import OUTSIDE_BOUND, bounded_wait_score
+
+    assert bounded_wait_score(700.0, 10.0, 12.0) == 700.0
+    assert bounded_wait_score(600.0, 13.0, 12.0) == OUTSIDE_BOUND + 13.0
+    trace, *_ = runs
+    out = tmp_path / "bw"
+    argv = ["train", "dras", str(trace), *ARGS, "--best-by", "bounded-wait", "--out", str(out)]
+    assert jaxsched_main(argv + ["--epochs", "2"]) == 0
+    cj = env_jobs(load_split(str(trace)).val)
+    fcfs = baseline_schedules(cj, ["fcfs"])["fcfs"]["start"]
+    bound = 1.5 * float(np.max(fcfs - cj.submit))
+    best = json.loads((out / "best.json").read_text())
+    assert best["max_wait_bound"] == pytest.approx(bound) and bound > 0
+    scores = [bounded_wait_score(r["val_wait"], r["val_max_wait"], bound) for r in _log(out)]
+    assert best["value"] == pytest.approx(min(scores))
+    assert best["epoch"] == 1 + int(np.argmin(scores))
