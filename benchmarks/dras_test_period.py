@@ -1,7 +1,7 @@
 """Several DRAS models and the §8 baselines in one §10 table over a trace's test period (issue 17 §4).
 
     PYTHONPATH=. .venv/bin/python benchmarks/dras_test_period.py --model NAME=DIR[:online] ...
-        [--trace FILE] [--jobs K] [--json FILE] [--plots DIR]
+        [--trace FILE] [--jobs K] [--period test|val] [--json FILE] [--plots DIR]
 
 Each ``--model`` is a run directory or checkpoint (a shipped name such as ``dras-sdsc-pg``
 works), labelled NAME; ``:on`` / ``:off`` sets PG's online adaptation during the test (default:
@@ -12,7 +12,8 @@ and share one table, so the Kiviat radii are normalised over all of them (§10).
 report of :mod:`jaxsched.systems.dras.report`, then each method's average and maximum wait in
 seconds and as a ratio to FCFS + EASY's, and the issue's three checks per model (average wait
 below FCFS + EASY's, maximum wait within 1.5 times, the largest Kiviat area of the table).
-The trace defaults to the model's own.  ``--plots DIR`` also draws Fig. 6 (Kiviat), Fig. 7
+The trace defaults to the model's own.  ``--period val`` scores the validation month instead
+(§9: the month after the training months), the only period a model choice may look at.  ``--plots DIR`` also draws Fig. 6 (Kiviat), Fig. 7
 (wait against job size per class) and Fig. 9 (weekly core-hours and wait) of this table.
 """
 
@@ -55,6 +56,7 @@ def main(argv=None, out=print) -> dict:
     ap.add_argument("--model", action="append", required=True, help="NAME=DIR[:on|:off]")
     ap.add_argument("--trace", default=None)
     ap.add_argument("--jobs", type=int, default=0)
+    ap.add_argument("--period", choices=("test", "val"), default="test")
     ap.add_argument("--json", default=None)
     ap.add_argument("--plots", default=None, help="write Fig. 6/7/9 PNGs into this folder")
     a = ap.parse_args(argv)
@@ -64,7 +66,7 @@ def main(argv=None, out=print) -> dict:
         model = load_dras(shipped.resolve(path))
         base = ("fcfs", "binpacking", "random", "optimization") if i == 0 else ()
         sch, cj, info = test_schedules(model, a.trace, jobs=a.jobs or None, baselines=base,
-                                       online=online)  # fmt: skip
+                                       online=online, period=a.period)  # fmt: skip
         schedules[name] = sch.pop(f"dras-{model.run.variant}")
         schedules.update(sch)
         learn = "fixed" if info["updates"] is None else f"online, {info['updates']} updates"
@@ -73,7 +75,10 @@ def main(argv=None, out=print) -> dict:
     order = [n for n in schedules if n not in ("fcfs", "binpacking", "random", "optimization")]
     order += ["fcfs", "binpacking", "random", "optimization"]
     table = method_table({n: schedules[n] for n in order}, N=cj.num_nodes)
-    out(f"test period: {len(cj.submit)} jobs, N = {cj.num_nodes}")
+    out(
+        f"{'test period' if a.period == 'test' else 'validation month'}: {len(cj.submit)} jobs, "
+        f"N = {cj.num_nodes}"
+    )
     for h in head:
         out("  " + h)
     out(format_table(table))
@@ -105,7 +110,11 @@ def main(argv=None, out=print) -> dict:
             n: {k: v for k, v in t.items() if not isinstance(v, list)} for n, t in table.items()
         }
         with open(a.json, "w") as fh:
-            json.dump({"jobs": len(cj.submit), "table": rows, "checks": c}, fh, indent=1)
+            json.dump(
+                {"period": a.period, "jobs": len(cj.submit), "table": rows, "checks": c},
+                fh,
+                indent=1,
+            )
     return {"table": table, "checks": c}
 
 

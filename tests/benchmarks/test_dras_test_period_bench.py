@@ -40,3 +40,18 @@ def test_table_on_300_test_jobs(tmp_path):
         "code", "paper"}  # fmt: skip
     assert "fixed" in lines[1] and "online" in lines[2]
     assert any(x.startswith("paper: average wait below FCFS + EASY's") for x in lines)
+
+
+def test_validation_month_reproduces_the_choice():
+    """``--period val`` scores the validation month: a shipped model's fixed network there
+    gives the average wait its run logged when it was chosen (``validation.json``)."""
+    import json
+
+    from jaxsched import models as shipped
+
+    lines = []
+    out = DT.main(["--model", "p=dras-sdsc-pg-paperloop:off", "--trace", TRACE, "--period", "val"],
+                  out=lines.append)  # fmt: skip
+    chosen = json.loads((shipped.resolve("dras-sdsc-pg-paperloop") / "validation.json").read_text())
+    assert lines[0].startswith("validation month: ")
+    assert out["table"]["p"]["avg_wait"] == pytest.approx(chosen["value"], rel=1e-9)

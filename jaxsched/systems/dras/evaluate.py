@@ -20,6 +20,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
+from jaxsched.errors import ConfigError
 from jaxsched.systems.dras.config import RunConfig, env_jobs, load_split
 from jaxsched.train.loop import load_run
 
@@ -167,15 +168,19 @@ def baseline_schedules(cj, methods) -> dict:
 
 def test_schedules(model: LoadedDRAS, trace=None, *, jobs: int | None = None, sample=False,
                    baselines=("fcfs", "binpacking", "random", "optimization"),
-                   online: bool | None = None) -> tuple:  # fmt: skip
+                   online: bool | None = None, period: str = "test") -> tuple:  # fmt: skip
     """``(schedules, cj, info)``: the model and the baselines on the test period of ``trace``
     (default the run's, found from its run directory) as one continuous simulation (``jobs``:
-    its first K jobs); ``online``: PG's online adaptation (None = the run's setting)."""
+    its first K jobs); ``online``: PG's online adaptation (None = the run's setting);
+    ``period="val"``: the validation month instead (what model choices may look at)."""
     from jaxsched.systems.dras.config import resolve_trace
 
+    if period not in ("test", "val"):
+        raise ConfigError(f"period must be test or val, got {period!r}")
     rc = model.run
     split = load_split(str(trace or resolve_trace(rc.trace, model.path)))
-    test = split.test if not jobs else split.test.select(slice(0, int(jobs)))
+    jobs_of = split.test if period == "test" else split.val
+    test = jobs_of if not jobs else jobs_of.select(slice(0, int(jobs)))
     cj = env_jobs(test, rc.priority)
     r = run_model(rc, model.params, cj, sample=sample, online=online)
     base = dict(submit=cj.submit, run=cj.run, nodes=cj.nodes)
