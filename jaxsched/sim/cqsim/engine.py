@@ -194,6 +194,15 @@ def _candidates(seq: Sequence, params: CQParams, st: CQState, old):
     return old & ok
 
 
+#: the decision window: the first W waiting jobs (level 1) or candidates (level 2), spec §4
+WINDOW = 50
+
+
+def _width(st: CQState) -> int:
+    """The window's width for this state's queue (static): ``min(WINDOW, queue slots)``."""
+    return min(WINDOW, st.queue_job.shape[0])
+
+
 def _typed(f):
     """``f`` with its output cast to its input state's dtypes (the phases return some fields
     in wider types; ``switch`` and ``cond`` need equal ones)."""
@@ -213,7 +222,7 @@ def _level1(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
 def _level1_gather(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
     """The immediate loop's level 1 (no decision): the candidates are the waiting jobs among
     the first W that fit now; none → the pass ends, else ``LEVEL2`` picks one."""
-    W = min(50, st.queue_job.shape[0])
+    W = _width(st)
     qi = jnp.arange(st.queue_job.shape[0], dtype=i32)
     fit = seq.nodes[jnp.maximum(st.queue_job, 0)] <= st.free
     cand = (qi < jnp.minimum(st.n_queued, W)) & fit
@@ -227,7 +236,7 @@ def _level1_gather(seq: Sequence, params: CQParams, st: CQState, slot) -> CQStat
 def _level1_pick(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
     """One level-1 pick: start it if it fits, else reserve the oldest job (the paper's loop:
     the pick) and end level 1."""
-    W = min(50, st.queue_job.shape[0])
+    W = _width(st)
     empty = st.n_queued == 0
     auto = _head_auto(st)
     nwin = jnp.clip(jnp.minimum(st.n_queued, W), 1, W)
@@ -290,7 +299,7 @@ def _level2(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
 def _candidate_at(st: CQState, slot):
     """The queue slot (int32) of the candidate at window ``slot`` (clipped to the first
     ``min(W, candidates)``), and whether any candidate is left (bool)."""
-    W = min(50, st.queue_job.shape[0])
+    W = _width(st)
     ncand = jnp.sum(st.cand).astype(i32)
     rank = jnp.cumsum(st.cand) - 1
     s = jnp.clip(slot, 0, jnp.clip(jnp.minimum(ncand, W), 1, W) - 1)
@@ -394,7 +403,7 @@ def at_decision(st: CQState, params: CQParams) -> chex.Array:
     return ~st.done & (l1 | ((st.phase == LEVEL2) & jnp.any(st.cand)))
 
 
-def window(st: CQState, W: int = 50):
+def window(st: CQState, W: int = WINDOW):
     """The decision window: int32 ``[W]`` job indices (-1 = empty slot) and their count.
 
     Level 1: the first ``W`` waiting jobs; level 2: the first ``W`` candidates (both in
@@ -408,7 +417,7 @@ def window(st: CQState, W: int = 50):
     return win, jnp.minimum(jnp.sum(sel), W).astype(i32)
 
 
-def fixed_choice(seq: Sequence, params: CQParams, st: CQState, W: int = 50) -> chex.Array:
+def fixed_choice(seq: Sequence, params: CQParams, st: CQState, W: int = WINDOW) -> chex.Array:
     """The slot of the fixed policy ``params.policy``: 0, fewest or most nodes (lowest slot on
     ties) among the window (:func:`window`)."""
     win, _ = window(st, W)
