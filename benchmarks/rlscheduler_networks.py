@@ -4,7 +4,7 @@ MLPs v1-v3 and LeNet, trained the same way, as validation curves per epoch and p
     PYTHONPATH=. .venv/bin/python benchmarks/rlscheduler_networks.py [--train]
         [--trace traces/lublin-1.swf] [--nets kernel,mlp_v1,mlp_v2,mlp_v3,lenet] [--seeds 1-3]
         [--epochs 20] [--trajectories 20] [--backfill none] [--root runs/networks]
-        [--plot FILE.png] [--json FILE] [--batched]
+        [--plot FILE.png] [--json FILE] [--batched] [--job-slice N] [--device NAME]
 
 With ``--train`` every (network, seed) run that has fewer than ``--epochs`` epochs in
 ``ROOT/<trace>/<net>/seed-<s>`` is trained (or resumed) first, one after the other, by
@@ -81,6 +81,8 @@ def train_command(args, net: str, seed, out: Path) -> list[str]:
         cmd += ["--policy-net", net, "--seed", str(seed), "--validate", "2"]
         resume = bool(epochs_done(out))
     cmd += ["--val-sequences", "10", "--keep-checkpoints", "1", "--no-progress", "--out", str(out)]
+    if args.job_slice:
+        cmd += ["--job-slice", str(args.job_slice)]
     if resume:
         cmd.append("--resume")
     return cmd
@@ -176,8 +178,9 @@ def print_table(rows: list[dict], heur: dict) -> None:
         )
 
 
-def plot(curves: dict, heur: dict, title: str, path: Path) -> Path:
-    """Two panels: validation bsld against epoch and against training minutes."""
+def plot(curves: dict, heur: dict, title: str, path: Path, device: str = "this CPU") -> Path:
+    """Two panels: validation bsld against epoch and against training minutes (on
+    ``device``, named in the axis label)."""
     from jaxsched.plots import pyplot, save_png
 
     plt = pyplot()
@@ -200,7 +203,7 @@ def plot(curves: dict, heur: dict, title: str, path: Path) -> Path:
                 ax.axhline(heur[k], color="gray", ls=style, lw=1, label=f"{k.upper()}")
         ax.set_yscale("log")
     axes[0].set_xlabel("epoch")
-    axes[1].set_xlabel("training minutes (this CPU)")
+    axes[1].set_xlabel(f"training minutes ({device})")
     axes[0].set_ylabel("greedy validation bsld (lower is better)")
     axes[0].legend(fontsize=8)
     fig.suptitle(title)
@@ -219,6 +222,13 @@ def main(argv=None) -> int:
     ap.add_argument("--train", action="store_true", help="train or resume the missing runs first")
     ap.add_argument("--plot", type=Path, default=None, help="PNG path (default ROOT/<trace>.png)")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument(
+        "--job-slice",
+        type=int,
+        default=0,
+        help="train and validate on the trace's first N jobs (the paper's 10000 for SDSC-SP2)",
+    )
+    ap.add_argument("--device", default="this CPU", help="the machine, for the plot's time axis")
     ap.add_argument(
         "--batched", action="store_true", help="train the seeds of a network as one sweep"
     )
@@ -253,7 +263,7 @@ def main(argv=None) -> int:
     print_table(rows, heur)
     stem = run_dir(args.root, args.trace, "x", 0).parent.parent
     path = plot(curves, heur, f"{args.trace.name}: policy networks (Table IV)",
-                args.plot or stem.with_suffix(".png"))  # fmt: skip
+                args.plot or stem.with_suffix(".png"), args.device)  # fmt: skip
     print(f"plot: {path}")
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "curves": curves, "heuristics": heur}))

@@ -59,19 +59,24 @@ def test_curve_and_summary_over_seeds(tmp_path):
 def test_train_command_resumes_an_existing_run(tmp_path):
     class A:
         trace, backfill, trajectories, epochs = Path("traces/lublin-1.swf"), "none", 20, 5
+        job_slice = 0
 
     out = tmp_path / "kernel" / "seed-1"
     cmd = NW.train_command(A, "mlp_v2", 1, out)
     assert cmd[:5] == [sys.executable, "-m", "jaxsched.cli", "train", "rlscheduler"]
     assert cmd[cmd.index("--policy-net") + 1] == "mlp_v2" and "--resume" not in cmd
+    assert "--job-slice" not in cmd
     _run(out, {2: 1.0})
     assert NW.train_command(A, "mlp_v2", 1, out)[-1] == "--resume"
+    A.job_slice = 10000  # SDSC-SP2 in the paper's protocol
+    cmd = NW.train_command(A, "mlp_v2", 1, out)
+    assert cmd[cmd.index("--job-slice") + 1] == "10000"
 
 
 def test_batched_runs_train_the_short_seeds_of_a_network_as_one_sweep(tmp_path):
     class A:
         trace, backfill, trajectories, epochs = Path("traces/lublin-1.swf"), "none", 20, 5
-        root, batched = tmp_path, True
+        root, batched, job_slice = tmp_path, True, 0
 
     d = lambda net, s: NW.run_dir(tmp_path, A.trace, net, s)  # noqa: E731
     _run(d("kernel", 1), {5: 1.0})  # done
@@ -97,3 +102,19 @@ def test_unknown_network_is_a_usage_error(capsys):
     with pytest.raises(SystemExit):
         NW.main(["--nets", "kernel,resnet"])
     assert "unknown resnet" in capsys.readouterr().err
+
+
+def test_committed_h200_study_gives_the_results_table():
+    """RESULTS.md §17.2 is drawn from the committed logs of the H200 runs: the kernel
+    network's best epochs on Lublin-1, LeNet's six epochs, three seeds each."""
+    root = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "networks-h200"
+    trace = Path("traces/lublin-1.swf")
+    curves = {
+        net: {s: NW.curve(NW.run_dir(root, trace, net, s)) for s in (1, 2, 3)}
+        for net in ("kernel", "lenet")
+    }
+    rows = {r["net"]: r for r in NW.summarize(curves)}
+    assert rows["kernel"]["seeds"] == 3 and rows["kernel"]["epochs"] == 20
+    assert rows["kernel"]["best"] == pytest.approx((215.2, 4.6), abs=0.05)
+    assert rows["lenet"]["epochs"] == 6
+    assert rows["lenet"]["best"][0] > 9 * rows["kernel"]["best"][0]
