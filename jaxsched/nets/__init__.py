@@ -15,6 +15,7 @@ from jaxsched.nets.rlscheduler import (  # noqa: F401
     MAX_QUEUE_SIZE,
     POLICY_NAMES,
     VALUE_NAMES,
+    Conv1x1,
     KernelPolicy,
     KernelValue,
     LeNetPolicy,

@@ -39,6 +39,7 @@ __all__ = [
     "KernelPolicy",
     "MLPPolicy",
     "LeNetPolicy",
+    "Conv1x1",
     "KernelValue",
     "MLPValue",
     "POLICY_NAMES",
@@ -161,6 +162,25 @@ def max_pool_2x2(y: jax.Array) -> jax.Array:
     return jnp.max(y.reshape(b, h // 2, 2, w // 2, 2, c), axis=(2, 4))
 
 
+class Conv1x1(nn.Module):
+    """``nn.Conv(features, kernel_size=(1, 1))`` written as a matrix product over the channels,
+    with the same parameters (``kernel`` float32 ``[1, 1, C, features]``, ``bias``
+    ``[features]``), so checkpoints are interchangeable. ``__call__(y)``: ``y`` float32
+    ``[..., C]`` -> ``[..., features]``. The values agree with ``nn.Conv``'s to float32
+    rounding; the point is the update's speed: with ``nn.Conv`` a LeNet PPO epoch on the CPU
+    took 16x as long (benchmarks/RESULTS.md §14.3)."""
+
+    features: int
+    kernel_init: Callable = nn.initializers.lecun_normal()
+    bias_init: Callable = nn.initializers.zeros
+
+    @nn.compact
+    def __call__(self, y: jax.Array) -> jax.Array:
+        kernel = self.param("kernel", self.kernel_init, (1, 1, y.shape[-1], self.features), _F32)
+        bias = self.param("bias", self.bias_init, (self.features,), _F32)
+        return jnp.einsum("...c,cd->...d", y.astype(_F32), kernel[0, 0]) + bias
+
+
 def lenet_grid(n_slots: int) -> tuple[int, int]:
     """Grid ``(h, w)``, ``h * w = n_slots``, that :class:`LeNetPolicy` lays the slots out on.
 
@@ -179,7 +199,7 @@ class LeNetPolicy(nn.Module):
 
     The N slots are laid out row-major on an ``h x w`` grid (slot i at ``(i // w, i % w)``,
     grid from :func:`lenet_grid` unless ``grid`` is given) with the F features as channels,
-    then: conv 1x1, 32 filters -> max-pool 2x2 stride 2 (VALID) -> conv 1x1, 64 filters ->
+    then: conv 1x1, 32 filters (:class:`Conv1x1`) -> max-pool 2x2 stride 2 (VALID) -> conv 1x1, 64 filters ->
     max-pool 2x2 stride 2 (VALID) -> flatten (h, w, c order) -> dense 64 -> dense N.  No
     activations anywhere, as in the reference.  N = 128 (8 x 16 grid): 43,552 parameters;
     N = 256 (16 x 16, the reference's setting): 84,640.
@@ -199,16 +219,9 @@ class LeNetPolicy(nn.Module):
             raise ValueError(f"LeNet grid {h}x{w} does not fit {n} slots (need h*w = N, h, w >= 4)")
         batch = x.shape[:-2]
         y = x.reshape((-1, h, w, f))
-        conv = dict(
-            kernel_size=(1, 1),
-            kernel_init=_glorot(),
-            bias_init=nn.initializers.zeros,
-            dtype=_F32,
-            param_dtype=_F32,
-        )
-        y = nn.Conv(32, name="conv_0", **conv)(y)
+        y = Conv1x1(32, kernel_init=_glorot(), name="conv_0")(y)
         y = max_pool_2x2(y)
-        y = nn.Conv(64, name="conv_1", **conv)(y)
+        y = Conv1x1(64, kernel_init=_glorot(), name="conv_1")(y)
         y = max_pool_2x2(y)
         y = y.reshape((y.shape[0], -1))
         y = _dense(64, "dense_0")(y)

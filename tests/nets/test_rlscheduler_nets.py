@@ -465,6 +465,24 @@ def test_max_pool_2x2_equals_flax_max_pool_and_its_gradient(shape):
     np.testing.assert_array_equal(g(nets.max_pool_2x2)(y), g(ref)(y))
 
 
+def test_conv1x1_equals_flax_conv_with_the_same_parameters_and_gradient():
+    # LeNet's 1 x 1 convolutions as a product over the channels: nn.Conv's parameter names and
+    # shapes (checkpoints interchangeable), its values and its gradients to float32 rounding
+    import flax.linen as nn
+
+    y = jax.random.normal(KEY, (3, 8, 16, 8), jnp.float32)
+    mine, ref = nets.Conv1x1(32), nn.Conv(32, kernel_size=(1, 1))
+    p = mine.init(KEY, y)
+    assert jax.tree_util.tree_map(jnp.shape, p) == jax.tree_util.tree_map(
+        jnp.shape, ref.init(KEY, y)
+    )
+    p = jax.tree_util.tree_map(lambda a: a + 0.1, p)  # a non-zero bias too
+    np.testing.assert_allclose(mine.apply(p, y), ref.apply(p, y), rtol=1e-5, atol=1e-5)
+    g = lambda m: jax.grad(lambda q: jnp.sum(jnp.sin(m.apply(q, y))))(p)  # noqa: E731
+    for a, b in zip(jax.tree_util.tree_leaves(g(mine)), jax.tree_util.tree_leaves(g(ref))):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+
+
 def test_lenet_pooling_benchmark_runs_both_poolings(capsys):
     # benchmarks/lenet_pooling.py on a tiny batch: both poolings timed, the ratio printed, and
     # the module's pooling restored afterwards
