@@ -168,7 +168,7 @@ class Conv1x1(nn.Module):
     ``[features]``), so checkpoints are interchangeable. ``__call__(y)``: ``y`` float32
     ``[..., C]`` -> ``[..., features]``. The values agree with ``nn.Conv``'s to float32
     rounding; the point is the update's speed: with ``nn.Conv`` a LeNet PPO epoch on the CPU
-    took 16x as long (benchmarks/RESULTS.md §14.3)."""
+    took 14x as long (benchmarks/RESULTS.md §14.3)."""
 
     features: int
     kernel_init: Callable = nn.initializers.lecun_normal()
