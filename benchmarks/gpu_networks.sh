@@ -14,8 +14,8 @@
 # limit of each trace's process; SDSC_TRACE: SDSC-SP2's SWF file (trained on its first 10,000
 # jobs, the paper's protocol); Lublin-1 is the checkout's traces/lublin-1.swf. The paper's
 # settings: 20 epochs of 100 sequences of 256 jobs, no backfilling, seeds 1-3 (NETS_EPOCHS,
-# NETS_TRAJECTORIES, NETS_SEEDS and NETS_NETS override them). LeNet comes last: on an H200 it
-# costs many times the others per epoch. Two processes, not one per network: ten processes on
+# NETS_TRAJECTORIES, NETS_SEEDS and NETS_NETS override them). LeNet comes last: with flax's
+# convolutions (before nets.Conv1x1) its epoch cost ten times the others'. Two processes, not one per network: ten processes on
 # one H200 ran each epoch 2-4 times slower than two did (RESULTS.md §17.2), and the minutes on
 # the plot's time axis are those of the GPU shared by the two. Python: $PYTHON (default
 # python3); the checkout on PYTHONPATH.
