@@ -15,10 +15,10 @@
 # jobs, the paper's protocol); Lublin-1 is the checkout's traces/lublin-1.swf. The paper's
 # settings: 20 epochs of 100 sequences of 256 jobs, no backfilling, seeds 1-3 (NETS_EPOCHS,
 # NETS_TRAJECTORIES, NETS_SEEDS and NETS_NETS override them). LeNet comes last: with flax's
-# convolutions (before nets.Conv1x1) its epoch cost ten times the others'. Two processes, not one per network: ten processes on
-# one H200 ran each epoch 2-4 times slower than two did (RESULTS.md §17.2), and the minutes on
-# the plot's time axis are those of the GPU shared by the two. Python: $PYTHON (default
-# python3); the checkout on PYTHONPATH.
+# convolutions (before nets.Conv1x1) its epoch cost ten times the others'. Two processes, not
+# one per network: ten processes on one H200 ran each epoch 2-4 times slower than two did
+# (RESULTS.md §17.2), and the minutes on the plot's time axis are those of the GPU shared by
+# the two. Python: $PYTHON (default python3); the checkout on PYTHONPATH.
 set -u
 OUT=${1:?usage: gpu_networks.sh OUT SECONDS SDSC_TRACE [DEVICE_NAME]}
 LIMIT=${2:?seconds}
@@ -28,9 +28,10 @@ PY=${PYTHON:-python3}
 EPOCHS=${NETS_EPOCHS:-20}
 TRAJ=${NETS_TRAJECTORIES:-100}
 SEEDS=${NETS_SEEDS:-1-3}
-cd "$(dirname "$0")/.."
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
+SDSC=$(cd "$(dirname "$SDSC")" && pwd)/$(basename "$SDSC") # the paths as given, before the cd
+cd "$(dirname "$0")/.."
 export PYTHONPATH=".${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 export XLA_PYTHON_CLIENT_MEM_FRACTION=0.45 # two processes share the GPU's memory
 ROOT="$OUT/networks"
