@@ -167,8 +167,8 @@ class Conv1x1(nn.Module):
     with the same parameters (``kernel`` float32 ``[1, 1, C, features]``, ``bias``
     ``[features]``), so checkpoints are interchangeable. ``__call__(y)``: ``y`` float32
     ``[..., C]`` -> ``[..., features]``. The values agree with ``nn.Conv``'s to float32
-    rounding; the point is the update's speed: with ``nn.Conv`` a LeNet PPO epoch on the CPU
-    took 14x as long (benchmarks/RESULTS.md §14.3)."""
+    rounding; the point is the update's speed: with ``nn.Conv`` four LeNet PPO epochs on the
+    CPU took 13x as long (benchmarks/RESULTS.md §14.3)."""
 
     features: int
     kernel_init: Callable = nn.initializers.lecun_normal()
