@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# More seeds for the three RLScheduler rows whose learned margin is below the paper's as a point
+# estimate (RESULTS.md §14): Table V's SDSC-SP2 without backfilling and Lublin-1 with the
+# reference's backfilling, Table VIII's SDSC-SP2 with it (max-over-users fairness). Each row is
+# one seed sweep (`jaxsched train rlscheduler --seeds`: one compiled update per epoch for all
+# seeds) with the recipe of the shipped model (its README), the three sweeps side by side on one
+# GPU, each stopped at SECONDS (an epoch cut short is lost; the finished ones are kept).
+#
+#   bash benchmarks/gpu_seeds.sh OUT SECONDS SHARED [SEEDS]
+#
+# OUT: a folder (created) that receives, per row, ROW.tgz: every seed's log, settings and
+# validation files and the checkpoints of its GS_KEEP (default 3) best epochs on the run's own
+# validation (seed 2, as `jaxsched train --validate` draws it: 20 sequences every 2 epochs
+# without backfilling, 10 every 4 with it, where a validation costs most), and ROW.log, the
+# training output. Choosing among those candidates on 50 validation sequences, and the test on
+# 100 fresh sequences, are left to the CPU (`benchmarks/score_checkpoints.py`,
+# `benchmarks/rlscheduler_tables.py`): the test sequences play no part here. SHARED: a folder
+# with traces/SDSC-SP2-1998-4.2-cln.swf.gz (the paths in each run.json are written relative to
+# the checkout, as ../shared/... when SHARED is ../shared). SEEDS: default 20-35.
+# GS_EPOCHS / GS_TRAJECTORIES / GS_VAL override every row's epochs, sequences per epoch and
+# validation sequences (for a smoke test on a CPU); GS_ROWS picks rows (default all three).
+# Python: $PYTHON (default python3); the checkout on PYTHONPATH.
+set -u
+OUT=${1:?usage: gpu_seeds.sh OUT SECONDS SHARED [SEEDS]}
+LIMIT=${2:?seconds}
+SHARED=${3:?a folder with traces/SDSC-SP2-1998-4.2-cln.swf.gz}
+SEEDS=${4:-20-35}
+PY=${PYTHON:-python3}
+KEEP=${GS_KEEP:-3}
+ROWS=${GS_ROWS:-sdsc-none lublin1-bf sdsc-bf-fair}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+cd "$(dirname "$0")/.."
+SDSC="$SHARED/traces/SDSC-SP2-1998-4.2-cln.swf.gz"
+export PYTHONPATH=".${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+export XLA_PYTHON_CLIENT_MEM_FRACTION=0.3 # three processes share the GPU's memory
+RUNS=${GS_RUNS:-runs/gpu-seeds} # the run folders (git ignores runs/), started afresh, not sent back
+rm -rf "$RUNS"
+
+recipe() { # row: the trace and the shipped model's flags (its README), epochs last
+  case $1 in
+  sdsc-none) echo "$SDSC --backfill none --trajectories 100 --job-slice 10000 --filter paper \
+    --filter-epochs 20 --validate 2 --val-sequences 20 --epochs 24" ;;
+  lublin1-bf) echo "traces/lublin-1.swf --backfill rlscheduler --trajectories 50 \
+    --validate 4 --val-sequences 10 --epochs 60" ;;
+  sdsc-bf-fair) echo "$SDSC --backfill rlscheduler --metric fairness --user-feature \
+    --length 128 --trajectories 50 --job-slice 10000 --filter paper --filter-epochs 20 \
+    --validate 4 --val-sequences 10 --epochs 80" ;;
+  *) echo "gpu_seeds.sh: unknown row $1" >&2 && exit 2 ;;
+  esac
+}
+
+start=$(date +%s)
+for row in $ROWS; do
+  # shellcheck disable=SC2046  # the recipe is a list of words
+  set -- $(recipe "$row")
+  extra=()
+  [ -n "${GS_EPOCHS:-}" ] && extra+=(--epochs "$GS_EPOCHS")
+  [ -n "${GS_TRAJECTORIES:-}" ] && extra+=(--trajectories "$GS_TRAJECTORIES")
+  [ -n "${GS_VAL:-}" ] && extra+=(--validate 2 --val-sequences "$GS_VAL")
+  timeout -s TERM -k 10 "$LIMIT" "$PY" -m jaxsched.cli train rlscheduler "$@" "${extra[@]}" \
+    --compat rlscheduler --pi-lr 1e-3 --keep-checkpoints 0 --no-compare --no-progress \
+    --seeds "$SEEDS" --out "$RUNS/$row" \
+    >"$OUT/$row.log" 2>&1 &
+done
+wait
+echo "training: $(($(date +%s) - start)) s"
+
+for row in $ROWS; do # the KEEP best validated checkpoints of each seed, and every log
+  "$PY" - "$OUT" "$RUNS" "$row" "$KEEP" <<'EOF'
+import json, sys, tarfile
+from pathlib import Path
+
+out, runs, row, keep = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+with tarfile.open(out / f"{row}.tgz", "w:gz") as tar:
+    for seed in sorted((runs / row).glob("seed-*")):
+        lines = [json.loads(x) for x in (seed / "log.jsonl").read_text().splitlines() if x]
+        val = [(v, r["epoch"]) for r in lines for k, v in r.items() if k.startswith("val_")]
+        best = sorted(val)[:keep]  # bsld and fairness: lower is better
+        print(f"{row} {seed.name}: {len(lines)} epochs; best validated", best)
+        for f in seed.iterdir():
+            if f.suffix != ".ckpt" or any(f.name == f"checkpoint_{e:08d}.ckpt" for _, e in best):
+                tar.add(f, arcname=f"{row}/{seed.name}/{f.name}")
+EOF
+done
+ls -la "$OUT"
