@@ -6,9 +6,10 @@
 2. The heuristics FCFS / SJF (fewest cores) / LCFS / SJF-run x back-filling none / rlscheduler /
    easy on the same ``--episodes`` evaluation episodes (starts ``RandomState(--seed)``), the
    §8 metrics as mean ± standard error.
-3. With ``--model DIR``: the trained agent of a ``jaxsched train splitwindow`` run (newest
-   checkpoint, greedy) on the same episodes, in its own window (``--head``/``--tail`` are
-   then taken from the run).
+3. With ``--model DIR`` (repeatable): the trained agent of each ``jaxsched train splitwindow``
+   run (newest checkpoint, or the checkpoint named; greedy) on the same episodes, each in its
+   own window and options (mask, σ, ...) as its run recorded them, with the paired difference
+   to every heuristic.
 
     PYTHONPATH=. .venv/bin/python benchmarks/splitwindow_env.py --batch 16 --episodes 20
 """
@@ -84,30 +85,55 @@ def _paired(model: dict, base: dict, names) -> dict:
     return out
 
 
+def _model_row(jobs, path: str, starts, base) -> dict:
+    """The greedy agent of run or checkpoint ``path`` on ``starts``: mean ± standard error of
+    each metric, and the paired differences to the heuristics ``base`` (None: not run)."""
+    from jaxsched.systems.splitwindow.run import greedy_metrics, load_model, make_env
+
+    model = load_model(path)
+    menv = make_env(jobs, model.run)
+    actor = SWActor(menv.num_actions, tuple(model.run.hidden), model.run.activation)
+    m = greedy_metrics(menv, actor, model.params, starts)
+    mask = " mask" if model.run.mask else ""
+    name = f"DBF {model.run.head}-{model.run.tail}{mask} (epoch {model.epoch})"
+    n = len(starts)
+    row = {k: [float(np.mean(m[k])), float(np.std(m[k]) / np.sqrt(n))] for k in METRICS}
+    print(f"{name:18s} " + "  ".join(f"{k} {v[0]:.4g}±{v[1]:.2g}" for k, v in row.items()))
+    out = {"name": name, "metrics": row}
+    if base is not None:
+        out["paired"] = _paired(m, base, baseline_names())
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shared", default=None)
     ap.add_argument("--trace", default="lublin_256.swf.gz")
     ap.add_argument("--head", type=int, default=20)
     ap.add_argument("--tail", type=int, default=0)
-    ap.add_argument("--batch", default="16", help="comma list of batch sizes for the speed test")
+    ap.add_argument(
+        "--batch", default="16", help="comma list of batch sizes for the speed test (0: none)"
+    )
     ap.add_argument("--policy", default="P1", help="P1..P4 or random")
     ap.add_argument("--episodes", type=int, default=20, help="evaluation episodes (0: skip)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--skip-baselines", action="store_true")
-    ap.add_argument("--model", default=None, help="a splitwindow run directory or checkpoint")
+    ap.add_argument(
+        "--model", action="append", default=[], help="a splitwindow run directory or checkpoint"
+    )
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
     jobs = read_swf(_shared(a.shared) / "traces" / a.trace).jobs("rlscheduler")
     env = SplitWindowEnv(jobs, a.head, a.tail)
     rng = np.random.RandomState(a.seed)
     res = {"trace": a.trace, "window": f"{a.head}-{a.tail}", "cpu": os.cpu_count(), "speed": []}
-    for b in [int(x) for x in a.batch.split(",")]:
+    for b in [int(x) for x in a.batch.split(",") if int(x) > 0]:
         starts = rng.randint(0, env.cfg.sample_high + 1, size=b).astype(np.int32)
         r = {"batch": b, "policy": a.policy, **env_speed(env, starts, a.policy)}
         print(json.dumps(r))
         res["speed"].append(r)
     starts = np.random.RandomState(a.seed).randint(0, env.cfg.sample_high + 1, a.episodes)
+    base = None
     if a.episodes and not a.skip_baselines:
         t0 = time.perf_counter()
         m = base = run_baselines(env, starts)
@@ -122,21 +148,8 @@ def main(argv=None) -> int:
             print(f"{name:18s} {row}")
         res["baselines"] = table
         print(f"baselines: {a.episodes} episodes x {len(table)} in {res['baselines_s']} s")
-    if a.model and a.episodes:
-        from jaxsched.systems.splitwindow.run import greedy_metrics, load_model, make_env
-
-        model = load_model(a.model)
-        menv = make_env(jobs, model.run)
-        actor = SWActor(menv.num_actions, tuple(model.run.hidden), model.run.activation)
-        m = greedy_metrics(menv, actor, model.params, starts)
-        name = f"DBF {model.run.head}-{model.run.tail} (epoch {model.epoch})"
-        res["model"] = {
-            k: [float(np.mean(m[k])), float(np.std(m[k]) / np.sqrt(a.episodes))] for k in METRICS
-        }
-        row = "  ".join(f"{k} {v[0]:.4g}±{v[1]:.2g}" for k, v in res["model"].items())
-        print(f"{name:18s} {row}")
-        if "baselines" in res:
-            res["paired"] = _paired(m, base, baseline_names())
+    for path in a.model if a.episodes else []:
+        res.setdefault("models", {})[path] = _model_row(jobs, path, starts, base)
     if a.json:
         Path(a.json).write_text(json.dumps(res, indent=1) + "\n")
     return 0
