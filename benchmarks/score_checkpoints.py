@@ -2,7 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python benchmarks/score_checkpoints.py RUN_DIR [RUN_DIR ...]
         [--val-seed 2] [--val-sequences 10] [--jobs 1024] [--epochs A-B] [--minutes M]
-        [--test] [--json FILE]
+        [--top K] [--test] [--json FILE]
 
 For model selection after training (``jaxsched train --keep-checkpoints 0`` keeps every
 epoch's checkpoint): each ``checkpoint_*.ckpt`` of each run directory is run greedily on the
@@ -18,7 +18,9 @@ sequences (seed 1, 10 x 1024 jobs) so the test sequences never influence the cho
 ``--epochs A-B`` limits the choice to epochs A..B of every run; ``--minutes M`` to the epochs
 each run had finished within M minutes of training (the cumulative per-epoch ``seconds`` of
 its log, compilation included, validation not), so that "the best a run gives in M minutes"
-is chosen the same way for every run.
+is chosen the same way for every run. ``--top K`` scores only each run's K best epochs on its
+own training validation (the ``val_*`` values of its ``log.jsonl``, ``jaxsched train
+--validate``): a first cut on fewer validation sequences, before the longer validation here.
 """
 
 from __future__ import annotations
@@ -69,11 +71,21 @@ def _trace_path(run) -> Path:
     return p if p.is_absolute() else REPO / p
 
 
+def top_validated(run_dir, k: int, metric: str) -> set:
+    """The epochs (ints) of the ``k`` best training validations logged in ``run_dir``'s
+    ``log.jsonl`` (``val_<metric>``; lower is better unless the metric is higher-is-better)."""
+    sign = -1.0 if metric in HIGHER_IS_BETTER else 1.0
+    rows = [json.loads(x) for x in (Path(run_dir) / "log.jsonl").read_text().splitlines() if x]
+    vals = sorted((sign * r[f"val_{metric}"], r["epoch"]) for r in rows if f"val_{metric}" in r)
+    return {int(e) for _, e in vals[:k]}
+
+
 def score_run(
-    run_dir, val_seed: int, n_val: int, jobs_per_seq: int, epochs=None, minutes=None
+    run_dir, val_seed: int, n_val: int, jobs_per_seq: int, epochs=None, minutes=None, top=None
 ) -> dict:
     """Greedy validation value of every checkpoint of ``run_dir`` (only epochs in the range
-    ``epochs`` and, with ``minutes``, finished within that much training time).
+    ``epochs``, with ``minutes`` finished within that much training time, with ``top`` among
+    the run's ``top`` best training validations: :func:`top_validated`).
 
     Returns ``{"run", "metric", "backfill", "starts", "rows": [{"epoch", "value", "path",
     "train_s"}]}`` (``train_s``: cumulative training seconds at the end of the epoch).
@@ -91,10 +103,13 @@ def score_run(
     keys = jax.random.split(jax.random.PRNGKey(0), n_val)
     s = jnp.asarray(starts, jnp.int32)
     secs = training_seconds(run_dir)
+    keep = None if top is None else top_validated(run_dir, top, rc.metric)
     rows = []
     for c in ckpts:
         pol = load_policy(c)
         if epochs is not None and not epochs[0] <= pol.epoch <= epochs[1]:
+            continue
+        if keep is not None and int(pol.epoch) not in keep:
             continue
         t = secs.get(int(pol.epoch))
         if minutes is not None and (t is None or t > 60.0 * minutes):
@@ -149,6 +164,13 @@ def main(argv=None) -> int:
         help="only the epochs a run had finished within M minutes of training",
     )
     p.add_argument(
+        "--top",
+        type=int,
+        default=None,
+        metavar="K",
+        help="only each run's K best epochs on its own training validation (log.jsonl)",
+    )
+    p.add_argument(
         "--test",
         action="store_true",
         help="also score each chosen checkpoint on the paper's test sequences",
@@ -157,7 +179,8 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     try:
         results = [
-            score_run(d, a.val_seed, a.val_sequences, a.jobs, a.epochs, a.minutes) for d in a.runs
+            score_run(d, a.val_seed, a.val_sequences, a.jobs, a.epochs, a.minutes, a.top)
+            for d in a.runs
         ]
     except JaxschedError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -478,6 +478,27 @@ def test_score_checkpoints_minutes_window(capsys):
     assert f"epoch 14 after {total / 60:.1f} min" in text and "over all runs" in text
 
 
+def test_score_checkpoints_top_k_by_the_training_validation(tmp_path, capsys):
+    """--top K scores only the epochs among a run's K best logged validations: with the
+    shipped checkpoint's epoch logged second best, --top 1 scores nothing and --top 2 it."""
+    import shutil
+
+    SC = load_benchmark("score_checkpoints")
+    run = tmp_path / "run"
+    shutil.copytree(REPO / "jaxsched" / "models" / "lublin1-none", run)
+    (run / "log.jsonl").write_text(
+        '{"epoch": 12, "seconds": 1, "val_bsld": 100.0}\n'
+        '{"epoch": 13, "seconds": 1}\n'
+        '{"epoch": 14, "seconds": 1, "val_bsld": 150.0}\n'
+        '{"epoch": 16, "seconds": 1, "val_bsld": 900.0}\n'
+    )
+    assert SC.top_validated(run, 2, "bsld") == {12, 14}
+    assert SC.main([str(run), "--val-sequences", "2", "--top", "1"]) == 0
+    assert "nothing chosen" in capsys.readouterr().out
+    assert SC.main([str(run), "--val-sequences", "2", "--top", "2"]) == 0
+    assert "epoch 14" in capsys.readouterr().out
+
+
 def test_training_seconds_counts_each_epoch_once(tmp_path):
     from jaxsched.train import loop as TR
 
