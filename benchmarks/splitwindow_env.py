@@ -100,8 +100,24 @@ def _model_row(jobs, path: str, starts, base) -> dict:
     row = {k: [float(np.mean(m[k])), float(np.std(m[k]) / np.sqrt(n))] for k in METRICS}
     print(f"{name:18s} " + "  ".join(f"{k} {v[0]:.4g}±{v[1]:.2g}" for k, v in row.items()))
     out = {"name": name, "metrics": row}
+    out["per_episode"] = {k: [float(x) for x in np.asarray(m[k])] for k in METRICS}
     if base is not None:
         out["paired"] = _paired(m, base, baseline_names())
+    return out
+
+
+def _versus_first(rows: list) -> dict:
+    """Each model after the first minus the first, on the same episodes: mean and paired
+    standard error of average wait, queue length and utilisation (printed)."""
+    first, out = rows[0], {}
+    for r in rows[1:]:
+        d = {}
+        for k in ("avg_wait", "avg_queue_len", "util"):
+            x = np.asarray(r["per_episode"][k]) - np.asarray(first["per_episode"][k])
+            d[k] = [float(x.mean()), float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0]
+        out[r["name"]] = d
+        print(f"{r['name']} - {first['name']}: " + "  ".join(
+            f"{k} {v[0]:+.4g}±{v[1]:.2g}" for k, v in d.items()))  # fmt: skip
     return out
 
 
@@ -150,6 +166,8 @@ def main(argv=None) -> int:
         print(f"baselines: {a.episodes} episodes x {len(table)} in {res['baselines_s']} s")
     for path in a.model if a.episodes else []:
         res.setdefault("models", {})[path] = _model_row(jobs, path, starts, base)
+    if len(res.get("models", {})) > 1:
+        res["versus_first"] = _versus_first(list(res["models"].values()))
     if a.json:
         Path(a.json).write_text(json.dumps(res, indent=1) + "\n")
     return 0

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from jaxsched.cli import main as cli
 
@@ -56,3 +57,9 @@ def test_two_models_each_in_its_own_window_and_mask(tmp_path, capsys):
         wait, se = row["metrics"]["avg_wait"]
         assert wait >= 0 and se >= 0 and 0 < row["metrics"]["util"][0] <= 1
         assert "paired" not in row  # no heuristics were run
+        assert len(row["per_episode"]["avg_wait"]) == 3
+    # the second model minus the first, paired over the same three episodes
+    a, b = (np.asarray(r["per_episode"]["avg_wait"]) for r in res["models"].values())
+    (d,) = res["versus_first"].values()
+    assert d["avg_wait"][0] == pytest.approx(float(np.mean(b - a)))
+    assert "DBF 1-1 mask (epoch 1) - DBF 2-0 (epoch 1)" in text
