@@ -32,6 +32,23 @@ from jaxsched.nets.splitwindow import SWActor
 from jaxsched.workload import read_swf
 
 METRICS = ("avg_wait", "util", "avg_queue_len", "avg_bsld", "job_load", "steps")
+#: job-size classes for the starvation question (Fig. 7): core bins of ``sim.cores.CORE_EDGES``
+SIZE_CLASSES = {"wait_narrow": (0, 3), "wait_wide": (7, 8), "wait_129plus": (8, 8)}
+
+
+def size_class_waits(m) -> dict:
+    """Per episode, the placement-weighted mean wait of each class of ``SIZE_CLASSES``
+    (narrow: at most 8 cores; wide: 65 or more; 129plus: 129 or more) from the metrics'
+    ``type_wait`` and ``type_count`` ``[B, T]``: float64 ``[B]`` each (0 with no placement)."""
+    from jaxsched.sim.cores import RUN_EDGES
+
+    tw, tc = np.asarray(m["type_wait"], np.float64), np.asarray(m["type_count"], np.float64)
+    core_bin = np.arange(tw.shape[1]) // (len(RUN_EDGES) + 1)
+    out = {}
+    for name, (lo, hi) in SIZE_CLASSES.items():
+        sel = (core_bin >= lo) & (core_bin <= hi)
+        out[name] = (tw[:, sel] * tc[:, sel]).sum(1) / np.maximum(tc[:, sel].sum(1), 1)
+    return out
 
 
 def _shared(arg) -> Path:
@@ -94,13 +111,15 @@ def _model_row(jobs, path: str, starts, base) -> dict:
     menv = make_env(jobs, model.run)
     actor = SWActor(menv.num_actions, tuple(model.run.hidden), model.run.activation)
     m = greedy_metrics(menv, actor, model.params, starts)
+    m = {**m, **size_class_waits(m)}
     mask = " mask" if model.run.mask else ""
     name = f"DBF {model.run.head}-{model.run.tail}{mask} (epoch {model.epoch})"
     n = len(starts)
-    row = {k: [float(np.mean(m[k])), float(np.std(m[k]) / np.sqrt(n))] for k in METRICS}
+    keys = METRICS + tuple(SIZE_CLASSES)
+    row = {k: [float(np.mean(m[k])), float(np.std(m[k]) / np.sqrt(n))] for k in keys}
     print(f"{name:18s} " + "  ".join(f"{k} {v[0]:.4g}±{v[1]:.2g}" for k, v in row.items()))
     out = {"name": name, "metrics": row}
-    out["per_episode"] = {k: [float(x) for x in np.asarray(m[k])] for k in METRICS}
+    out["per_episode"] = {k: [float(x) for x in np.asarray(m[k])] for k in keys}
     if base is not None:
         out["paired"] = _paired(m, base, baseline_names())
     return out
@@ -108,11 +127,12 @@ def _model_row(jobs, path: str, starts, base) -> dict:
 
 def _versus_first(rows: list) -> dict:
     """Each model after the first minus the first, on the same episodes: mean and paired
-    standard error of average wait, queue length and utilisation (printed)."""
+    standard error of average wait, queue length, utilisation and the waits of the job-size
+    classes (printed)."""
     first, out = rows[0], {}
     for r in rows[1:]:
         d = {}
-        for k in ("avg_wait", "avg_queue_len", "util"):
+        for k in ("avg_wait", "avg_queue_len", "util", *SIZE_CLASSES):
             x = np.asarray(r["per_episode"][k]) - np.asarray(first["per_episode"][k])
             d[k] = [float(x.mean()), float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0]
         out[r["name"]] = d

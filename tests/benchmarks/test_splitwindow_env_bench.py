@@ -58,8 +58,25 @@ def test_two_models_each_in_its_own_window_and_mask(tmp_path, capsys):
         assert wait >= 0 and se >= 0 and 0 < row["metrics"]["util"][0] <= 1
         assert "paired" not in row  # no heuristics were run
         assert len(row["per_episode"]["avg_wait"]) == 3
+        # the tiny trace has 1-, 8-, 64- and 256-core jobs: narrow, 65+ and 129+ classes
+        assert {"wait_narrow", "wait_wide", "wait_129plus"} <= set(row["metrics"])
     # the second model minus the first, paired over the same three episodes
     a, b = (np.asarray(r["per_episode"]["avg_wait"]) for r in res["models"].values())
     (d,) = res["versus_first"].values()
     assert d["avg_wait"][0] == pytest.approx(float(np.mean(b - a)))
     assert "DBF 1-1 mask (epoch 1) - DBF 2-0 (epoch 1)" in text
+
+
+def test_size_class_waits_weigh_types_by_their_placements():
+    from jaxsched.sim.cores import N_TYPES, RUN_EDGES
+
+    nr = len(RUN_EDGES) + 1
+    tw, tc = np.zeros((1, N_TYPES)), np.zeros((1, N_TYPES))
+    tw[0, 0], tc[0, 0] = 10.0, 3  # 1 core, short: narrow
+    tw[0, 3 * nr + 2], tc[0, 3 * nr + 2] = 30.0, 1  # 5-8 cores: narrow
+    tw[0, 7 * nr], tc[0, 7 * nr] = 100.0, 2  # 65-128 cores: wide
+    tw[0, 8 * nr + 4], tc[0, 8 * nr + 4] = 400.0, 2  # 129-256 cores: wide and 129+
+    w = _bench().size_class_waits({"type_wait": tw, "type_count": tc})
+    assert w["wait_narrow"][0] == pytest.approx((3 * 10 + 30) / 4)
+    assert w["wait_wide"][0] == pytest.approx((2 * 100 + 2 * 400) / 4)
+    assert w["wait_129plus"][0] == pytest.approx(400.0)
