@@ -66,20 +66,23 @@ done
 wait
 echo "training: $(($(date +%s) - start)) s"
 
-for row in $ROWS; do # the KEEP best validated checkpoints of each seed, and every log
+for row in $ROWS; do # the KEEP best validated checkpoints of each seed, and its logs
   "$PY" - "$OUT" "$RUNS" "$row" "$KEEP" <<'EOF'
-import json, sys, tarfile
+import sys, tarfile
 from pathlib import Path
 
+sys.path.insert(0, "benchmarks")
+from score_checkpoints import top_validated  # noqa: E402
+
 out, runs, row, keep = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+metric = "fairness" if row.endswith("-fair") else "bsld"
 with tarfile.open(out / f"{row}.tgz", "w:gz") as tar:
     for seed in sorted((runs / row).glob("seed-*")):
-        lines = [json.loads(x) for x in (seed / "log.jsonl").read_text().splitlines() if x]
-        val = [(v, r["epoch"]) for r in lines for k, v in r.items() if k.startswith("val_")]
-        best = sorted(val)[:keep]  # bsld and fairness: lower is better
-        print(f"{row} {seed.name}: {len(lines)} epochs; best validated", best)
-        for f in seed.iterdir():
-            if f.suffix != ".ckpt" or any(f.name == f"checkpoint_{e:08d}.ckpt" for _, e in best):
+        best = top_validated(seed, keep, metric)
+        print(f"{row} {seed.name}: best validated epochs {sorted(best)}")
+        names = {f"checkpoint_{e:08d}.ckpt" for e in best}
+        for f in seed.iterdir():  # logs, settings and the chosen checkpoints (no filter cache)
+            if f.suffix in (".json", ".jsonl") or f.name in names:
                 tar.add(f, arcname=f"{row}/{seed.name}/{f.name}")
 EOF
 done

@@ -47,7 +47,7 @@ from jaxsched.systems.rlscheduler.evaluate import (  # noqa: E402
     policy_metric,
 )
 from jaxsched.train.checkpoint import list_checkpoints  # noqa: E402
-from jaxsched.train.loop import training_seconds  # noqa: E402
+from jaxsched.train.loop import read_log, training_seconds  # noqa: E402
 from jaxsched.workload import read_swf, reference_starts  # noqa: E402
 
 #: the paper's test sequences (RLScheduler Tables V/VI): seed 1, 10 x 1024 jobs, U = 10,000
@@ -73,11 +73,13 @@ def _trace_path(run) -> Path:
 
 def top_validated(run_dir, k: int, metric: str) -> set:
     """The epochs (ints) of the ``k`` best training validations logged in ``run_dir``'s
-    ``log.jsonl`` (``val_<metric>``; lower is better unless the metric is higher-is-better)."""
+    ``log.jsonl`` (``val_<metric>``; lower is better unless the metric is higher-is-better; an
+    epoch logged more than once counts once, its last line)."""
     sign = -1.0 if metric in HIGHER_IS_BETTER else 1.0
-    rows = [json.loads(x) for x in (Path(run_dir) / "log.jsonl").read_text().splitlines() if x]
-    vals = sorted((sign * r[f"val_{metric}"], r["epoch"]) for r in rows if f"val_{metric}" in r)
-    return {int(e) for _, e in vals[:k]}
+    last = {int(r["epoch"]): r for r in read_log(run_dir)}
+    key = f"val_{metric}"
+    vals = sorted((sign * r[key], e) for e, r in last.items() if key in r)
+    return {e for _, e in vals[:k]}
 
 
 def score_run(

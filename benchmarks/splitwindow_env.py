@@ -32,21 +32,22 @@ from jaxsched.nets.splitwindow import SWActor
 from jaxsched.workload import read_swf
 
 METRICS = ("avg_wait", "util", "avg_queue_len", "avg_bsld", "job_load", "steps")
-#: job-size classes for the starvation question (Fig. 7): core bins of ``sim.cores.CORE_EDGES``
-SIZE_CLASSES = {"wait_narrow": (0, 3), "wait_wide": (7, 8), "wait_129plus": (8, 8)}
+#: job-size classes for the starvation question (Fig. 7): (fewest, most) cores, None = no bound
+SIZE_CLASSES = {"wait_narrow": (1, 8), "wait_wide": (65, None), "wait_129plus": (129, None)}
 
 
 def size_class_waits(m) -> dict:
-    """Per episode, the placement-weighted mean wait of each class of ``SIZE_CLASSES``
-    (narrow: at most 8 cores; wide: 65 or more; 129plus: 129 or more) from the metrics'
-    ``type_wait`` and ``type_count`` ``[B, T]``: float64 ``[B]`` each (0 with no placement)."""
-    from jaxsched.sim.cores import RUN_EDGES
+    """Per episode, the placement-weighted mean wait of each class of ``SIZE_CLASSES`` from the
+    metrics' per-job-type ``type_wait`` and ``type_count`` ``[B, T]`` (a class takes the types
+    whose core bin, :func:`jaxsched.sim.cores.core_bin`, lies within its bounds' bins): float64
+    ``[B]`` each (0 with no placement)."""
+    from jaxsched.sim.cores import core_bin, type_core_bins
 
     tw, tc = np.asarray(m["type_wait"], np.float64), np.asarray(m["type_count"], np.float64)
-    core_bin = np.arange(tw.shape[1]) // (len(RUN_EDGES) + 1)
+    bins = type_core_bins()
     out = {}
     for name, (lo, hi) in SIZE_CLASSES.items():
-        sel = (core_bin >= lo) & (core_bin <= hi)
+        sel = (bins >= core_bin(lo)) & (bins <= (bins.max() if hi is None else core_bin(hi)))
         out[name] = (tw[:, sel] * tc[:, sel]).sum(1) / np.maximum(tc[:, sel].sum(1), 1)
     return out
 

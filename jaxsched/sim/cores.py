@@ -41,6 +41,8 @@ __all__ = [
     "COMPLETIONS",
     "CORE_EDGES",
     "RUN_EDGES",
+    "core_bin",
+    "type_core_bins",
     "QueueOverflow",
     "CoreTrace",
     "CoreState",
@@ -79,17 +81,26 @@ class CoreTrace:
     jtype: jax.Array
 
 
+def core_bin(cores) -> np.ndarray:
+    """Core bin (int) of jobs of ``cores`` cores: by :data:`CORE_EDGES`, a bin holds
+    ``c <= edge``; the last bin holds the rest."""
+    return np.searchsorted(np.asarray(CORE_EDGES), np.asarray(cores), side="left")
+
+
 def job_types(cores: np.ndarray, run: np.ndarray) -> np.ndarray:
     """int32 ``[J]`` job-type index ``core_bin * (len(RUN_EDGES) + 1) + run_bin``: core bins
-    by :data:`CORE_EDGES` (a bin holds ``c <= edge``), run bins by :data:`RUN_EDGES`
-    (``r < edge``)."""
-    cb = np.searchsorted(np.asarray(CORE_EDGES), np.asarray(cores), side="left")
+    by :func:`core_bin`, run bins by :data:`RUN_EDGES` (``r < edge``)."""
     rb = np.searchsorted(np.asarray(RUN_EDGES), np.asarray(run), side="right")
-    return (cb * (len(RUN_EDGES) + 1) + rb).astype(np.int32)
+    return (core_bin(cores) * (len(RUN_EDGES) + 1) + rb).astype(np.int32)
 
 
 #: number of job types
 N_TYPES = (len(CORE_EDGES) + 1) * (len(RUN_EDGES) + 1)
+
+
+def type_core_bins() -> np.ndarray:
+    """int ``[N_TYPES]``: the core bin of each job type (the core part of :func:`job_types`)."""
+    return np.arange(N_TYPES) // (len(RUN_EDGES) + 1)
 
 
 def make_trace(submit, run, cores) -> CoreTrace:

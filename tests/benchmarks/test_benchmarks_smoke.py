@@ -493,6 +493,11 @@ def test_score_checkpoints_top_k_by_the_training_validation(tmp_path, capsys):
         '{"epoch": 16, "seconds": 1, "val_bsld": 900.0}\n'
     )
     assert SC.top_validated(run, 2, "bsld") == {12, 14}
+    # an epoch logged twice (a resumed run) counts once, with its last line
+    log = (run / "log.jsonl").read_text()
+    (run / "log.jsonl").write_text(log + '{"epoch": 12, "seconds": 1, "val_bsld": 999.0}\n')
+    assert SC.top_validated(run, 2, "bsld") == {14, 16}
+    (run / "log.jsonl").write_text(log)
     assert SC.main([str(run), "--val-sequences", "2", "--top", "1"]) == 0
     assert "nothing chosen" in capsys.readouterr().out
     assert SC.main([str(run), "--val-sequences", "2", "--top", "2"]) == 0

@@ -80,3 +80,12 @@ def test_size_class_waits_weigh_types_by_their_placements():
     assert w["wait_narrow"][0] == pytest.approx((3 * 10 + 30) / 4)
     assert w["wait_wide"][0] == pytest.approx((2 * 100 + 2 * 400) / 4)
     assert w["wait_129plus"][0] == pytest.approx(400.0)
+
+
+def test_type_core_bins_decode_job_types():
+    from jaxsched.sim.cores import core_bin, job_types, type_core_bins
+
+    cores = np.array([1, 2, 3, 8, 9, 64, 65, 128, 129, 256])
+    run = np.array([1, 59, 60, 600, 3599, 3600, 35999, 36000, 10**6, 5])
+    assert (type_core_bins()[job_types(cores, run)] == core_bin(cores)).all()
+    assert list(core_bin(cores)) == [0, 1, 2, 3, 4, 6, 7, 7, 8, 8]
