@@ -106,10 +106,11 @@ def _paired(model: dict, base: dict, names) -> dict:
 def _model_row(jobs, path: str, starts, base) -> dict:
     """The greedy agent of run or checkpoint ``path`` on ``starts``: mean ± standard error of
     each metric, and the paired differences to the heuristics ``base`` (None: not run)."""
-    from jaxsched.systems.splitwindow.run import greedy_metrics, load_model, make_env
+    from jaxsched.systems.splitwindow.run import check_obs_dim, greedy_metrics, load_model, make_env
 
     model = load_model(path)
     menv = make_env(jobs, model.run)
+    check_obs_dim(model, menv)
     actor = SWActor(menv.num_actions, tuple(model.run.hidden), model.run.activation)
     m = greedy_metrics(menv, actor, model.params, starts)
     m = {**m, **size_class_waits(m)}

@@ -30,14 +30,17 @@ import numpy as np
 
 from jaxsched.envs import AutoResetWrapper
 from jaxsched.envs.splitwindow import SplitWindowEnv, run_episodes
-from jaxsched.errors import ConfigError
+from jaxsched.errors import CheckpointError, ConfigError
 from jaxsched.nets.splitwindow import SWActor, SWCritic
-from jaxsched.train.checkpoint import load_checkpoint
+from jaxsched.train.checkpoint import load_checkpoint, save_checkpoint
 from jaxsched.train.loop import BestCheckpoint, EpochSpec, open_run, run_epochs, start_or_resume
 from jaxsched.train.ppo import PPOConfig, make_train
 from jaxsched.workload import read_swf
 
-__all__ = ["RunConfig", "train", "make_env", "make_trainer", "eval_starts", "greedy_metrics"]
+__all__ = [
+    "RunConfig", "train", "make_env", "make_trainer", "eval_starts", "greedy_metrics", "load_model",
+    "export_policy", "check_obs_dim",
+]  # fmt: skip
 
 SYSTEM_NAME = "splitwindow"
 #: the §8 metrics logged for validation (prefix ``val_``)
@@ -190,13 +193,73 @@ class Model:
 
 
 def load_model(path) -> Model:
-    """The newest (or the given) checkpoint of a split-window run."""
-    p = Path(path)
+    """The newest (or the given) checkpoint of a split-window run, or a shipped model's name
+    (:mod:`jaxsched.models`); a policy-only checkpoint (:func:`export_policy`) loads without
+    the run's trace."""
+    from jaxsched.models import resolve
+
+    p = resolve(path)
     run_dir = p if p.is_dir() else p.parent
     rc = RunConfig.from_dict(json.loads((run_dir / "run.json").read_text()))
+    raw = load_checkpoint(p)
+    if isinstance(raw.extra, dict) and raw.extra.get("policy_only"):
+        _check_policy(raw, rc)
+        return Model(raw.path, raw.epoch, raw.state, rc)
     jobs = read_swf(rc.trace).jobs("rlscheduler")
     env = make_env(jobs, rc)
     trainer, _ = make_trainer(env, rc)
     target = trainer.init(jax.random.PRNGKey(rc.seed))
     ck = load_checkpoint(p, target=target, config=trainer.run_config())
     return Model(Path(getattr(ck, "path", p)), ck.epoch, ck.state.policy_params, rc)
+
+
+def _actor_shapes(rc: RunConfig, obs_dim: int):
+    actor = SWActor(rc.head + rc.tail + 1, tuple(rc.hidden), rc.activation)
+    obs = jax.ShapeDtypeStruct((obs_dim,), jnp.float32)
+    return jax.eval_shape(actor.init, jax.random.PRNGKey(0), obs)
+
+
+def _check_policy(ck, rc: RunConfig) -> None:
+    """A policy-only checkpoint must hold the actor of ``rc``'s window and net."""
+    want = _actor_shapes(rc, int(ck.extra["obs_dim"]))
+    got = jax.tree_util.tree_map(lambda a: (tuple(a.shape), str(a.dtype)), ck.state)
+    want = jax.tree_util.tree_map(lambda a: (tuple(a.shape), str(a.dtype)), dict(want))
+    if got != want:
+        raise CheckpointError(
+            f"{ck.path}: the actor's parameters do not fit run.json's window "
+            f"{rc.head}-{rc.tail} and hidden sizes {list(rc.hidden)}"
+        )
+
+
+def obs_dim(params) -> int:
+    """The observation size an actor's parameters read (rows of its first layer's kernel)."""
+    return int(params["params"]["_MLP_0"]["Dense_0"]["kernel"].shape[0])
+
+
+def check_obs_dim(model: Model, env: SplitWindowEnv) -> None:
+    """ConfigError unless ``env``'s observation has the size ``model`` was trained on (another
+    trace's core count, or another window, would not fit the actor)."""
+    trained, here = obs_dim(model.params), int(env.obs_size)
+    if trained != here:
+        raise ConfigError(
+            f"{model.path}: the model reads observations of {trained} values, this trace and "
+            f"window give {here} (cores + 3 x window slots must match its training run)"
+        )
+
+
+def export_policy(src, out) -> Path:
+    """Copy the actor of checkpoint ``src`` (a run directory or checkpoint file) into the model
+    directory ``out`` without critic or optimiser state (about a sixth of the size):
+    ``run.json``, ``log.jsonl`` and ``checkpoint_<epoch>.ckpt`` (extra ``policy_only``,
+    ``obs_dim``). Returns the checkpoint's path."""
+    model = load_model(src)
+    src_dir = Path(src) if Path(src).is_dir() else Path(src).parent
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("run.json", "log.jsonl"):
+        (out / name).write_bytes((src_dir / name).read_bytes())
+    return save_checkpoint(
+        out, jax.tree_util.tree_map(np.asarray, model.params), epoch=model.epoch,
+        config={"system": SYSTEM_NAME, "policy_only": True},
+        extra={"policy_only": True, "obs_dim": obs_dim(model.params), "source": str(src)},
+    )  # fmt: skip

@@ -49,3 +49,37 @@ def test_train_one_update_validate_resume(tmp_path, capsys):
     png = tmp_path / "curve.png"
     assert main(["plot", str(out), "--out", str(png)]) == 0
     assert png.read_bytes()[:4] == b"\x89PNG" and str(png) in capsys.readouterr().out
+
+
+def test_export_policy_keeps_the_actor_alone(tmp_path):
+    import jax
+    import pytest
+
+    from jaxsched.errors import CheckpointError, ConfigError
+    from jaxsched.systems.splitwindow.run import check_obs_dim, export_policy, load_model, make_env
+    from jaxsched.workload import read_swf
+
+    trace = _trace(tmp_path / "t.swf")
+    out = tmp_path / "run"
+    argv = [str(trace), "--head", "2", "--tail", "1", "--placements", "5", "--envs", "2",
+            "--steps", "40", "--minibatch", "16", "--ppo-epochs", "1", "--hidden", "8",
+            "--out", str(out), "--no-progress", "--epochs", "1", "--mask"]  # fmt: skip
+    assert main(["train", "splitwindow", *argv]) == 0
+    full = load_model(out)
+    ck = export_policy(out, tmp_path / "slim")
+    assert ck.name == "checkpoint_00000001.ckpt"
+    assert ck.stat().st_size < full.path.stat().st_size / 4  # no critic, no Adam moments
+    trace.unlink()  # a policy-only model loads without its training trace
+    slim = load_model(tmp_path / "slim")
+    assert slim.epoch == 1 and slim.run.mask and slim.path == ck
+    same = jax.tree_util.tree_map(lambda a, b: bool((a == b).all()), full.params, slim.params)
+    assert all(jax.tree_util.tree_leaves(same))
+    # an actor against a run.json of another window is refused in one line
+    run = json.loads((tmp_path / "slim" / "run.json").read_text())
+    (tmp_path / "slim" / "run.json").write_text(json.dumps({**run, "tail": 2}))
+    with pytest.raises(CheckpointError, match="do not fit run.json's window 2-2"):
+        load_model(tmp_path / "slim")
+    # and an environment with another observation size before any JAX shape error
+    jobs = read_swf(_trace(tmp_path / "t2.swf")).jobs("rlscheduler")
+    with pytest.raises(ConfigError, match="reads observations of 17 values, this trace"):
+        check_obs_dim(slim, make_env(jobs, slim.run.__class__(**{**vars(slim.run), "tail": 2})))

@@ -1,0 +1,158 @@
+"""The window sweep of the split-window paper (Figs. 5 and 6) from trained runs.
+
+Every run directory given (one ``jaxsched train splitwindow`` run per window ``M_h-M_t``) is
+scored with its validation-chosen ``best.ckpt`` (its newest checkpoint without one), greedy, on
+the same ``--episodes`` fresh episodes (starts ``RandomState(--seed)``, as
+``benchmarks/splitwindow_env.py``). Printed and written to ``--json``: per configuration the
+mean ± standard error of average wait, average queue length, utilisation, invisible jobs per
+decision and the partially observed fraction; per window size M, every tail's paired
+difference to the same M's unsplit window (M_t = 0) on the same episodes. ``--png`` draws
+Fig. 5 (wait and queue length against M_t, one line per M) and Fig. 6 (invisible jobs and
+partially observed fraction). Configurations already in ``--json`` with the same checkpoint are
+not evaluated again, so the script can follow a sweep while it trains.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/splitwindow_sweep.py runs/fig5/h*t* \
+        --episodes 100 --seed 3 --json runs/fig5/eval.json --png fig5.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.splitwindow_env import _shared
+
+#: the metrics of Figs. 5 and 6 (keys of ``greedy_metrics``)
+SWEEP_METRICS = ("avg_wait", "avg_queue_len", "util", "mean_invisible", "partial_fraction")
+
+
+def chosen_checkpoint(run: Path) -> Path:
+    """``best.ckpt`` of a run validated during training, else the run directory (its newest)."""
+    return run / "best.ckpt" if (run / "best.ckpt").is_file() else run
+
+
+def score_run(jobs, run: Path, starts) -> dict:
+    """Per-episode metrics of the run's chosen checkpoint on ``starts`` (lists of floats)."""
+    from jaxsched.nets.splitwindow import SWActor
+    from jaxsched.systems.splitwindow.run import check_obs_dim, greedy_metrics, load_model, make_env
+
+    model = load_model(chosen_checkpoint(run))
+    env = make_env(jobs, model.run)
+    check_obs_dim(model, env)
+    actor = SWActor(env.num_actions, tuple(model.run.hidden), model.run.activation)
+    m = greedy_metrics(env, actor, model.params, starts)
+    return {
+        "head": model.run.head, "tail": model.run.tail, "mask": model.run.mask,
+        "epoch": model.epoch, "checkpoint": str(model.path),
+        "per_episode": {k: [float(x) for x in np.asarray(m[k])] for k in SWEEP_METRICS},
+    }  # fmt: skip
+
+
+def config_name(head: int, tail: int, mask: bool) -> str:
+    """``"M_h-M_t"``, with `` no-mask`` for an agent trained without the action mask."""
+    return f"{head}-{tail}" + ("" if mask else " no-mask")
+
+
+def mean_se(xs) -> list:
+    """``[mean, standard error]`` of a sample (sample standard deviation; 0 for one value)."""
+    x = np.asarray(xs, np.float64)
+    return [float(x.mean()), float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0]
+
+
+def versus_unsplit(rows: dict) -> dict:
+    """Per configuration ``M_h-M_t`` with M_t > 0: the paired difference of each metric to the
+    unsplit ``M-0`` of the same M (mean ± s.e.; relative as a fraction of the unsplit mean),
+    where that configuration was scored."""
+    out = {}
+    for name, r in rows.items():
+        base = rows.get(config_name(r["head"] + r["tail"], 0, r["mask"]))
+        if r["tail"] == 0 or base is None:
+            continue
+        d = {}
+        for k in SWEEP_METRICS:
+            a, b = np.asarray(r["per_episode"][k]), np.asarray(base["per_episode"][k])
+            d[k] = mean_se(a - b) + [float((a - b).mean() / b.mean()) if b.mean() else 0.0]
+        out[name] = d
+    return out
+
+
+def plot(rows: dict, path) -> Path:
+    """Fig. 5 (top: wait, queue) and Fig. 6 (bottom: invisible, partial fraction) against M_t."""
+    from jaxsched.plots import pyplot, save_png
+
+    plt = pyplot()
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+    panels = [("avg_wait", "average wait (s)"), ("avg_queue_len", "average queue length"),
+              ("mean_invisible", "invisible jobs per decision"),
+              ("partial_fraction", "partially observed fraction")]  # fmt: skip
+    by_m = {}
+    for r in rows.values():
+        by_m.setdefault((r["head"] + r["tail"], r["mask"]), []).append(r)
+    for ax, (k, label) in zip(axes.ravel(), panels, strict=True):
+        for m, mask in sorted(by_m):
+            rs = sorted(by_m[m, mask], key=lambda r: r["tail"])
+            ms = [mean_se(r["per_episode"][k]) for r in rs]
+            ax.errorbar([r["tail"] for r in rs], [v[0] for v in ms], yerr=[v[1] for v in ms],
+                        marker="o", capsize=2, label=f"M = {m}{'' if mask else ' no mask'}")  # fmt: skip
+        tails = sorted({r["tail"] for r in rows.values()})
+        ax.set(xlabel="tail slots M_t", ylabel=label, xscale="symlog", xticks=tails)
+        ax.set_xticklabels([str(t) for t in tails])
+    axes[0, 0].legend()
+    return save_png(fig, Path(path))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("runs", nargs="+", help="splitwindow run directories")
+    ap.add_argument("--trace", default="lublin_256.swf.gz")
+    ap.add_argument("--shared", default=None)
+    ap.add_argument("--episodes", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--json", default=None, help="results (read first: scored runs are kept)")
+    ap.add_argument("--png", default=None)
+    a = ap.parse_args(argv)
+    from jaxsched.envs.splitwindow import SplitWindowEnv
+    from jaxsched.workload import read_swf
+
+    jobs = read_swf(_shared(a.shared) / "traces" / a.trace).jobs("rlscheduler")
+    env = SplitWindowEnv(jobs, 1, 0)
+    starts = np.random.RandomState(a.seed).randint(0, env.cfg.sample_high + 1, a.episodes)
+    old = json.loads(Path(a.json).read_text()) if a.json and Path(a.json).is_file() else {}
+    same = old.get("episodes") == a.episodes and old.get("seed") == a.seed
+    rows = dict(old.get("configurations", {})) if same else {}
+    for run in map(Path, a.runs):
+        if not (run / "run.json").is_file():
+            continue
+        known = [n for n, r in rows.items() if r.get("run") == str(run)]
+        ck = chosen_checkpoint(run)
+        stamp = ck.stat().st_mtime if ck.is_file() else None
+        if known and rows[known[0]].get("mtime") == stamp:
+            continue
+        t0 = time.perf_counter()
+        r = {**score_run(jobs, run, starts), "run": str(run), "mtime": stamp}
+        name = config_name(r["head"], r["tail"], r["mask"])
+        rows[name] = r
+        w, q = mean_se(r["per_episode"]["avg_wait"]), mean_se(r["per_episode"]["avg_queue_len"])
+        print(f"{name:14s} epoch {r['epoch']:3d}  wait {w[0]:8.0f} ± {w[1]:5.0f}  "
+              f"queue {q[0]:6.1f} ± {q[1]:4.1f}  ({time.perf_counter() - t0:.0f} s)")  # fmt: skip
+    res = {"trace": a.trace, "episodes": a.episodes, "seed": a.seed, "configurations": rows}
+    res["summary"] = {n: {k: mean_se(r["per_episode"][k]) for k in SWEEP_METRICS}
+                      for n, r in rows.items()}  # fmt: skip
+    res["versus_unsplit"] = versus_unsplit(rows)
+    for name, d in res["versus_unsplit"].items():
+        print(f"{name:14s} - unsplit: wait {d['avg_wait'][0]:+8.0f} ± {d['avg_wait'][1]:5.0f} "
+              f"({100 * d['avg_wait'][2]:+.0f} %)  queue {d['avg_queue_len'][0]:+6.1f} ± "
+              f"{d['avg_queue_len'][1]:4.1f} ({100 * d['avg_queue_len'][2]:+.0f} %)")  # fmt: skip
+    if a.json:
+        Path(a.json).write_text(json.dumps(res, indent=1) + "\n")
+    if a.png and rows:
+        print(plot(rows, a.png))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

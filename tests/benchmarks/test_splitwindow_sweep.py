@@ -1,0 +1,75 @@
+"""``benchmarks/splitwindow_sweep.py``: the Fig. 5/6 sweep scorer (paired differences to the
+unsplit window by hand; tiny trained runs scored, cached and plotted)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jaxsched.cli import main as cli
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _sweep():
+    spec = importlib.util.spec_from_file_location(
+        "splitwindow_sweep", BENCH / "splitwindow_sweep.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _row(head, tail, mask, wait):
+    per = {k: [1.0, 1.0] for k in ("avg_queue_len", "util", "mean_invisible", "partial_fraction")}
+    return {"head": head, "tail": tail, "mask": mask, "per_episode": {**per, "avg_wait": wait}}
+
+
+def test_versus_unsplit_pairs_each_tail_with_its_own_m_and_mask():
+    sw = _sweep()
+    rows = {
+        "4-0": _row(4, 0, True, [10.0, 30.0]),
+        "3-1": _row(3, 1, True, [6.0, 14.0]),  # differences -4, -16: mean -10, s.e. 6
+        "2-2 no-mask": _row(2, 2, False, [1.0, 1.0]),  # no unsplit no-mask M = 4: skipped
+        "1-1": _row(1, 1, True, [1.0, 1.0]),  # no 2-0 scored: skipped
+    }
+    out = sw.versus_unsplit(rows)
+    assert list(out) == ["3-1"]
+    mean, se, rel = out["3-1"]["avg_wait"]
+    assert (mean, se, rel) == pytest.approx((-10.0, 6.0, -0.5))
+    assert out["3-1"]["util"] == [0.0, 0.0, 0.0]
+    assert sw.config_name(2, 2, False) == "2-2 no-mask" and sw.config_name(3, 1, True) == "3-1"
+
+
+def test_scores_caches_and_plots_trained_runs(tmp_path, capsys):
+    from tests.benchmarks.test_splitwindow_env_bench import _trace
+
+    (tmp_path / "traces").mkdir()
+    trace = _trace(tmp_path / "traces" / "t.swf")
+    runs = []
+    for name, h, t in (("a", "2", "0"), ("b", "1", "1")):
+        out = tmp_path / name
+        argv = [str(trace), "--head", h, "--tail", t, "--placements", "5", "--envs", "2",
+                "--steps", "40", "--minibatch", "16", "--ppo-epochs", "1", "--hidden", "8",
+                "--out", str(out), "--no-progress", "--epochs", "1", "--mask"]  # fmt: skip
+        assert cli(["train", "splitwindow", *argv]) == 0
+        runs.append(str(out))
+    capsys.readouterr()
+    js, png = tmp_path / "s.json", tmp_path / "s.png"
+    argv = ["--shared", str(tmp_path), "--trace", "t.swf", "--episodes", "3", "--json", str(js),
+            "--png", str(png), *runs, str(tmp_path / "not-a-run")]  # fmt: skip
+    assert _sweep().main(argv) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    res = json.loads(js.read_text())
+    assert sorted(res["configurations"]) == ["1-1", "2-0"]
+    a, b = (np.asarray(res["configurations"][n]["per_episode"]["avg_wait"]) for n in ("1-1", "2-0"))
+    assert res["versus_unsplit"]["1-1"]["avg_wait"][0] == pytest.approx(float(np.mean(a - b)))
+    assert res["summary"]["2-0"]["avg_wait"][0] == pytest.approx(float(np.mean(b)))
+    assert "epoch" in capsys.readouterr().out
+    assert _sweep().main(argv) == 0  # both runs already scored with the same checkpoints
+    assert "epoch" not in capsys.readouterr().out
+    assert json.loads(js.read_text())["configurations"] == res["configurations"]
