@@ -35,8 +35,9 @@ def chosen_checkpoint(run: Path) -> Path:
     return run / "best.ckpt" if (run / "best.ckpt").is_file() else run
 
 
-def score_run(jobs, run: Path, starts) -> dict:
-    """Per-episode metrics of the run's chosen checkpoint on ``starts`` (lists of floats)."""
+def score_run(jobs, run: Path, starts, types: bool = False) -> dict:
+    """Per-episode metrics of the run's chosen checkpoint on ``starts`` (lists of floats); with
+    ``types`` also each episode's per-job-type wait (s, rounded) and placements ``[B][T]``."""
     from jaxsched.nets.splitwindow import SWActor
     from jaxsched.systems.splitwindow.run import check_obs_dim, greedy_metrics, load_model, make_env
 
@@ -45,11 +46,15 @@ def score_run(jobs, run: Path, starts) -> dict:
     check_obs_dim(model, env)
     actor = SWActor(env.num_actions, tuple(model.run.hidden), model.run.activation)
     m = greedy_metrics(env, actor, model.params, starts)
-    return {
+    row = {
         "head": model.run.head, "tail": model.run.tail, "mask": model.run.mask,
         "epoch": model.epoch, "checkpoint": str(model.path),
         "per_episode": {k: [float(x) for x in np.asarray(m[k])] for k in SWEEP_METRICS},
     }  # fmt: skip
+    if types:
+        row["type_wait"] = np.rint(np.asarray(m["type_wait"])).astype(int).tolist()
+        row["type_count"] = np.asarray(m["type_count"]).astype(int).tolist()
+    return row
 
 
 def config_name(head: int, tail: int, mask: bool) -> str:
@@ -78,6 +83,70 @@ def versus_unsplit(rows: dict) -> dict:
             d[k] = mean_se(a - b) + [float((a - b).mean() / b.mean()) if b.mean() else 0.0]
         out[name] = d
     return out
+
+
+def type_summary(row: dict) -> dict:
+    """Fig. 7 of one configuration: per job type the placement-weighted average wait (s; 0
+    where never placed) and the placements per episode, lists ``[T]``."""
+    w, c = np.asarray(row["type_wait"], np.float64), np.asarray(row["type_count"], np.float64)
+    total = c.sum(0)
+    wait = np.divide((w * c).sum(0), total, out=np.zeros_like(total), where=total > 0)
+    return {"wait": wait.tolist(), "placements": (total / len(c)).tolist()}
+
+
+def types_versus_unsplit(rows: dict) -> dict:
+    """Per configuration with a tail and its unsplit window scored with types: per job type the
+    paired difference of its average wait to the unsplit window's over the episodes where both
+    placed that type (``[mean, s.e., episodes]``), and how many types wait less (mean below 0)
+    and significantly less or more (mean beyond 2 s.e.)."""
+    out = {}
+    for name, r in rows.items():
+        base = rows.get(config_name(r["head"] + r["tail"], 0, r["mask"]))
+        if r["tail"] == 0 or base is None or "type_wait" not in r or "type_wait" not in base:
+            continue
+        wa, ca = np.asarray(r["type_wait"], float), np.asarray(r["type_count"])
+        wb, cb = np.asarray(base["type_wait"], float), np.asarray(base["type_count"])
+        per = []
+        for t in range(wa.shape[1]):
+            both = (ca[:, t] > 0) & (cb[:, t] > 0)
+            d = wa[both, t] - wb[both, t]
+            per.append(mean_se(d) + [int(both.sum())] if both.any() else None)
+        seen = [p for p in per if p is not None and p[2] > 1]
+        out[name] = {
+            "per_type": per,
+            "types": len(seen),
+            "lower": sum(p[0] < 0 for p in seen),
+            "lower_2se": sum(p[0] + 2 * p[1] < 0 for p in seen),
+            "higher_2se": sum(p[0] - 2 * p[1] > 0 for p in seen),
+        }
+    return out
+
+
+def plot_types(rows: dict, path) -> Path:
+    """Fig. 7: per job type (core bin x run-time bin) average wait and placements per episode,
+    one line per configuration scored with types."""
+    from jaxsched.plots import pyplot, save_png
+    from jaxsched.sim.cores import CORE_EDGES, N_TYPES, RUN_EDGES
+
+    plt = pyplot()
+    fig, ax = plt.subplots(2, 1, figsize=(14, 8), sharex=True)
+    for name, r in sorted(rows.items(), key=lambda kv: (kv[1]["head"] + kv[1]["tail"], kv[0])):
+        if "type_wait" in r:
+            t = type_summary(r)
+            wait = np.where(np.asarray(t["placements"]) > 0, t["wait"], np.nan)  # gaps: unplaced
+            ax[0].plot(range(N_TYPES), wait, "o-", ms=3, label=name)
+            ax[1].plot(range(N_TYPES), t["placements"], "o-", ms=3, label=name)
+    cores = [f"<={c}" for c in CORE_EDGES] + [f">{CORE_EDGES[-1]}"]
+    runs = [f"<{r}s" for r in RUN_EDGES] + [f">={RUN_EDGES[-1]}s"]
+    labels = [f"{c}c {r}" for c in cores for r in runs]
+    ax[1].set_xticks(range(N_TYPES), labels, rotation=90, fontsize=7)
+    ax[0].set(ylabel="average wait (s)", yscale="symlog")
+    ax[1].set(ylabel="placements per episode", yscale="symlog", xlabel="job type (cores, run time)")
+    ax[0].set_ylim(bottom=0)
+    ax[1].set_ylim(bottom=0)
+    ax[0].legend()
+    fig.tight_layout()
+    return save_png(fig, Path(path))
 
 
 def plot(rows: dict, path) -> Path:
@@ -114,6 +183,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--json", default=None, help="results (read first: scored runs are kept)")
     ap.add_argument("--png", default=None)
+    ap.add_argument("--types", default=None, metavar="PNG",
+                    help="also per-job-type waits and placements (Fig. 7), plotted to PNG")  # fmt: skip
     a = ap.parse_args(argv)
     from jaxsched.envs.splitwindow import SplitWindowEnv
     from jaxsched.workload import read_swf
@@ -130,10 +201,11 @@ def main(argv=None) -> int:
         known = [n for n, r in rows.items() if r.get("run") == str(run)]
         ck = chosen_checkpoint(run)
         stamp = ck.stat().st_mtime if ck.is_file() else None
-        if known and rows[known[0]].get("mtime") == stamp:
+        typed = not a.types or (known and "type_wait" in rows[known[0]])
+        if known and rows[known[0]].get("mtime") == stamp and typed:
             continue
         t0 = time.perf_counter()
-        r = {**score_run(jobs, run, starts), "run": str(run), "mtime": stamp}
+        r = {**score_run(jobs, run, starts, bool(a.types)), "run": str(run), "mtime": stamp}
         name = config_name(r["head"], r["tail"], r["mask"])
         rows[name] = r
         w, q = mean_se(r["per_episode"]["avg_wait"]), mean_se(r["per_episode"]["avg_queue_len"])
@@ -147,8 +219,15 @@ def main(argv=None) -> int:
         print(f"{name:14s} - unsplit: wait {d['avg_wait'][0]:+8.0f} ± {d['avg_wait'][1]:5.0f} "
               f"({100 * d['avg_wait'][2]:+.0f} %)  queue {d['avg_queue_len'][0]:+6.1f} ± "
               f"{d['avg_queue_len'][1]:4.1f} ({100 * d['avg_queue_len'][2]:+.0f} %)")  # fmt: skip
+    if a.types:
+        res["types"] = {n: type_summary(r) for n, r in rows.items() if "type_wait" in r}
+        res["types_versus_unsplit"] = tv = types_versus_unsplit(rows)
+        for name, d in tv.items():
+            print(f"{name:14s} - unsplit, per job type: {d['lower']} of {d['types']} types wait "
+                  f"less, {d['lower_2se']} by 2 s.e., {d['higher_2se']} more by 2 s.e.")  # fmt: skip
+        print(plot_types(rows, a.types))
     if a.json:
-        Path(a.json).write_text(json.dumps(res, indent=1) + "\n")
+        Path(a.json).write_text(json.dumps(res) + "\n")
     if a.png and rows:
         print(plot(rows, a.png))
     return 0

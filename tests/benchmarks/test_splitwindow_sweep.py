@@ -45,6 +45,23 @@ def test_versus_unsplit_pairs_each_tail_with_its_own_m_and_mask():
     assert sw.config_name(2, 2, False) == "2-2 no-mask" and sw.config_name(3, 1, True) == "3-1"
 
 
+def test_type_summary_and_per_type_pairing_by_hand():
+    sw = _sweep()
+    # two episodes, three job types; waits [B][T] and placements [B][T]
+    base = {"head": 2, "tail": 0, "mask": True, "type_wait": [[10, 100, 0], [30, 50, 0]],
+            "type_count": [[1, 2, 0], [3, 2, 0]]}  # fmt: skip
+    tail = {"head": 1, "tail": 1, "mask": True, "type_wait": [[4, 120, 7], [10, 0, 0]],
+            "type_count": [[1, 2, 1], [3, 0, 0]]}  # fmt: skip
+    t = sw.type_summary(base)
+    assert t["wait"] == pytest.approx([(10 + 90) / 4, (200 + 100) / 4, 0.0])
+    assert t["placements"] == pytest.approx([2.0, 2.0, 0.0])
+    d = sw.types_versus_unsplit({"2-0": base, "1-1": tail})["1-1"]
+    # type 0 in both episodes: -6, -20; type 1 only in episode 0 (one pair); type 2 never paired
+    assert d["per_type"][0] == pytest.approx([-13.0, 7.0, 2])
+    assert d["per_type"][1] == pytest.approx([20.0, 0.0, 1]) and d["per_type"][2] is None
+    assert (d["types"], d["lower"], d["lower_2se"], d["higher_2se"]) == (1, 1, 0, 0)
+
+
 def test_scores_caches_and_plots_trained_runs(tmp_path, capsys):
     from tests.benchmarks.test_splitwindow_env_bench import _trace
 
@@ -73,3 +90,9 @@ def test_scores_caches_and_plots_trained_runs(tmp_path, capsys):
     assert _sweep().main(argv) == 0  # both runs already scored with the same checkpoints
     assert "epoch" not in capsys.readouterr().out
     assert json.loads(js.read_text())["configurations"] == res["configurations"]
+    types = tmp_path / "types.png"
+    assert _sweep().main([*argv, "--types", str(types)]) == 0  # rescored, now with job types
+    assert "1-1            - unsplit, per job type:" in capsys.readouterr().out
+    res = json.loads(js.read_text())
+    assert len(res["types"]["2-0"]["wait"]) == 45 and types.read_bytes()[:4] == b"\x89PNG"
+    assert sum(res["types"]["1-1"]["placements"]) > 0
