@@ -10,6 +10,9 @@
    run (newest checkpoint, or the checkpoint named; greedy) on the same episodes, each in its
    own window and options (mask, σ, ...) as its run recorded them, with the paired difference
    to every heuristic.
+4. With ``--rlscheduler MODEL`` (repeatable): a trained RLScheduler policy as one more
+   baseline (:mod:`jaxsched.envs.splitwindow_learned`), its run's back-filling around its
+   choice. Rows 3 and 4 after the first are paired against the first.
 
     PYTHONPATH=. .venv/bin/python benchmarks/splitwindow_env.py --batch 16 --episodes 20
 """
@@ -98,7 +101,7 @@ def _paired(model: dict, base: dict, names) -> dict:
             row[k] = [float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d)))] if len(d) > 1 else [
                 float(d.mean()), float("nan")]  # fmt: skip
         out[name] = row
-        print(f"DBF - {name:18s} wait {row['avg_wait'][0]:+.4g}±{row['avg_wait'][1]:.2g}  "
+        print(f"  minus {name:18s} wait {row['avg_wait'][0]:+.4g}±{row['avg_wait'][1]:.2g}  "
               f"util {row['util'][0]:+.4f}±{row['util'][1]:.2g}")  # fmt: skip
     return out
 
@@ -113,9 +116,33 @@ def _model_row(jobs, path: str, starts, base) -> dict:
     check_obs_dim(model, menv)
     actor = SWActor(menv.num_actions, tuple(model.run.hidden), model.run.activation)
     m = greedy_metrics(menv, actor, model.params, starts)
-    m = {**m, **size_class_waits(m)}
     mask = " mask" if model.run.mask else ""
     name = f"DBF {model.run.head}-{model.run.tail}{mask} (epoch {model.epoch})"
+    return _metrics_row(name, m, starts, base)
+
+
+def _rlscheduler_row(jobs, env, where: str, starts, base) -> dict:
+    """A trained RLScheduler policy (run directory, checkpoint or shipped name) choosing the
+    next job in the heuristics' cycle, with its run's back-filling around its choice."""
+    from jaxsched.envs.splitwindow_baselines import run_picker
+    from jaxsched.envs.splitwindow_learned import rlscheduler_pick
+    from jaxsched.models import resolve
+    from jaxsched.systems.rlscheduler.evaluate import load_policy
+
+    pol = load_policy(resolve(where))
+    if pol.run.user_feature:
+        raise SystemExit(f"{pol.path}: a fairness model with the per-user feature cannot run here")
+    fn = lambda o, k: pol.net.apply(pol.params, o, k)  # noqa: E731
+    pick = rlscheduler_pick(jobs, fn, max_queue=pol.run.max_queue, cutoff=pol.run.cutoff)
+    m = run_picker(env, starts, pick, pol.run.backfill)
+    name = f"RLScheduler {where} + {pol.run.backfill} (epoch {pol.epoch})"
+    return _metrics_row(name, m, starts, base)
+
+
+def _metrics_row(name: str, m: dict, starts, base) -> dict:
+    """Mean ± standard error of each metric of ``m`` (host arrays ``[B]``), its per-episode
+    values, and the paired differences to the heuristics ``base`` (None: not run)."""
+    m = {**m, **size_class_waits(m)}
     n = len(starts)
     keys = METRICS + tuple(SIZE_CLASSES)
     row = {k: [float(np.mean(m[k])), float(np.std(m[k]) / np.sqrt(n))] for k in keys}
@@ -159,6 +186,11 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--model", action="append", default=[], help="a splitwindow run directory or checkpoint"
     )
+    ap.add_argument(
+        "--rlscheduler", action="append", default=[], metavar="MODEL",
+        help="a trained RLScheduler policy (run directory, checkpoint or shipped name, e.g. "
+        "lublin1-bf) choosing the next job, with its run's back-filling (repeatable)",
+    )  # fmt: skip
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
     jobs = read_swf(_shared(a.shared) / "traces" / a.trace).jobs("rlscheduler")
@@ -188,6 +220,8 @@ def main(argv=None) -> int:
         print(f"baselines: {a.episodes} episodes x {len(table)} in {res['baselines_s']} s")
     for path in a.model if a.episodes else []:
         res.setdefault("models", {})[path] = _model_row(jobs, path, starts, base)
+    for where in a.rlscheduler if a.episodes else []:
+        res.setdefault("models", {})[where] = _rlscheduler_row(jobs, env, where, starts, base)
     if len(res.get("models", {})) > 1:
         res["versus_first"] = _versus_first(list(res["models"].values()))
     if a.json:

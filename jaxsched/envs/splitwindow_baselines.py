@@ -30,7 +30,7 @@ from jaxsched.errors import ConfigError
 from jaxsched.sim import cores as C
 from jaxsched.sim.types import BIG
 
-__all__ = ["PRIORITIES", "BACKFILLS", "baseline_names", "run_baselines"]
+__all__ = ["PRIORITIES", "BACKFILLS", "baseline_names", "run_baselines", "run_picker"]
 
 PRIORITIES = ("fcfs", "sjf", "lcfs", "sjf-run")
 BACKFILLS = ("none", "rlscheduler", "easy")
@@ -65,12 +65,13 @@ def _backfill_pos(env: SplitWindowEnv, sim: C.CoreState, p, bf):
     return jnp.where(ok.any(), jnp.argmax(ok).astype(jnp.int32), -1)
 
 
-def _cycle(env: SplitWindowEnv, sim: C.CoreState, prio, bf) -> C.CoreState:
-    """Start jobs at the current clock until nothing more can start (or the episode ends)."""
+def _cycle(env: SplitWindowEnv, sim: C.CoreState, prio, bf, pick=None) -> C.CoreState:
+    """Start jobs at the current clock until nothing more can start (or the episode ends);
+    ``pick(sim) -> int32`` queue position replaces the priority ``prio`` when given."""
 
     def body(c):
         s, _ = c
-        p = _priority_pos(env, s, prio)
+        p = _priority_pos(env, s, prio) if pick is None else pick(s)
         j = jnp.maximum(s.q_job[p], 0)
         fits = (s.q_len > 0) & (env.data.cores[j] <= jnp.sum(s.core_tag < 0))
         b = jnp.where(fits | (s.q_len == 0), -1, _backfill_pos(env, s, p, bf))
@@ -81,13 +82,13 @@ def _cycle(env: SplitWindowEnv, sim: C.CoreState, prio, bf) -> C.CoreState:
     return jax.lax.while_loop(lambda c: c[1], body, (sim, jnp.asarray(True)))[0]
 
 
-def _episode(env: SplitWindowEnv, start, prio, bf) -> dict:
+def _episode(env: SplitWindowEnv, start, prio, bf, pick=None) -> dict:
     cfg, m = env.cfg, env.window
     w1, w2, w3 = cfg.weights
 
     def body(s: SWState) -> SWState:
         L = s.sim.q_len
-        sim = _cycle(env, s.sim, prio, bf)
+        sim = _cycle(env, s.sim, prio, bf, pick)
         end = sim.placed >= cfg.placements
         t1, t2, t3 = C.reward_terms(sim, cfg.n_cores)
         r = jnp.where(end, 0.0, -(w1 * t1 + w2 * t2 + w3 * t3))
@@ -126,6 +127,20 @@ def run_baselines(env: SplitWindowEnv, starts, priorities=PRIORITIES, backfills=
     bf = np.asarray([BACKFILLS.index(b) for _ in priorities for b in backfills], np.int32)
     out = _run(env, np.asarray(starts, np.int32), pr, bf)
     out = jax.tree_util.tree_map(np.asarray, out)
+    C.check_overflow(out["overflow"], env.cfg.queue_cap)
+    return out
+
+
+def run_picker(env: SplitWindowEnv, starts, pick, backfill: str = "rlscheduler") -> dict:
+    """§8 metrics (host arrays ``[B]``) of a priority given as a traceable ``pick(sim) ->
+    int32`` queue position (e.g. a learned scheduler's choice among the queued jobs, the same
+    on every call for the same state) with ``backfill`` around it, on the episodes
+    ``starts``, in the heuristics' cycle and end rules. One compiled, vmapped call."""
+    if backfill not in BACKFILLS:
+        raise ConfigError(f"unknown back-filling {backfill!r}; choose from {', '.join(BACKFILLS)}")
+    bf = BACKFILLS.index(backfill)
+    run = jax.jit(jax.vmap(lambda e, s: _episode(e, s, 0, bf, pick), in_axes=(None, 0)))
+    out = jax.tree_util.tree_map(np.asarray, run(env, jnp.asarray(starts, jnp.int32)))
     C.check_overflow(out["overflow"], env.cfg.queue_cap)
     return out
 
