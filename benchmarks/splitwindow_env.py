@@ -12,7 +12,9 @@
    to every heuristic.
 4. With ``--rlscheduler MODEL`` (repeatable): a trained RLScheduler policy as one more
    baseline (:mod:`jaxsched.envs.splitwindow_learned`), its run's back-filling around its
-   choice. Rows 3 and 4 after the first are paired against the first.
+   choice; with ``--inspector MODEL`` (repeatable) a trained SchedInspector inspecting its
+   base heuristic online (``--inspector-backfill``). Rows 3 and 4 after the first are paired
+   against the first.
 
     PYTHONPATH=. .venv/bin/python benchmarks/splitwindow_env.py --batch 16 --episodes 20
 """
@@ -139,6 +141,28 @@ def _rlscheduler_row(jobs, env, where: str, starts, base) -> dict:
     return _metrics_row(name, m, starts, base)
 
 
+def _inspector_row(trace: Path, env, where: str, starts, base, backfill: str) -> dict:
+    """A trained SchedInspector (run directory, checkpoint or shipped name) inspecting its
+    base heuristic's proposals online, with ``backfill`` ("run": its run's)."""
+    from jaxsched.envs.splitwindow_baselines import run_picker
+    from jaxsched.envs.splitwindow_learned import inspector_aux, inspector_pick
+    from jaxsched.models import resolve
+    from jaxsched.nets.schedinspector import InspectorPolicy
+    from jaxsched.systems.schedinspector.evaluate import load_inspector
+    from jaxsched.workload.schedinspector import inspector_jobs
+
+    ins = load_inspector(resolve(where))
+    if ins.run.mode != "compat":
+        raise SystemExit(f"{ins.path}: only compat-mode inspectors (seven features) run here")
+    si, wait = inspector_jobs(read_swf(trace), "compat")
+    fn = lambda o, k: InspectorPolicy().apply(ins.params, o, k)  # noqa: E731
+    pick = inspector_pick(si, fn, base=ins.run.base, swf_wait=wait, env_submit=env.data.submit)
+    bf = ins.run.backfill if backfill == "run" else backfill
+    m = run_picker(env, starts, pick, bf, inspector_aux(si.n_jobs))
+    name = f"SchedInspector {where} ({ins.run.base}) + {bf} (epoch {ins.epoch})"
+    return _metrics_row(name, m, starts, base)
+
+
 def _metrics_row(name: str, m: dict, starts, base) -> dict:
     """Mean ± standard error of each metric of ``m`` (host arrays ``[B]``), its per-episode
     values, and the paired differences to the heuristics ``base`` (None: not run)."""
@@ -191,9 +215,19 @@ def main(argv=None) -> int:
         help="a trained RLScheduler policy (run directory, checkpoint or shipped name, e.g. "
         "lublin1-bf) choosing the next job, with its run's back-filling (repeatable)",
     )  # fmt: skip
+    ap.add_argument(
+        "--inspector", action="append", default=[], metavar="MODEL",
+        help="a trained SchedInspector (run directory, checkpoint or shipped name, e.g. "
+        "si-lublin1-sjf) inspecting its base heuristic online (repeatable)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--inspector-backfill", default="run", choices=("run", "none", "rlscheduler", "easy"),
+        help="back-filling around the inspected runs' accepted jobs (run: the model's own)",
+    )  # fmt: skip
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
-    jobs = read_swf(_shared(a.shared) / "traces" / a.trace).jobs("rlscheduler")
+    trace = _shared(a.shared) / "traces" / a.trace
+    jobs = read_swf(trace).jobs("rlscheduler")
     env = SplitWindowEnv(jobs, a.head, a.tail)
     rng = np.random.RandomState(a.seed)
     res = {"trace": a.trace, "window": f"{a.head}-{a.tail}", "cpu": os.cpu_count(), "speed": []}
@@ -222,6 +256,9 @@ def main(argv=None) -> int:
         res.setdefault("models", {})[path] = _model_row(jobs, path, starts, base)
     for where in a.rlscheduler if a.episodes else []:
         res.setdefault("models", {})[where] = _rlscheduler_row(jobs, env, where, starts, base)
+    for where in a.inspector if a.episodes else []:
+        row = _inspector_row(trace, env, where, starts, base, a.inspector_backfill)
+        res.setdefault("models", {})[where] = row
     if len(res.get("models", {})) > 1:
         res["versus_first"] = _versus_first(list(res["models"].values()))
     if a.json:

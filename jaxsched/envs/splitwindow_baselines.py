@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxsched.envs.splitwindow import SplitWindowEnv, SWState
+from jaxsched.envs.splitwindow import SplitWindowEnv
 from jaxsched.errors import ConfigError
 from jaxsched.sim import cores as C
 from jaxsched.sim.types import BIG
@@ -65,35 +65,44 @@ def _backfill_pos(env: SplitWindowEnv, sim: C.CoreState, p, bf):
     return jnp.where(ok.any(), jnp.argmax(ok).astype(jnp.int32), -1)
 
 
-def _cycle(env: SplitWindowEnv, sim: C.CoreState, prio, bf, pick=None) -> C.CoreState:
-    """Start jobs at the current clock until nothing more can start (or the episode ends);
-    ``pick(sim) -> int32`` queue position replaces the priority ``prio`` when given."""
+def _cycle(env: SplitWindowEnv, sim: C.CoreState, prio, bf, pick=None, aux=None):
+    """Start jobs at the current clock until nothing more can start (or the episode ends).
+    ``pick(sim, aux) -> (int32 queue position, aux)`` replaces the priority ``prio`` when
+    given; a negative position starts nothing and ends the cycle (a veto). Returns
+    ``(sim, aux)``."""
 
     def body(c):
-        s, _ = c
-        p = _priority_pos(env, s, prio) if pick is None else pick(s)
+        s, _, aux = c
+        if pick is None:
+            p = _priority_pos(env, s, prio)
+        else:
+            p, aux = pick(s, aux)
+        veto = p < 0
+        p = jnp.maximum(p, 0)
         j = jnp.maximum(s.q_job[p], 0)
         fits = (s.q_len > 0) & (env.data.cores[j] <= jnp.sum(s.core_tag < 0))
-        b = jnp.where(fits | (s.q_len == 0), -1, _backfill_pos(env, s, p, bf))
-        pos = jnp.where(fits, p, b)
+        b = jnp.where(fits | (s.q_len == 0) | veto, -1, _backfill_pos(env, s, p, bf))
+        pos = jnp.where(veto, -1, jnp.where(fits, p, b))
         s2, ok = C.start_job(env.data, s, pos, pos >= 0)
-        return s2, ok & (s2.placed < env.cfg.placements)
+        return s2, ok & (s2.placed < env.cfg.placements), aux
 
-    return jax.lax.while_loop(lambda c: c[1], body, (sim, jnp.asarray(True)))[0]
+    sim, _, aux = jax.lax.while_loop(lambda c: c[1], body, (sim, jnp.asarray(True), aux))
+    return sim, aux
 
 
-def _episode(env: SplitWindowEnv, start, prio, bf, pick=None) -> dict:
+def _episode(env: SplitWindowEnv, start, prio, bf, pick=None, aux=None) -> dict:
     cfg, m = env.cfg, env.window
     w1, w2, w3 = cfg.weights
 
-    def body(s: SWState) -> SWState:
+    def body(c):
+        s, aux = c
         L = s.sim.q_len
-        sim = _cycle(env, s.sim, prio, bf, pick)
+        sim, aux = _cycle(env, s.sim, prio, bf, pick, aux)
         end = sim.placed >= cfg.placements
         t1, t2, t3 = C.reward_terms(sim, cfg.n_cores)
         r = jnp.where(end, 0.0, -(w1 * t1 + w2 * t2 + w3 * t3))
         sim = C.advance_one(env.data, sim, cfg.completions, enabled=~end)
-        return s.replace(
+        s = s.replace(
             sim=sim,
             steps=s.steps + 1,
             sum_invisible=s.sum_invisible + jnp.maximum(L - m, 0),
@@ -101,8 +110,9 @@ def _episode(env: SplitWindowEnv, start, prio, bf, pick=None) -> dict:
             reward_sum=s.reward_sum + r,
             done=end | sim.exhausted | sim.overflow,
         )
+        return s, aux
 
-    s = jax.lax.while_loop(lambda s: ~s.done, body, env.init_state_at(start))
+    s, _ = jax.lax.while_loop(lambda c: ~c[0].done, body, (env.init_state_at(start), aux))
     return env.metrics(s)
 
 
@@ -131,16 +141,18 @@ def run_baselines(env: SplitWindowEnv, starts, priorities=PRIORITIES, backfills=
     return out
 
 
-def run_picker(env: SplitWindowEnv, starts, pick, backfill: str = "rlscheduler") -> dict:
-    """§8 metrics (host arrays ``[B]``) of a priority given as a traceable ``pick(sim) ->
-    int32`` queue position (e.g. a learned scheduler's choice among the queued jobs, the same
-    on every call for the same state) with ``backfill`` around it, on the episodes
-    ``starts``, in the heuristics' cycle and end rules. One compiled, vmapped call."""
+def run_picker(env: SplitWindowEnv, starts, pick, backfill: str = "rlscheduler", aux=None) -> dict:
+    """§8 metrics (host arrays ``[B]``) of a priority given as a traceable ``pick(sim, aux) ->
+    (int32 queue position, aux)`` (a learned scheduler's choice among the queued jobs; a
+    negative position vetoes: nothing starts until the next event) with ``backfill`` around
+    it, on the episodes ``starts``, in the heuristics' cycle and end rules. ``aux`` (a pytree,
+    e.g. per-job counters) starts every episode as given and is threaded through the picks.
+    One compiled, vmapped call."""
     if backfill not in BACKFILLS:
         raise ConfigError(f"unknown back-filling {backfill!r}; choose from {', '.join(BACKFILLS)}")
     bf = BACKFILLS.index(backfill)
-    run = jax.jit(jax.vmap(lambda e, s: _episode(e, s, 0, bf, pick), in_axes=(None, 0)))
-    out = jax.tree_util.tree_map(np.asarray, run(env, jnp.asarray(starts, jnp.int32)))
+    run = jax.jit(jax.vmap(lambda e, s, a: _episode(e, s, 0, bf, pick, a), in_axes=(None, 0, None)))
+    out = jax.tree_util.tree_map(np.asarray, run(env, jnp.asarray(starts, jnp.int32), aux))
     C.check_overflow(out["overflow"], env.cfg.queue_cap)
     return out
 

@@ -1,8 +1,10 @@
 """Learned schedulers of the other papers as baselines in the split-window environment (spec
-``split_window.md`` §7, Fig. 4): a trained RLScheduler policy network chooses, at every pick of
-the heuristics' cycle (:func:`jaxsched.envs.splitwindow_baselines.run_picker`), which queued
-job goes next; back-filling works around its choice as around a heuristic's.
+``split_window.md`` §7, Fig. 4), as picks of the heuristics' cycle
+(:func:`jaxsched.envs.splitwindow_baselines.run_picker`); back-filling works around their
+choice as around a heuristic's.
 
+**RLScheduler** (:func:`rlscheduler_pick`): a trained policy network chooses which queued job
+goes next.
 The network sees RLScheduler's own observation (spec ``rlscheduler.md`` §2.9) built from the
 split-window state: the first ``max_queue`` queued jobs in arrival order (with the reference's
 cut-off when more wait, or the FCFS cut-off, as the model's run recorded), eight features per
@@ -10,6 +12,16 @@ job (wait so far over 12 h, requested time, processors, memory, user, group, exe
 run now" against the free cores) and the greedy (argmax) choice among them. Requested times
 are the trace's; the split-window clock runs jobs for their actual run time, as it does for
 the heuristics.
+
+**SchedInspector, online** (:func:`inspector_pick`): the base heuristic (SJF by requested
+time, F1, ...: :data:`jaxsched.policies.inspector_bases.BASES`) proposes its first queued job
+and a trained inspector accepts or rejects it from the seven features of spec
+``schedinspector.md`` §3.4 (compat mode). A rejection starts nothing until the next event
+(the online environment has no 600 s timer: an arrival or a completion comes first); an
+accepted job that does not fit stays accepted (back-filling works around it) and is not
+inspected again. Each job's rejections are counted; after
+:data:`jaxsched.sim.inspect.MAX_REJECTIONS` it can no longer be rejected (the evaluation mask
+of §3.5).
 """
 
 from __future__ import annotations
@@ -22,8 +34,15 @@ import numpy as np
 
 from jaxsched.envs import rlscheduler_features as F
 from jaxsched.errors import ConfigError
+from jaxsched.policies.inspector_bases import trace_rank
+from jaxsched.sim.inspect import MAX_REJECTIONS
 
-__all__ = ["RLData", "rlscheduler_data", "rlscheduler_pick"]
+__all__ = ["RLData", "rlscheduler_data", "rlscheduler_pick", "inspector_pick", "inspector_aux"]
+
+#: SchedInspector's feature cap, 12 h normaliser and queue-delay normaliser (spec §3.4)
+_SI_CAP = 1.0 - 1e-5
+_HOURS12 = 43200.0
+_QDELAY_NORM = 600.0 / 10.0 * 128.0
 
 
 class RLData(NamedTuple):
@@ -81,7 +100,7 @@ def observation(data: RLData, sim, max_queue: int):
 
 
 def rlscheduler_pick(jobs, logits_fn, *, max_queue: int = 128, cutoff: str = "reference"):
-    """``pick(sim) -> int32`` queue position, for
+    """``pick(sim, aux) -> (int32 queue position, aux)``, for
     :func:`jaxsched.envs.splitwindow_baselines.run_picker`: the greedy choice of an
     RLScheduler policy among the queued jobs. ``logits_fn(obs [max_queue, 8], mask
     [max_queue]) -> float [max_queue]`` is the trained network (e.g. ``lambda o, m:
@@ -90,9 +109,79 @@ def rlscheduler_pick(jobs, logits_fn, *, max_queue: int = 128, cutoff: str = "re
     data = rlscheduler_data(jobs, cutoff)
     mq = int(max_queue)
 
-    def pick(sim):
+    def pick(sim, aux):
         obs, mask, vis = observation(data, sim, mq)
         logits = jnp.where(mask, logits_fn(obs, mask), -jnp.inf)
-        return jnp.maximum(vis[jnp.argmax(logits)], 0).astype(jnp.int32)
+        return jnp.maximum(vis[jnp.argmax(logits)], 0).astype(jnp.int32), aux
+
+    return pick
+
+
+class _SIData(NamedTuple):
+    submit: jax.Array  # int64 [J]
+    req: jax.Array  # int64 [J] requested time (compat: the run time)
+    procs: jax.Array  # int64 [J]
+    nodes: jax.Array  # int32 [J]
+    rank: jax.Array  # int32 [J] the base's order
+
+
+def inspector_aux(n_jobs: int):
+    """The per-episode state of :func:`inspector_pick`: int32 ``[J]`` rejections per trace job
+    and the int32 accepted job (−1 none)."""
+    return jnp.zeros(n_jobs, jnp.int32), jnp.asarray(-1, jnp.int32)
+
+
+def inspector_pick(si_jobs, logits_fn, *, base: str = "sjf", swf_wait=None, env_submit=None):
+    """``pick(sim, aux) -> (int32 queue position or −1 = rejected, aux)`` of SchedInspector
+    online (module docstring); ``aux`` starts as :func:`inspector_aux`.
+
+    Args:
+      si_jobs: :func:`jaxsched.workload.schedinspector.inspector_jobs` of the trace (compat
+        mode), the same jobs in the same order as the split-window environment's.
+      logits_fn: ``(features float32 [7], mask bool [2]) -> float [2]`` (accept, reject), e.g.
+        a loaded inspector's ``InspectorPolicy().apply(params, o, m)``.
+      base: the base heuristic; swf_wait: the SWF wait field (the multifactor base only).
+      env_submit: the environment's submit times, checked against ``si_jobs``'s.
+    """
+    if env_submit is not None and not np.array_equal(np.asarray(env_submit), si_jobs.submit):
+        raise ConfigError(
+            "the inspector's job list differs from the split-window environment's (another "
+            "trace, or jobs dropped by one loader)"
+        )
+    nodes = np.ceil(si_jobs.procs / si_jobs.procs_per_node).astype(np.int32)
+    rank = trace_rank(base, si_jobs.submit, si_jobs.req_time, si_jobs.procs, swf_wait,
+                      si_jobs.num_procs)  # fmt: skip
+    d = _SIData(
+        submit=jnp.asarray(si_jobs.submit, jnp.int64),
+        req=jnp.asarray(si_jobs.req_time, jnp.int64),
+        procs=jnp.asarray(si_jobs.procs, jnp.int64),
+        nodes=jnp.asarray(nodes),
+        rank=jnp.asarray(rank, jnp.int32),
+    )
+    n_nodes, n_procs = float(si_jobs.num_nodes), float(si_jobs.num_procs)
+    max_exec = float(si_jobs.max_exec_time)
+
+    def pick(sim, aux):
+        rejections, accepted = aux
+        qv = jnp.arange(sim.q_job.shape[0]) < sim.q_len
+        g = jnp.maximum(sim.q_job, 0)
+        p = jnp.argmin(jnp.where(qv, d.rank[g], jnp.iinfo(jnp.int32).max)).astype(jnp.int32)
+        j = g[p]
+        free = jnp.sum(sim.core_tag < 0).astype(jnp.int32)
+        delay = jnp.sum(jnp.where(qv, 600.0 / jnp.maximum(d.req[g].astype(jnp.float64), 10.0), 0))
+        feats = jnp.stack([
+            jnp.minimum((sim.t - d.submit[j]).astype(jnp.float64) / _HOURS12, _SI_CAP),
+            jnp.minimum(d.req[j].astype(jnp.float64) / max_exec, _SI_CAP),
+            jnp.minimum(d.procs[j].astype(jnp.float64) / n_procs, _SI_CAP),
+            jnp.minimum(free.astype(jnp.float64) / n_nodes, _SI_CAP),
+            jnp.where(d.nodes[j] <= free, _SI_CAP, 1e-5),
+            jnp.minimum(600.0 * rejections[j] / _HOURS12, 1.0),
+            jnp.minimum(delay / _QDELAY_NORM, _SI_CAP),
+        ]).astype(jnp.float32)  # fmt: skip
+        mask = jnp.stack([jnp.asarray(True), rejections[j] < MAX_REJECTIONS])
+        choice = jnp.argmax(jnp.where(mask, logits_fn(feats, mask), -jnp.inf))
+        reject = (sim.q_len > 0) & (j != accepted) & (choice == 1)
+        aux = (rejections.at[j].add(reject.astype(jnp.int32)), jnp.where(reject, accepted, j))
+        return jnp.where(reject, -1, p).astype(jnp.int32), aux
 
     return pick

@@ -91,14 +91,19 @@ def test_type_core_bins_decode_job_types():
     assert list(core_bin(cores)) == [0, 1, 2, 3, 4, 6, 7, 7, 8, 8]
 
 
-def test_shipped_rlscheduler_policy_as_a_baseline(tmp_path, capsys):
+def test_shipped_rlscheduler_policy_and_inspector_as_baselines(tmp_path, capsys):
     (tmp_path / "traces").mkdir()
     _trace(tmp_path / "traces" / "t.swf")
     js = tmp_path / "r.json"
     argv = ["--shared", str(tmp_path), "--trace", "t.swf", "--batch", "0", "--episodes", "2",
-            "--skip-baselines", "--rlscheduler", "lublin1-bf", "--json", str(js)]  # fmt: skip
+            "--skip-baselines", "--rlscheduler", "lublin1-bf", "--inspector", "si-lublin1-sjf",
+            "--inspector-backfill", "easy", "--json", str(js)]  # fmt: skip
     assert _bench().main(argv) == 0
-    assert "RLScheduler lublin1-bf + rlscheduler (epoch" in capsys.readouterr().out
-    row = json.loads(js.read_text())["models"]["lublin1-bf"]
-    assert 0 < row["metrics"]["util"][0] <= 1 and row["metrics"]["avg_wait"][0] >= 0
-    assert "paired" not in row and len(row["per_episode"]["avg_wait"]) == 2
+    out = capsys.readouterr().out
+    assert "RLScheduler lublin1-bf + rlscheduler (epoch" in out
+    assert "SchedInspector si-lublin1-sjf (sjf) + easy (epoch 80)" in out
+    res = json.loads(js.read_text())
+    for row in res["models"].values():
+        assert 0 < row["metrics"]["util"][0] <= 1 and row["metrics"]["avg_wait"][0] >= 0
+        assert "paired" not in row and len(row["per_episode"]["avg_wait"]) == 2
+    assert list(res["versus_first"]) == [res["models"]["si-lublin1-sjf"]["name"]]
