@@ -163,6 +163,37 @@ def _inspector_row(trace: Path, env, where: str, starts, base, backfill: str) ->
     return _metrics_row(name, m, starts, base)
 
 
+def _offline_row(trace: Path, where: str, starts, length: int = 128) -> dict:
+    """SchedInspector's own protocol ("-o", spec §7): ``length``-job sequences from the same
+    starts in its own environment (no arrival after the last job; every job scheduled), the
+    inspected run and its base alone: mean ± s.e. of wait, bsld and utilisation, and the
+    paired inspected − base difference."""
+    from jaxsched.models import resolve
+    from jaxsched.systems.schedinspector.evaluate import compare, load_inspector
+
+    ins = load_inspector(resolve(where))
+    out = compare(ins, [int(x) for x in starts], length, trace=str(trace))
+    name = f"SchedInspector {where} ({ins.run.base}) + {ins.run.backfill}, offline {length} jobs"
+    row = {"name": name}
+    for side in ("inspected", "base"):
+        row[side] = {k: _mean_se(out[side][k]) for k in ("wait", "bsld", "util")}
+    row["paired"] = {
+        k: _mean_se(np.asarray(out["inspected"][k]) - np.asarray(out["base"][k]))
+        for k in ("wait", "bsld", "util")
+    }
+    row["rejection_ratio"] = float(np.sum(out["rejections"]) / max(np.sum(out["decisions"]), 1))
+    print(f"{name}: " + "  ".join(
+        f"{k} {v[0]:.4g}±{v[1]:.2g} (base {row['base'][k][0]:.4g}, paired {row['paired'][k][0]:+.4g}"
+        f"±{row['paired'][k][1]:.2g})" for k, v in row["inspected"].items()
+    ) + f"  rejections {row['rejection_ratio']:.1%}")  # fmt: skip
+    return row
+
+
+def _mean_se(x) -> list:
+    x = np.asarray(x, np.float64)
+    return [float(x.mean()), float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0]
+
+
 def _metrics_row(name: str, m: dict, starts, base) -> dict:
     """Mean ± standard error of each metric of ``m`` (host arrays ``[B]``), its per-episode
     values, and the paired differences to the heuristics ``base`` (None: not run)."""
@@ -224,6 +255,10 @@ def main(argv=None) -> int:
         "--inspector-backfill", default="run", choices=("run", "none", "rlscheduler", "easy"),
         help="back-filling around the inspected runs' accepted jobs (run: the model's own)",
     )  # fmt: skip
+    ap.add_argument(
+        "--offline", action="store_true",
+        help="also each --inspector in its own 128-job protocol from the same starts",
+    )  # fmt: skip
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
     trace = _shared(a.shared) / "traces" / a.trace
@@ -259,6 +294,8 @@ def main(argv=None) -> int:
     for where in a.inspector if a.episodes else []:
         row = _inspector_row(trace, env, where, starts, base, a.inspector_backfill)
         res.setdefault("models", {})[where] = row
+        if a.offline:
+            res.setdefault("offline", {})[where] = _offline_row(trace, where, starts)
     if len(res.get("models", {})) > 1:
         res["versus_first"] = _versus_first(list(res["models"].values()))
     if a.json:

@@ -97,7 +97,7 @@ def test_shipped_rlscheduler_policy_and_inspector_as_baselines(tmp_path, capsys)
     js = tmp_path / "r.json"
     argv = ["--shared", str(tmp_path), "--trace", "t.swf", "--batch", "0", "--episodes", "2",
             "--skip-baselines", "--rlscheduler", "lublin1-bf", "--inspector", "si-lublin1-sjf",
-            "--inspector-backfill", "easy", "--json", str(js)]  # fmt: skip
+            "--inspector-backfill", "easy", "--offline", "--json", str(js)]  # fmt: skip
     assert _bench().main(argv) == 0
     out = capsys.readouterr().out
     assert "RLScheduler lublin1-bf + rlscheduler (epoch" in out
@@ -107,3 +107,8 @@ def test_shipped_rlscheduler_policy_and_inspector_as_baselines(tmp_path, capsys)
         assert 0 < row["metrics"]["util"][0] <= 1 and row["metrics"]["avg_wait"][0] >= 0
         assert "paired" not in row and len(row["per_episode"]["avg_wait"]) == 2
     assert list(res["versus_first"]) == [res["models"]["si-lublin1-sjf"]["name"]]
+    off = res["offline"]["si-lublin1-sjf"]  # its own 128-job protocol, paired with its base
+    assert off["paired"]["wait"][0] == pytest.approx(
+        off["inspected"]["wait"][0] - off["base"]["wait"][0]
+    )
+    assert 0 <= off["rejection_ratio"] <= 1
