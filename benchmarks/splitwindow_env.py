@@ -286,6 +286,10 @@ def main(argv=None) -> int:
             row = "  ".join(f"{k} {v[0]:.4g}±{v[1]:.2g}" for k, v in table[name].items())
             print(f"{name:18s} {row}")
         res["baselines"] = table
+        res["baselines_per_episode"] = {
+            name: {k: [float(x) for x in m[k][i]] for k in METRICS}
+            for i, name in enumerate(baseline_names())
+        }
         print(f"baselines: {a.episodes} episodes x {len(table)} in {res['baselines_s']} s")
     for path in a.model if a.episodes else []:
         res.setdefault("models", {})[path] = _model_row(jobs, path, starts, base)

@@ -1,0 +1,78 @@
+"""Fig. 4 of the split-window paper as one plot, from ``benchmarks/splitwindow_env.py
+--json``: every heuristic with back-filling, each trained agent and learned baseline, on the
+same episodes, sorted by average wait; one panel per metric (average wait, queue length,
+utilisation, job load, bounded slowdown), mean ± standard error. Offline SchedInspector runs
+(``--offline``, their own 128-job protocol) are on other sequences and are left out.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/splitwindow_fig4.py runs/fig4-eval100.json \
+        --png fig4.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+#: panels: (metric key, axis label)
+PANELS = (
+    ("avg_wait", "average wait (s)"),
+    ("avg_queue_len", "average queue length"),
+    ("util", "utilisation"),
+    ("job_load", "job load"),
+    ("avg_bsld", "bounded slowdown"),
+)
+
+
+def fig4_rows(res: dict, backfills=("easy", "rlscheduler")) -> list:
+    """``(label, {metric: [mean, s.e.]})`` of the heuristics with ``backfills`` and of every
+    model row, sorted by average wait."""
+    rows = [(n, m) for n, m in res.get("baselines", {}).items() if n.split("+")[1] in backfills]
+    rows += [(r["name"], r["metrics"]) for r in res.get("models", {}).values()]
+    return sorted(rows, key=lambda r: r[1]["avg_wait"][0])
+
+
+def colour(label: str) -> str:
+    """DBF agents blue, other learned schedulers orange, heuristics grey."""
+    if label.startswith("DBF"):
+        return "tab:blue"
+    return "tab:orange" if label.startswith(("RLScheduler", "SchedInspector")) else "tab:gray"
+
+
+def plot(res: dict, path, backfills=("easy", "rlscheduler")) -> Path:
+    from jaxsched.plots import pyplot, save_png
+
+    rows = fig4_rows(res, backfills)
+    plt = pyplot()
+    fig, axes = plt.subplots(1, len(PANELS), figsize=(4 * len(PANELS), 0.35 * len(rows) + 1.5),
+                             sharey=True)  # fmt: skip
+    y = range(len(rows))
+    for ax, (k, label) in zip(axes, PANELS, strict=True):
+        ax.barh(y, [m[k][0] for _, m in rows], xerr=[m[k][1] for _, m in rows], capsize=2,
+                color=[colour(n) for n, _ in rows])  # fmt: skip
+        ax.set(xlabel=label)
+        if k in ("avg_wait", "avg_bsld", "avg_queue_len"):
+            ax.set_xscale("log")
+    axes[0].set_yticks(list(y), [n for n, _ in rows], fontsize=8)
+    axes[0].invert_yaxis()
+    models = list(res.get("models", {}).values())
+    n = len(models[0]["per_episode"]["avg_wait"]) if models else None
+    fig.suptitle(f"{res.get('trace', '')}" + (f", {n} episodes" if n else ""))
+    fig.tight_layout()
+    return save_png(fig, Path(path))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("json", help="benchmarks/splitwindow_env.py --json output")
+    ap.add_argument("--png", required=True)
+    ap.add_argument("--backfill", action="append", default=None,
+                    help="heuristics' back-filling to show (repeatable; default easy and rlscheduler)")  # fmt: skip
+    a = ap.parse_args(argv)
+    res = json.loads(Path(a.json).read_text())
+    print(plot(res, a.png, tuple(a.backfill or ("easy", "rlscheduler"))))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
