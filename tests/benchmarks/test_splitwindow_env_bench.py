@@ -3,23 +3,13 @@ episodes in its own recorded window and options (tiny trace, tiny nets, 5-placem
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from shared_data import load_benchmark
 
 from jaxsched.cli import main as cli
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "splitwindow_env.py"
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("splitwindow_env", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _trace(path, n=3100):  # the default env needs 1,000 placements + a 2,000 margin
@@ -48,7 +38,7 @@ def test_two_models_each_in_its_own_window_and_mask(tmp_path, capsys):
     js = tmp_path / "r.json"
     argv = ["--shared", str(tmp_path), "--trace", "t.swf", "--batch", "0", "--episodes", "3",
             "--skip-baselines", "--model", runs[0], "--model", runs[1], "--json", str(js)]  # fmt: skip
-    assert _bench().main(argv) == 0
+    assert load_benchmark("splitwindow_env").main(argv) == 0
     text = capsys.readouterr().out
     assert "DBF 2-0 (epoch 1)" in text and "DBF 1-1 mask (epoch 1)" in text
     res = json.loads(js.read_text())
@@ -76,7 +66,7 @@ def test_size_class_waits_weigh_types_by_their_placements():
     tw[0, 3 * nr + 2], tc[0, 3 * nr + 2] = 30.0, 1  # 5-8 cores: narrow
     tw[0, 7 * nr], tc[0, 7 * nr] = 100.0, 2  # 65-128 cores: wide
     tw[0, 8 * nr + 4], tc[0, 8 * nr + 4] = 400.0, 2  # 129-256 cores: wide and 129+
-    w = _bench().size_class_waits({"type_wait": tw, "type_count": tc})
+    w = load_benchmark("splitwindow_env").size_class_waits({"type_wait": tw, "type_count": tc})
     assert w["wait_narrow"][0] == pytest.approx((3 * 10 + 30) / 4)
     assert w["wait_wide"][0] == pytest.approx((2 * 100 + 2 * 400) / 4)
     assert w["wait_129plus"][0] == pytest.approx(400.0)
@@ -98,7 +88,7 @@ def test_shipped_rlscheduler_policy_and_inspector_as_baselines(tmp_path, capsys)
     argv = ["--shared", str(tmp_path), "--trace", "t.swf", "--batch", "0", "--episodes", "2",
             "--skip-baselines", "--rlscheduler", "lublin1-bf", "--inspector", "si-lublin1-sjf",
             "--inspector-backfill", "easy", "--offline", "--json", str(js)]  # fmt: skip
-    assert _bench().main(argv) == 0
+    assert load_benchmark("splitwindow_env").main(argv) == 0
     out = capsys.readouterr().out
     assert "RLScheduler lublin1-bf + rlscheduler (epoch" in out
     assert "SchedInspector si-lublin1-sjf (sjf) + easy (epoch 80)" in out

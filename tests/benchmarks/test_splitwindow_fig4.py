@@ -2,18 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "splitwindow_fig4.py"
-
-
-def _fig4():
-    spec = importlib.util.spec_from_file_location("splitwindow_fig4", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from shared_data import load_benchmark
 
 
 def _metrics(wait):
@@ -27,24 +18,24 @@ RES = {
         "fcfs+none": _metrics(9.0),
         "fcfs+easy": _metrics(5.0),
         "sjf+rlscheduler": _metrics(2.0),
-    },  # fmt: skip
+    },
     "models": {
         "a": {
             "name": "DBF 2-2 mask (epoch 1)",
             "metrics": _metrics(3.0),
             "per_episode": {"avg_wait": [3.0, 3.0]},
-        },  # fmt: skip
+        },
         "b": {
             "name": "SchedInspector x (sjf) + none (epoch 2)",
             "metrics": _metrics(7.0),
             "per_episode": {"avg_wait": [7.0, 7.0]},
-        },  # fmt: skip
+        },
     },
 }
 
 
 def test_rows_sorted_by_wait_with_the_chosen_backfilling():
-    f4 = _fig4()
+    f4 = load_benchmark("splitwindow_fig4")
     names = [n for n, _ in f4.fig4_rows(RES)]
     assert names == ["sjf+rlscheduler", "DBF 2-2 mask (epoch 1)", "fcfs+easy",
                      "SchedInspector x (sjf) + none (epoch 2)"]  # fmt: skip
@@ -55,5 +46,5 @@ def test_rows_sorted_by_wait_with_the_chosen_backfilling():
 def test_png(tmp_path, capsys):
     js = tmp_path / "r.json"
     js.write_text(json.dumps(RES))
-    assert _fig4().main([str(js), "--png", str(tmp_path / "f.png")]) == 0
+    assert load_benchmark("splitwindow_fig4").main([str(js), "--png", str(tmp_path / "f.png")]) == 0
     assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"

@@ -3,25 +3,13 @@ unsplit window by hand; tiny trained runs scored, cached and plotted)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from shared_data import load_benchmark
 
 from jaxsched.cli import main as cli
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def _sweep():
-    spec = importlib.util.spec_from_file_location(
-        "splitwindow_sweep", BENCH / "splitwindow_sweep.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _row(head, tail, mask, wait):
@@ -30,7 +18,7 @@ def _row(head, tail, mask, wait):
 
 
 def test_versus_unsplit_pairs_each_tail_with_its_own_m_and_mask():
-    sw = _sweep()
+    sw = load_benchmark("splitwindow_sweep")
     rows = {
         "4-0": _row(4, 0, True, [10.0, 30.0]),
         "3-1": _row(3, 1, True, [6.0, 14.0]),  # differences -4, -16: mean -10, s.e. 6
@@ -46,7 +34,7 @@ def test_versus_unsplit_pairs_each_tail_with_its_own_m_and_mask():
 
 
 def test_type_summary_and_per_type_pairing_by_hand():
-    sw = _sweep()
+    sw = load_benchmark("splitwindow_sweep")
     # two episodes, three job types; waits [B][T] and placements [B][T]
     base = {"head": 2, "tail": 0, "mask": True, "type_wait": [[10, 100, 0], [30, 50, 0]],
             "type_count": [[1, 2, 0], [3, 2, 0]]}  # fmt: skip
@@ -79,7 +67,7 @@ def test_scores_caches_and_plots_trained_runs(tmp_path, capsys):
     js, png = tmp_path / "s.json", tmp_path / "s.png"
     argv = ["--shared", str(tmp_path), "--trace", "t.swf", "--episodes", "3", "--json", str(js),
             "--png", str(png), *runs, str(tmp_path / "not-a-run")]  # fmt: skip
-    assert _sweep().main(argv) == 0
+    assert load_benchmark("splitwindow_sweep").main(argv) == 0
     assert png.read_bytes()[:4] == b"\x89PNG"
     res = json.loads(js.read_text())
     assert sorted(res["configurations"]) == ["1-1", "2-0"]
@@ -87,11 +75,15 @@ def test_scores_caches_and_plots_trained_runs(tmp_path, capsys):
     assert res["versus_unsplit"]["1-1"]["avg_wait"][0] == pytest.approx(float(np.mean(a - b)))
     assert res["summary"]["2-0"]["avg_wait"][0] == pytest.approx(float(np.mean(b)))
     assert "epoch" in capsys.readouterr().out
-    assert _sweep().main(argv) == 0  # both runs already scored with the same checkpoints
+    assert (
+        load_benchmark("splitwindow_sweep").main(argv) == 0
+    )  # both runs already scored with the same checkpoints
     assert "epoch" not in capsys.readouterr().out
     assert json.loads(js.read_text())["configurations"] == res["configurations"]
     types = tmp_path / "types.png"
-    assert _sweep().main([*argv, "--types", str(types)]) == 0  # rescored, now with job types
+    assert (
+        load_benchmark("splitwindow_sweep").main([*argv, "--types", str(types)]) == 0
+    )  # rescored, now with job types
     assert "1-1            - unsplit, per job type:" in capsys.readouterr().out
     res = json.loads(js.read_text())
     assert len(res["types"]["2-0"]["wait"]) == 45 and types.read_bytes()[:4] == b"\x89PNG"

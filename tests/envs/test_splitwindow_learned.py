@@ -25,6 +25,14 @@ def _jobs(tmp_path, sub, run, cores, n_cores, req=None):
     return read_swf(tmp_path / "t.swf").jobs("rlscheduler")
 
 
+def _random16():
+    """120 random jobs on 16 cores with tied submits: (submit, run, cores) columns."""
+    rng = np.random.RandomState(0)
+    n = 120
+    sub = np.cumsum(rng.choice([0, 0, 5, 10, 30], size=n))
+    return sub, rng.choice([5, 10, 20, 40, 100, 300], size=n), rng.choice([1, 2, 3, 4, 8, 16], n)
+
+
 def test_observation_of_a_split_window_state_by_hand(tmp_path):
     # 4 cores; j0 (c 2, r 10) starts at 0; j1 (c 4) and j2 (c 1, request 3) wait at t = 3
     jobs = _jobs(tmp_path, [0, 0, 3], [10, 5, 2], [2, 4, 1], 4, req=[10, 5, 3])
@@ -54,12 +62,7 @@ def test_observation_of_a_split_window_state_by_hand(tmp_path):
 
 @pytest.mark.parametrize("backfill", ["none", "rlscheduler", "easy"])
 def test_scoring_networks_reproduce_sjf_and_fcfs(tmp_path, backfill):
-    rng = np.random.RandomState(0)
-    n = 120
-    sub = np.cumsum(rng.choice([0, 0, 5, 10, 30], size=n))
-    run = rng.choice([5, 10, 20, 40, 100, 300], size=n)
-    cores = rng.choice([1, 2, 3, 4, 8, 16], size=n)
-    jobs = _jobs(tmp_path, sub, run, cores, 16)
+    jobs = _jobs(tmp_path, *_random16(), 16)
     env = SplitWindowEnv(jobs, 2, 2, placements=30, margin=0, queue_cap=128)
     starts = [0, 50]
     want = run_baselines(env, starts, ("fcfs", "sjf"), (backfill,))
@@ -92,12 +95,8 @@ def _si(tmp_path, sub, run, cores, n_cores):
 def test_an_accepting_inspector_is_its_base(tmp_path, backfill):
     from jaxsched.envs.splitwindow_learned import inspector_aux, inspector_pick
 
-    rng = np.random.RandomState(0)
-    n = 120
-    sub = np.cumsum(rng.choice([0, 0, 5, 10, 30], size=n))
-    run = rng.choice([5, 10, 20, 40, 100, 300], size=n)
-    cores = rng.choice([1, 2, 3, 4, 8, 16], size=n)
-    jobs, si = _si(tmp_path, sub, run, cores, 16)
+    jobs, si = _si(tmp_path, *_random16(), 16)
+    n = jobs.n_jobs
     env = SplitWindowEnv(jobs, 2, 2, placements=30, margin=0)
     accept = lambda f, m: jnp.asarray([1.0, 0.0])  # noqa: E731
     pick = inspector_pick(si, accept, base="fcfs", env_submit=jobs.submit)
