@@ -53,6 +53,7 @@ def plot(res: dict, path, backfills=("easy", "rlscheduler")) -> Path:
         ax.set(xlabel=label)
         if k in ("avg_wait", "avg_bsld", "avg_queue_len"):
             ax.set_xscale("log")
+            ax.xaxis.set_minor_formatter(plt.NullFormatter())
     axes[0].set_yticks(list(y), [n for n, _ in rows], fontsize=8)
     axes[0].invert_yaxis()
     models = list(res.get("models", {}).values())
