@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.splitwindow_env import _shared
+from jaxsched.errors import CheckpointError
 
 #: the metrics of Figs. 5 and 6 (keys of ``greedy_metrics``)
 SWEEP_METRICS = ("avg_wait", "avg_queue_len", "util", "mean_invisible", "partial_fraction")
@@ -205,7 +206,11 @@ def main(argv=None) -> int:
         if known and rows[known[0]].get("mtime") == stamp and typed:
             continue
         t0 = time.perf_counter()
-        r = {**score_run(jobs, run, starts, bool(a.types)), "run": str(run), "mtime": stamp}
+        try:
+            r = {**score_run(jobs, run, starts, bool(a.types)), "run": str(run), "mtime": stamp}
+        except CheckpointError as e:  # a run that has not written a checkpoint yet
+            print(f"skipped {run}: {e}")
+            continue
         name = config_name(r["head"], r["tail"], r["mask"])
         rows[name] = r
         w, q = mean_se(r["per_episode"]["avg_wait"]), mean_se(r["per_episode"]["avg_queue_len"])

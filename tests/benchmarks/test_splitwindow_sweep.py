@@ -64,9 +64,11 @@ def test_scores_caches_and_plots_trained_runs(tmp_path, capsys):
         assert cli(["train", "splitwindow", *argv]) == 0
         runs.append(str(out))
     capsys.readouterr()
+    (tmp_path / "starting").mkdir()  # a run that has written run.json but no checkpoint yet
+    (tmp_path / "starting" / "run.json").write_text((tmp_path / "a" / "run.json").read_text())
     js, png = tmp_path / "s.json", tmp_path / "s.png"
     argv = ["--shared", str(tmp_path), "--trace", "t.swf", "--episodes", "3", "--json", str(js),
-            "--png", str(png), *runs, str(tmp_path / "not-a-run")]  # fmt: skip
+            "--png", str(png), *runs, str(tmp_path / "not-a-run"), str(tmp_path / "starting")]  # fmt: skip
     assert load_benchmark("splitwindow_sweep").main(argv) == 0
     assert png.read_bytes()[:4] == b"\x89PNG"
     res = json.loads(js.read_text())
@@ -74,7 +76,8 @@ def test_scores_caches_and_plots_trained_runs(tmp_path, capsys):
     a, b = (np.asarray(res["configurations"][n]["per_episode"]["avg_wait"]) for n in ("1-1", "2-0"))
     assert res["versus_unsplit"]["1-1"]["avg_wait"][0] == pytest.approx(float(np.mean(a - b)))
     assert res["summary"]["2-0"]["avg_wait"][0] == pytest.approx(float(np.mean(b)))
-    assert "epoch" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "epoch" in out and "skipped" in out and "no checkpoint in this directory" in out
     assert (
         load_benchmark("splitwindow_sweep").main(argv) == 0
     )  # both runs already scored with the same checkpoints
