@@ -129,3 +129,14 @@ def test_fairness_models_record_their_environment(name, user_feature, length):
     _, model = systems.load_model(name)
     kernels = [x for x in jax.tree_util.tree_leaves(model.params) if x.ndim == 2]
     assert kernels[0].shape[0] == (9 if user_feature else 8)
+
+
+def test_split_window_model_is_the_actor_alone():
+    # exported with export_policy: loads by name without its training trace, window and mask
+    # as trained, the checkpoint chosen on validation (epoch 40)
+    system, model = systems.load_model("sw-lublin1-h10t10-mask")
+    assert system.name == "splitwindow" and model.epoch == 40
+    assert (model.run.head, model.run.tail, model.run.mask) == (10, 10, True)
+    kernel = model.params["params"]["_MLP_0"]["Dense_0"]["kernel"]
+    assert kernel.shape == (256 + 3 * 20, 1024)
+    assert model.path.stat().st_size < 5_000_000
