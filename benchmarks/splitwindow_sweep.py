@@ -170,6 +170,8 @@ def plot(rows: dict, path) -> Path:
                         marker="o", capsize=2, label=f"M = {m}{'' if mask else ' no mask'}")  # fmt: skip
         tails = sorted({r["tail"] for r in rows.values()})
         ax.set(xlabel="tail slots M_t", ylabel=label, xscale="symlog", xticks=tails)
+        if k in ("avg_wait", "avg_queue_len"):  # from a few to a hundred times the best
+            ax.set_yscale("log")
         ax.set_xticklabels([str(t) for t in tails])
     axes[0, 0].legend()
     return save_png(fig, Path(path))
