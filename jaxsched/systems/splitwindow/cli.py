@@ -26,6 +26,9 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="run directory")
     p.add_argument("--resume", action="store_true", help="continue the run in DIR")
     p.add_argument("--seed", type=int_arg, default=0, metavar="S")
+    p.add_argument("--seeds", default=None, metavar="LIST",
+                   help="a sweep: train every seed (e.g. 0-3 or 0,5) in one vmapped update per "
+                   "epoch, one run directory per seed in DIR/seed-<s>")  # fmt: skip
     p.add_argument("--envs", type=positive_int, default=16, metavar="E",
                    help="episodes collected in parallel per update (default 16)")  # fmt: skip
     p.add_argument("--steps", type=positive_int, default=4096, metavar="T",
@@ -63,12 +66,20 @@ def train_from_args(args) -> int:
         train_pi_iters=args.ppo_epochs, train_v_iters=args.ppo_epochs, pi_lr=args.lr,
         vf_lr=args.lr, target_kl=args.target_kl,
     )  # fmt: skip
-    out = train(
-        args.trace, args.out, head=args.head, tail=args.tail, epochs=args.epochs,
-        resume=args.resume, validate_every=args.validate, progress=not args.no_progress,
-        placements=args.placements, queue_cap=args.queue_cap, sigma=args.sigma, mask=args.mask,
-        hidden=tuple(args.hidden), activation=args.activation, seed=args.seed,
-        val_episodes=args.val_episodes, val_seed=args.val_seed, ppo=ppo,
+    common = dict(
+        head=args.head, tail=args.tail, epochs=args.epochs, resume=args.resume,
+        validate_every=args.validate, progress=not args.no_progress, placements=args.placements,
+        queue_cap=args.queue_cap, sigma=args.sigma, mask=args.mask, hidden=tuple(args.hidden),
+        activation=args.activation, val_episodes=args.val_episodes, val_seed=args.val_seed,
+        ppo=ppo,
     )  # fmt: skip
+    if args.seeds is not None:
+        from jaxsched.systems.splitwindow.sweep import train_sweep
+        from jaxsched.train.sweep import parse_seeds
+
+        outs = train_sweep(args.trace, args.out, parse_seeds(args.seeds), **common)
+        print(f"trained {args.epochs} epochs of {len(outs)} seeds; runs in {args.out}/seed-*")
+        return 0
+    out = train(args.trace, args.out, seed=args.seed, **common)
     print(f"trained {args.epochs} epochs; checkpoint and log in {out}")
     return 0

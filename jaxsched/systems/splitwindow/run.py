@@ -145,25 +145,17 @@ def _message(row) -> str:
     return msg
 
 
-def train(trace, out, *, head: int, tail: int, epochs: int, resume: bool = False,
-          validate_every: int = 0, progress: bool = True, log=print, **settings) -> Path:  # fmt: skip
-    """Train (or resume) a run; ``settings`` are :class:`RunConfig` fields (``ppo`` a dict of
-    :class:`PPOConfig` overrides). Returns the run directory."""
-    out = Path(out)
-    t0 = time.perf_counter()
-    saved = open_run(out, resume)
-    if saved is not None:
-        rc = RunConfig.from_dict(saved)
-    else:
-        ppo = ppo_config(**settings.pop("ppo", {})).to_dict()
-        rc = RunConfig(trace=str(trace), head=head, tail=tail, ppo=ppo, **settings)
-    jobs = read_swf(rc.trace).jobs("rlscheduler")
-    env = make_env(jobs, rc)
-    trainer, actor = make_trainer(env, rc)
-    state = trainer.init(jax.random.PRNGKey(rc.seed))
-    state, history, done = start_or_resume(
-        out, state, trainer, resume=resume, run_json=rc.to_dict(), log=log
-    )
+def new_run_config(trace, head: int, tail: int, settings: dict) -> RunConfig:
+    """The :class:`RunConfig` of a fresh run (``settings``: its other fields, ``ppo`` a dict of
+    :class:`PPOConfig` overrides of :func:`ppo_config`)."""
+    settings = dict(settings)
+    ppo = ppo_config(**settings.pop("ppo", {})).to_dict()
+    return RunConfig(trace=str(trace), head=head, tail=tail, ppo=ppo, **settings)
+
+
+def epoch_spec(env, actor, trainer, rc: RunConfig, out: Path, validate_every: int) -> EpochSpec:
+    """One run's epoch hooks: its log row and message and, every ``validate_every`` epochs, the
+    greedy §8 metrics on its fixed evaluation episodes with ``out/best.ckpt`` kept."""
     starts = eval_starts(env, rc.val_episodes, rc.val_seed)
     best = BestCheckpoint(out)
 
@@ -173,10 +165,30 @@ def train(trace, out, *, head: int, tail: int, epochs: int, resume: bool = False
         best.offer(row["val_avg_wait"], epoch, ck)
         return row
 
-    spec = EpochSpec(
+    return EpochSpec(
         trainer_at=lambda e: trainer, row=_row, message=_message,
         validate=validate if validate_every else None, validate_every=validate_every,
     )  # fmt: skip
+
+
+def train(trace, out, *, head: int, tail: int, epochs: int, resume: bool = False,
+          validate_every: int = 0, progress: bool = True, log=print, **settings) -> Path:  # fmt: skip
+    """Train (or resume) a run; ``settings`` are :class:`RunConfig` fields (``ppo`` a dict of
+    :class:`PPOConfig` overrides). Returns the run directory."""
+    out = Path(out)
+    t0 = time.perf_counter()
+    saved = open_run(out, resume)
+    rc = RunConfig.from_dict(saved) if saved is not None else new_run_config(
+        trace, head, tail, settings
+    )  # fmt: skip
+    jobs = read_swf(rc.trace).jobs("rlscheduler")
+    env = make_env(jobs, rc)
+    trainer, actor = make_trainer(env, rc)
+    state = trainer.init(jax.random.PRNGKey(rc.seed))
+    state, history, done = start_or_resume(
+        out, state, trainer, resume=resume, run_json=rc.to_dict(), log=log
+    )
+    spec = epoch_spec(env, actor, trainer, rc, out, validate_every)
     run_epochs(out, state, history, spec, done_epochs=done, epochs=epochs, t0=t0,
                progress=progress, log=log)  # fmt: skip
     return out

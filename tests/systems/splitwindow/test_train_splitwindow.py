@@ -83,3 +83,40 @@ def test_export_policy_keeps_the_actor_alone(tmp_path):
     jobs = read_swf(_trace(tmp_path / "t2.swf")).jobs("rlscheduler")
     with pytest.raises(ConfigError, match="reads observations of 17 values, this trace"):
         check_obs_dim(slim, make_env(jobs, slim.run.__class__(**{**vars(slim.run), "tail": 2})))
+
+
+def test_seed_sweep_equals_single_seed_runs(tmp_path, capsys):
+    import jax
+    import numpy as np
+
+    from jaxsched.systems.splitwindow.run import load_model
+
+    trace = _trace(tmp_path / "t.swf")
+    argv = [str(trace), "--head", "2", "--tail", "1", "--placements", "5", "--envs", "2",
+            "--steps", "40", "--minibatch", "16", "--ppo-epochs", "2", "--hidden", "8",
+            "--val-episodes", "2", "--validate", "1", "--no-progress", "--mask",
+            "--epochs", "2"]  # fmt: skip
+    assert (
+        main(["train", "splitwindow", *argv, "--seeds", "0,3", "--out", str(tmp_path / "sw")]) == 0
+    )
+    assert main(["train", "splitwindow", *argv, "--seed", "3", "--out", str(tmp_path / "one")]) == 0
+    seed3 = tmp_path / "sw" / "seed-3"
+    assert json.loads((seed3 / "run.json").read_text())["seed"] == 3
+    rows = [json.loads(x) for x in (seed3 / "log.jsonl").read_text().splitlines()]
+    one = [json.loads(x) for x in (tmp_path / "one" / "log.jsonl").read_text().splitlines()]
+    assert [r["epoch"] for r in rows] == [1, 2] and rows[0]["sweep_seeds"] == 2
+    # seed 3 of the sweep trains what --seed 3 alone does (up to float rounding)
+    assert rows[-1]["episode_return"] == one[-1]["episode_return"]
+    a, b = load_model(seed3).params, load_model(tmp_path / "one").params
+    for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b), strict=True):
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-4, atol=1e-6)
+    assert (seed3 / "best.json").is_file() and (tmp_path / "sw" / "seed-0" / "best.ckpt").is_file()
+    capsys.readouterr()
+    # resuming the whole sweep at its epoch: nothing to do
+    sweep = ["train", "splitwindow", *argv, "--seeds", "0,3", "--out", str(tmp_path / "sw")]
+    assert main([*sweep, "--resume"]) == 0
+    assert "already trained for 2 epochs" in capsys.readouterr().out
+    assert (
+        main(["train", "splitwindow", *argv, "--seeds", "0,0", "--out", str(tmp_path / "x")]) == 2
+    )
+    assert "a seed is repeated" in capsys.readouterr().err

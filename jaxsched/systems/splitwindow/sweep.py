@@ -1,0 +1,81 @@
+"""``jaxsched train splitwindow … --seeds 0-3``: several seeds of one window trained as one
+vmapped PPO update per epoch (:mod:`jaxsched.train.sweep`), one ordinary run directory per seed
+(``DIR/seed-<s>/``: ``run.json``, ``log.jsonl``, checkpoints, ``best.ckpt``), so every tool that
+reads a run reads a sweep's seed. Seed ``s`` trains what ``--seed s`` alone would, up to float
+rounding; ``--resume`` continues every seed. Everything but the seed is shared (one compiled
+update), which the seeds' saved ``run.json`` files are checked for.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import jax
+
+from jaxsched.errors import ConfigError
+from jaxsched.systems.splitwindow.run import (
+    RunConfig,
+    epoch_spec,
+    make_env,
+    make_trainer,
+    new_run_config,
+)
+from jaxsched.train.loop import open_run, start_or_resume
+from jaxsched.train.sweep import common_epoch, run_sweep_epochs, stack_trees, sweep_dirs
+from jaxsched.workload import read_swf
+
+__all__ = ["train_sweep"]
+
+
+def _seed_configs(outs, base: RunConfig, seeds, resume: bool) -> list:
+    rcs = []
+    for out, s in zip(outs, seeds, strict=True):
+        saved = open_run(out, resume)
+        rcs.append(RunConfig.from_dict(saved) if saved else dataclasses.replace(base, seed=s))
+    first = dataclasses.replace(rcs[0], seed=0)
+    for out, r, s in zip(outs, rcs, seeds, strict=True):
+        if r.seed != s or dataclasses.replace(r, seed=0) != first:
+            raise ConfigError(
+                f"{out}: its run.json is not seed {s} of the same settings as {outs[0]}; "
+                "a sweep trains one configuration"
+            )
+    return rcs
+
+
+def train_sweep(trace, out, seeds: Sequence[int], *, head: int, tail: int, epochs: int,
+                resume: bool = False, validate_every: int = 0, progress: bool = True,
+                log=print, **settings) -> list[Path]:  # fmt: skip
+    """Train (or resume) ``seeds`` (distinct ints) of one window in ``out/seed-<s>``; the other
+    arguments as :func:`jaxsched.systems.splitwindow.run.train`. Returns the seeds' run
+    directories."""
+    seeds = [int(s) for s in seeds]
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ConfigError(f"--seeds: expected distinct seeds, got {seeds}")
+    t0 = time.perf_counter()
+    outs = sweep_dirs(out, seeds)
+    rcs = _seed_configs(outs, new_run_config(trace, head, tail, settings), seeds, resume)
+    jobs = read_swf(rcs[0].trace).jobs("rlscheduler")
+    env = make_env(jobs, rcs[0])
+    trainer, actor = make_trainer(env, rcs[0])
+    states, histories, done = [], [], []
+    for o, r in zip(outs, rcs, strict=True):
+        st, h, d = start_or_resume(
+            o, trainer.init(jax.random.PRNGKey(r.seed)), trainer, resume=resume,
+            run_json=r.to_dict(), log=log,
+        )  # fmt: skip
+        states.append(st)
+        histories.append(h)
+        done.append(d)
+    done_epochs = common_epoch(outs, done)
+    if done_epochs >= epochs:
+        log(f"{out}: already trained for {done_epochs} epochs (asked for {epochs})")
+        return outs
+    specs = [epoch_spec(env, actor, trainer, r, o, validate_every) for o, r in zip(outs, rcs)]
+    run_sweep_epochs(
+        outs, stack_trees(states), histories, specs, done_epochs=done_epochs, epochs=epochs,
+        t0=t0, progress=progress, log=log,
+    )  # fmt: skip
+    return outs
