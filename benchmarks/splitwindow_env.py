@@ -45,7 +45,8 @@ def size_class_waits(m) -> dict:
     """Per episode, the placement-weighted mean wait of each class of ``SIZE_CLASSES`` from the
     metrics' per-job-type ``type_wait`` and ``type_count`` ``[B, T]`` (a class takes the types
     whose core bin, :func:`jaxsched.sim.cores.core_bin`, lies within its bounds' bins): float64
-    ``[B]`` each (0 with no placement)."""
+    ``[B]`` each (0 with no placement); and each class's placements, ``placed_<class>`` (e.g.
+    ``placed_129plus``)."""
     from jaxsched.sim.cores import core_bin, type_core_bins
 
     tw, tc = np.asarray(m["type_wait"], np.float64), np.asarray(m["type_count"], np.float64)
@@ -54,6 +55,7 @@ def size_class_waits(m) -> dict:
     for name, (lo, hi) in SIZE_CLASSES.items():
         sel = (bins >= core_bin(lo)) & (bins <= (bins.max() if hi is None else core_bin(hi)))
         out[name] = (tw[:, sel] * tc[:, sel]).sum(1) / np.maximum(tc[:, sel].sum(1), 1)
+        out["placed_" + name.removeprefix("wait_")] = tc[:, sel].sum(1)
     return out
 
 
@@ -100,8 +102,7 @@ def _paired(model: dict, base: dict, names) -> dict:
         row = {}
         for k in ("avg_wait", "util"):
             d = np.asarray(model[k], np.float64) - np.asarray(base[k][i], np.float64)
-            row[k] = [float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d)))] if len(d) > 1 else [
-                float(d.mean()), float("nan")]  # fmt: skip
+            row[k] = mean_se(d)
         out[name] = row
         print(f"  minus {name:18s} wait {row['avg_wait'][0]:+.4g}±{row['avg_wait'][1]:.2g}  "
               f"util {row['util'][0]:+.4f}±{row['util'][1]:.2g}")  # fmt: skip
@@ -120,7 +121,7 @@ def _model_row(jobs, path: str, starts, base) -> dict:
     m = greedy_metrics(menv, actor, model.params, starts)
     mask = " mask" if model.run.mask else ""
     name = f"DBF {model.run.head}-{model.run.tail}{mask} (epoch {model.epoch})"
-    return _metrics_row(name, m, starts, base)
+    return _metrics_row(name, m, base)
 
 
 def _rlscheduler_row(jobs, env, where: str, starts, base) -> dict:
@@ -138,7 +139,7 @@ def _rlscheduler_row(jobs, env, where: str, starts, base) -> dict:
     pick = rlscheduler_pick(jobs, fn, max_queue=pol.run.max_queue, cutoff=pol.run.cutoff)
     m = run_picker(env, starts, pick, pol.run.backfill)
     name = f"RLScheduler {where} + {pol.run.backfill} (epoch {pol.epoch})"
-    return _metrics_row(name, m, starts, base)
+    return _metrics_row(name, m, base)
 
 
 def _inspector_row(trace: Path, env, where: str, starts, base, backfill: str) -> dict:
@@ -160,7 +161,7 @@ def _inspector_row(trace: Path, env, where: str, starts, base, backfill: str) ->
     bf = ins.run.backfill if backfill == "run" else backfill
     m = run_picker(env, starts, pick, bf, inspector_aux(si.n_jobs))
     name = f"SchedInspector {where} ({ins.run.base}) + {bf} (epoch {ins.epoch})"
-    return _metrics_row(name, m, starts, base)
+    return _metrics_row(name, m, base)
 
 
 def _offline_row(trace: Path, where: str, starts, length: int = 128) -> dict:
@@ -176,9 +177,9 @@ def _offline_row(trace: Path, where: str, starts, length: int = 128) -> dict:
     name = f"SchedInspector {where} ({ins.run.base}) + {ins.run.backfill}, offline {length} jobs"
     row = {"name": name}
     for side in ("inspected", "base"):
-        row[side] = {k: _mean_se(out[side][k]) for k in ("wait", "bsld", "util")}
+        row[side] = {k: mean_se(out[side][k]) for k in ("wait", "bsld", "util")}
     row["paired"] = {
-        k: _mean_se(np.asarray(out["inspected"][k]) - np.asarray(out["base"][k]))
+        k: mean_se(np.asarray(out["inspected"][k]) - np.asarray(out["base"][k]))
         for k in ("wait", "bsld", "util")
     }
     row["rejection_ratio"] = float(np.sum(out["rejections"]) / max(np.sum(out["decisions"]), 1))
@@ -189,18 +190,22 @@ def _offline_row(trace: Path, where: str, starts, length: int = 128) -> dict:
     return row
 
 
-def _mean_se(x) -> list:
+def mean_se(x) -> list:
+    """``[mean, standard error]`` of a sample (:func:`jaxsched.sim.evaluate.standard_error`:
+    sample standard deviation; 0 for a single value) — every row of this script and of
+    ``splitwindow_sweep.py``."""
+    from jaxsched.sim.evaluate import standard_error
+
     x = np.asarray(x, np.float64)
-    return [float(x.mean()), float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0]
+    return [float(x.mean()), standard_error(x) if x.size > 1 else 0.0]
 
 
-def _metrics_row(name: str, m: dict, starts, base) -> dict:
+def _metrics_row(name: str, m: dict, base) -> dict:
     """Mean ± standard error of each metric of ``m`` (host arrays ``[B]``), its per-episode
     values, and the paired differences to the heuristics ``base`` (None: not run)."""
     m = {**m, **size_class_waits(m)}
-    n = len(starts)
     keys = METRICS + tuple(SIZE_CLASSES)
-    row = {k: [float(np.mean(m[k])), float(np.std(m[k]) / np.sqrt(n))] for k in keys}
+    row = {k: mean_se(m[k]) for k in keys}
     print(f"{name:18s} " + "  ".join(f"{k} {v[0]:.4g}±{v[1]:.2g}" for k, v in row.items()))
     out = {"name": name, "metrics": row}
     out["per_episode"] = {k: [float(x) for x in np.asarray(m[k])] for k in keys}
@@ -218,7 +223,7 @@ def _versus_first(rows: list) -> dict:
         d = {}
         for k in ("avg_wait", "avg_queue_len", "util", *SIZE_CLASSES):
             x = np.asarray(r["per_episode"][k]) - np.asarray(first["per_episode"][k])
-            d[k] = [float(x.mean()), float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0]
+            d[k] = mean_se(x)
         out[r["name"]] = d
         print(f"{r['name']} - {first['name']}: " + "  ".join(
             f"{k} {v[0]:+.4g}±{v[1]:.2g}" for k, v in d.items()))  # fmt: skip
@@ -279,10 +284,7 @@ def main(argv=None) -> int:
         res["baselines_s"] = round(time.perf_counter() - t0, 1)
         table = {}
         for i, name in enumerate(baseline_names()):
-            table[name] = {
-                k: [float(np.mean(m[k][i])), float(np.std(m[k][i]) / np.sqrt(a.episodes))]
-                for k in METRICS
-            }
+            table[name] = {k: mean_se(m[k][i]) for k in METRICS}
             row = "  ".join(f"{k} {v[0]:.4g}±{v[1]:.2g}" for k, v in table[name].items())
             print(f"{name:18s} {row}")
         res["baselines"] = table

@@ -1,7 +1,8 @@
 """Fig. 4 of the split-window paper as one plot, from ``benchmarks/splitwindow_env.py
 --json``: every heuristic with back-filling, each trained agent and learned baseline, on the
 same episodes, sorted by average wait; one panel per metric (average wait, queue length,
-utilisation, job load, bounded slowdown), mean ± standard error. Offline SchedInspector runs
+utilisation, job load, bounded slowdown), mean ± standard error. Printed first: every model
+minus every heuristic on the same episodes (wait, bsld, utilisation in points; paired). Offline SchedInspector runs
 (``--offline``, their own 128-job protocol) are on other sequences and are left out.
 
     PYTHONPATH=. .venv/bin/python benchmarks/splitwindow_fig4.py runs/fig4-eval100.json \
@@ -13,6 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+
+import numpy as np
 
 #: panels: (metric key, axis label)
 PANELS = (
@@ -30,6 +33,23 @@ def fig4_rows(res: dict, backfills=("easy", "rlscheduler")) -> list:
     rows = [(n, m) for n, m in res.get("baselines", {}).items() if n.split("+")[1] in backfills]
     rows += [(r["name"], r["metrics"]) for r in res.get("models", {}).values()]
     return sorted(rows, key=lambda r: r[1]["avg_wait"][0])
+
+
+def paired(res: dict, keys=("avg_wait", "avg_bsld", "util")) -> dict:
+    """Each model row minus each heuristic on the same episodes (from the JSON's per-episode
+    values): ``{model name: {heuristic: {metric: [mean, s.e.]}}}``; utilisation in points."""
+    from benchmarks.splitwindow_env import mean_se
+
+    out = {}
+    for r in res.get("models", {}).values():
+        rows = {}
+        for h, b in res.get("baselines_per_episode", {}).items():
+            rows[h] = {}
+            for k in keys:
+                d = np.asarray(r["per_episode"][k], np.float64) - np.asarray(b[k], np.float64)
+                rows[h][k] = mean_se(d * (100.0 if k == "util" else 1.0))
+        out[r["name"]] = rows
+    return out
 
 
 def colour(label: str) -> str:
@@ -71,6 +91,10 @@ def main(argv=None) -> int:
                     help="heuristics' back-filling to show (repeatable; default easy and rlscheduler)")  # fmt: skip
     a = ap.parse_args(argv)
     res = json.loads(Path(a.json).read_text())
+    for name, rows in paired(res).items():  # model minus heuristic, utilisation in points
+        for h, d in rows.items():
+            print(f"{name} - {h}: " + "  ".join(
+                f"{k} {v[0]:+.4g} ± {v[1]:.2g}" for k, v in d.items()))  # fmt: skip
     print(plot(res, a.png, tuple(a.backfill or ("easy", "rlscheduler"))))
     return 0
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.splitwindow_env import _shared
+from benchmarks.splitwindow_env import SIZE_CLASSES, _shared, mean_se, size_class_waits
 from jaxsched.errors import CheckpointError
 
 #: the metrics of Figs. 5 and 6 (keys of ``greedy_metrics``)
@@ -63,10 +63,9 @@ def config_name(head: int, tail: int, mask: bool) -> str:
     return f"{head}-{tail}" + ("" if mask else " no-mask")
 
 
-def mean_se(xs) -> list:
-    """``[mean, standard error]`` of a sample (sample standard deviation; 0 for one value)."""
-    x = np.asarray(xs, np.float64)
-    return [float(x.mean()), float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0]
+def unsplit_name(r: dict) -> str:
+    """The name of the unsplit window (M_t = 0) of the same M and mask as row ``r``."""
+    return config_name(r["head"] + r["tail"], 0, r["mask"])
 
 
 def versus_unsplit(rows: dict) -> dict:
@@ -75,7 +74,7 @@ def versus_unsplit(rows: dict) -> dict:
     where that configuration was scored."""
     out = {}
     for name, r in rows.items():
-        base = rows.get(config_name(r["head"] + r["tail"], 0, r["mask"]))
+        base = rows.get(unsplit_name(r))
         if r["tail"] == 0 or base is None:
             continue
         d = {}
@@ -95,6 +94,33 @@ def type_summary(row: dict) -> dict:
     return {"wait": wait.tolist(), "placements": (total / len(c)).tolist()}
 
 
+def size_classes(rows: dict) -> dict:
+    """Per configuration scored with types and per job-size class of ``SIZE_CLASSES``: its
+    placements per episode and the wait of its placed jobs (over the episodes that placed
+    one), ``[mean, s.e.]``, and the placements' paired difference to the unsplit window."""
+    per = {}
+    for name, r in rows.items():
+        if "type_wait" in r:
+            per[name] = size_class_waits(r)
+    out = {}
+    for name, w in per.items():
+        r = rows[name]
+        base = per.get(unsplit_name(r))
+        row = {}
+        for cls in SIZE_CLASSES:
+            placed = w["placed_" + cls.removeprefix("wait_")]
+            waits = w[cls][placed > 0]  # none placed in any episode: no wait (None)
+            row[cls] = {
+                "placements": mean_se(placed),
+                "wait": mean_se(waits) if waits.size else None,
+            }
+            if base is not None and r["tail"] > 0:
+                d = placed - base["placed_" + cls.removeprefix("wait_")]
+                row[cls]["placements_versus_unsplit"] = mean_se(d)
+        out[name] = row
+    return out
+
+
 def types_versus_unsplit(rows: dict) -> dict:
     """Per configuration with a tail and its unsplit window scored with types: per job type the
     paired difference of its average wait to the unsplit window's over the episodes where both
@@ -102,7 +128,7 @@ def types_versus_unsplit(rows: dict) -> dict:
     and significantly less or more (mean beyond 2 s.e.)."""
     out = {}
     for name, r in rows.items():
-        base = rows.get(config_name(r["head"] + r["tail"], 0, r["mask"]))
+        base = rows.get(unsplit_name(r))
         if r["tail"] == 0 or base is None or "type_wait" not in r or "type_wait" not in base:
             continue
         wa, ca = np.asarray(r["type_wait"], float), np.asarray(r["type_count"])
@@ -232,6 +258,14 @@ def main(argv=None) -> int:
         for name, d in tv.items():
             print(f"{name:14s} - unsplit, per job type: {d['lower']} of {d['types']} types wait "
                   f"less, {d['lower_2se']} by 2 s.e., {d['higher_2se']} more by 2 s.e.")  # fmt: skip
+        res["size_classes"] = sc = size_classes(rows)
+        for name, d in sc.items():
+            w = d["wait_129plus"]
+            vs = w.get("placements_versus_unsplit")
+            print(f"{name:14s} 129+ cores: {w['placements'][0]:.2f} ± {w['placements'][1]:.2f} "
+                  f"placed per episode" + (f" ({vs[0]:+.2f} ± {vs[1]:.2f} against unsplit)"
+                  if vs else "") + (f", their wait {w['wait'][0]:.0f} ± {w['wait'][1]:.0f} s"
+                  if w["wait"] else ""))  # fmt: skip
         print(plot_types(rows, a.types))
     if a.json:
         Path(a.json).write_text(json.dumps(res) + "\n")

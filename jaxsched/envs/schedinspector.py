@@ -64,6 +64,7 @@ __all__ = [
     "MODES",
     "ACCEPT",
     "REJECT",
+    "compat_features",
 ]
 
 ACCEPT, REJECT = 0, 1
@@ -463,19 +464,12 @@ class SchedInspectorEnv(Environment):
         c, sim = self._config, state.sim
         seq = self._sequence(state.start)
         j = self.proposed_job(state)
-        f = sim.free
-        qv = sim.queue_job >= 0
-        qreq = seq.req[jnp.maximum(sim.queue_job, 0)].astype(jnp.float64)
-        delay = jnp.sum(jnp.where(qv, 600.0 / jnp.maximum(qreq, 10.0), 0.0)) / QDELAY_NORM
-        feats = [
-            jnp.minimum((sim.t - seq.submit[j]).astype(jnp.float64) / HOURS12, C_CAP),
-            jnp.minimum(seq.req[j].astype(jnp.float64) / c.max_exec_time, C_CAP),
-            jnp.minimum(seq.procs[j].astype(jnp.float64) / c.num_procs, C_CAP),
-            jnp.minimum(f.astype(jnp.float64) / c.num_nodes, C_CAP),
-            jnp.where(seq.nodes[j] <= f, C_CAP, 1e-5),
-            jnp.minimum(float(I.SKIP_TIME) * state.rejected[j] / HOURS12, 1.0),
-            jnp.minimum(delay, C_CAP),
-        ]
+        qreq = seq.req[jnp.maximum(sim.queue_job, 0)]
+        feats = compat_features(
+            sim.t, seq.submit[j], seq.req[j], seq.procs[j], seq.nodes[j], sim.free,
+            state.rejected[j], qreq, sim.queue_job >= 0, max_exec_time=c.max_exec_time,
+            num_procs=c.num_procs, num_nodes=c.num_nodes,
+        )  # fmt: skip
         if c.mode == "paper":
             feats.append(self._backfill_contributions(seq, sim, j))
         return jnp.stack(feats).astype(jnp.float64)
@@ -498,6 +492,39 @@ class SchedInspectorEnv(Environment):
         j = self.proposed_job(state)
         mask = jnp.stack([jnp.asarray(True), self._reject_allowed(state, j)])
         return InspectorObservation(mask=mask, obs=self.features64(state).astype(jnp.float32))
+
+
+def compat_features(
+    t,
+    submit,
+    req,
+    procs,
+    nodes,
+    free,
+    rejections,
+    queue_req,
+    queue_valid,
+    *,
+    max_exec_time: float,
+    num_procs: float,
+    num_nodes: int,
+) -> list:
+    """The seven features of spec §3.4 of a proposed job (float64 scalars, in order): its wait
+    ``t − submit``, requested time ``req``, processors ``procs``, the free nodes ``free``,
+    whether its ``nodes`` fit, its ``rejections``, and the queue delays of the requested times
+    ``queue_req`` (int ``[Q]``) where ``queue_valid`` (bool ``[Q]``). Shared by this
+    environment and the online inspector of :mod:`jaxsched.envs.splitwindow_learned`."""
+    qreq = queue_req.astype(jnp.float64)
+    delay = jnp.sum(jnp.where(queue_valid, 600.0 / jnp.maximum(qreq, 10.0), 0.0)) / QDELAY_NORM
+    return [
+        jnp.minimum((t - submit).astype(jnp.float64) / HOURS12, C_CAP),
+        jnp.minimum(req.astype(jnp.float64) / max_exec_time, C_CAP),
+        jnp.minimum(procs.astype(jnp.float64) / num_procs, C_CAP),
+        jnp.minimum(jnp.asarray(free).astype(jnp.float64) / num_nodes, C_CAP),
+        jnp.where(nodes <= free, C_CAP, 1e-5),
+        jnp.minimum(float(I.SKIP_TIME) * rejections / HOURS12, 1.0),
+        jnp.minimum(delay, C_CAP),
+    ]
 
 
 # ----------------------------------------------------------------------------------------------

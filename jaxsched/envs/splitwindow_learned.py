@@ -33,16 +33,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsched.envs import rlscheduler_features as F
+from jaxsched.envs.schedinspector import compat_features
 from jaxsched.errors import ConfigError
 from jaxsched.policies.inspector_bases import trace_rank
 from jaxsched.sim.inspect import MAX_REJECTIONS
 
 __all__ = ["RLData", "rlscheduler_data", "rlscheduler_pick", "inspector_pick", "inspector_aux"]
-
-#: SchedInspector's feature cap, 12 h normaliser and queue-delay normaliser (spec §3.4)
-_SI_CAP = 1.0 - 1e-5
-_HOURS12 = 43200.0
-_QDELAY_NORM = 600.0 / 10.0 * 128.0
 
 
 class RLData(NamedTuple):
@@ -168,16 +164,11 @@ def inspector_pick(si_jobs, logits_fn, *, base: str = "sjf", swf_wait=None, env_
         p = jnp.argmin(jnp.where(qv, d.rank[g], jnp.iinfo(jnp.int32).max)).astype(jnp.int32)
         j = g[p]
         free = jnp.sum(sim.core_tag < 0).astype(jnp.int32)
-        delay = jnp.sum(jnp.where(qv, 600.0 / jnp.maximum(d.req[g].astype(jnp.float64), 10.0), 0))
-        feats = jnp.stack([
-            jnp.minimum((sim.t - d.submit[j]).astype(jnp.float64) / _HOURS12, _SI_CAP),
-            jnp.minimum(d.req[j].astype(jnp.float64) / max_exec, _SI_CAP),
-            jnp.minimum(d.procs[j].astype(jnp.float64) / n_procs, _SI_CAP),
-            jnp.minimum(free.astype(jnp.float64) / n_nodes, _SI_CAP),
-            jnp.where(d.nodes[j] <= free, _SI_CAP, 1e-5),
-            jnp.minimum(600.0 * rejections[j] / _HOURS12, 1.0),
-            jnp.minimum(delay / _QDELAY_NORM, _SI_CAP),
-        ]).astype(jnp.float32)  # fmt: skip
+        feats = compat_features(
+            sim.t, d.submit[j], d.req[j], d.procs[j], d.nodes[j], free, rejections[j], d.req[g],
+            qv, max_exec_time=max_exec, num_procs=n_procs, num_nodes=n_nodes,
+        )  # fmt: skip
+        feats = jnp.stack(feats).astype(jnp.float32)
         mask = jnp.stack([jnp.asarray(True), rejections[j] < MAX_REJECTIONS])
         choice = jnp.argmax(jnp.where(mask, logits_fn(feats, mask), -jnp.inf))
         reject = (sim.q_len > 0) & (j != accepted) & (choice == 1)

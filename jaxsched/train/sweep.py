@@ -17,6 +17,7 @@ seed.  Nothing here knows an environment: a *trainer* is any object with a pure
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -27,7 +28,7 @@ import jax.numpy as jnp
 
 from jaxsched.errors import ConfigError
 from jaxsched.train.checkpoint import save_checkpoint
-from jaxsched.train.loop import LOG_FILE, EpochSpec
+from jaxsched.train.loop import LOG_FILE, EpochSpec, open_run
 
 __all__ = [
     "SEED_AXIS",
@@ -36,6 +37,7 @@ __all__ = [
     "tree_index",
     "sweep_dirs",
     "parse_seeds",
+    "seed_run_configs",
     "common_epoch",
     "run_sweep_epochs",
     "make_sweep_update",
@@ -107,6 +109,27 @@ def parse_seeds(text: str) -> list[int]:
 def sweep_dirs(out, seeds: Sequence[int]) -> list[Path]:
     """The run directory of each seed of a sweep in ``out``: ``out/seed-<s>``."""
     return [Path(out) / f"seed-{int(s)}" for s in seeds]
+
+
+def seed_run_configs(
+    outs: Sequence[Path], base, seeds: Sequence[int], *, resume: bool, from_dict: Callable
+) -> list:
+    """The run configuration (a dataclass with a ``seed`` field) of each seed of a sweep:
+    ``base`` with its seed, or with ``resume`` the saved ``run.json`` of its directory
+    (``from_dict``); they must agree on everything but the seed (ConfigError naming the
+    directory otherwise), since a sweep trains one configuration."""
+    rcs = []
+    for out, s in zip(outs, seeds, strict=True):
+        saved = open_run(out, resume)
+        rcs.append(from_dict(saved) if saved else dataclasses.replace(base, seed=int(s)))
+    first = dataclasses.replace(rcs[0], seed=0)
+    for out, r, s in zip(outs, rcs, seeds, strict=True):
+        if r.seed != int(s) or dataclasses.replace(r, seed=0) != first:
+            raise ConfigError(
+                f"{out}: its run.json is not seed {s} of the same settings as {outs[0]}; "
+                f"a sweep trains one configuration"
+            )
+    return rcs
 
 
 def common_epoch(outs: Sequence[Path], done: Sequence[int]) -> int:

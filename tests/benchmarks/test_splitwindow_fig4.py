@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from shared_data import load_benchmark
 
 
@@ -48,3 +49,16 @@ def test_png(tmp_path, capsys):
     js.write_text(json.dumps(RES))
     assert load_benchmark("splitwindow_fig4").main([str(js), "--png", str(tmp_path / "f.png")]) == 0
     assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_paired_model_minus_heuristic_by_hand():
+    res = {
+        "models": {"a": {"name": "DBF", "per_episode": {
+            "avg_wait": [10.0, 20.0], "avg_bsld": [1.0, 1.0], "util": [0.8, 0.7]}}},
+        "baselines_per_episode": {"sjf+easy": {
+            "avg_wait": [12.0, 26.0], "avg_bsld": [2.0, 1.0], "util": [0.75, 0.7]}},
+    }  # fmt: skip
+    d = load_benchmark("splitwindow_fig4").paired(res)["DBF"]["sjf+easy"]
+    assert d["avg_wait"] == pytest.approx([-4.0, 2.0])  # -2, -6
+    assert d["avg_bsld"] == pytest.approx([-0.5, 0.5])
+    assert d["util"] == pytest.approx([2.5, 2.5])  # points: +5, 0

@@ -91,3 +91,24 @@ def test_scores_caches_and_plots_trained_runs(tmp_path, capsys):
     res = json.loads(js.read_text())
     assert len(res["types"]["2-0"]["wait"]) == 45 and types.read_bytes()[:4] == b"\x89PNG"
     assert sum(res["types"]["1-1"]["placements"]) > 0
+
+
+def test_size_classes_count_placements_and_pair_them_by_hand():
+    from jaxsched.sim.cores import N_TYPES, RUN_EDGES
+
+    sw = load_benchmark("splitwindow_sweep")
+    widest = 8 * (len(RUN_EDGES) + 1)  # the first type of more than 128 cores
+
+    def row(head, tail, counts, waits):
+        tc, tw = np.zeros((2, N_TYPES), int), np.zeros((2, N_TYPES), int)
+        tc[:, widest], tw[:, widest] = counts, waits
+        return {"head": head, "tail": tail, "mask": True, "type_count": tc.tolist(),
+                "type_wait": tw.tolist()}  # fmt: skip
+
+    out = sw.size_classes({"2-0": row(2, 0, [3, 1], [10, 20]), "1-1": row(1, 1, [1, 0], [40, 0])})
+    w = out["1-1"]["wait_129plus"]
+    assert w["placements"] == pytest.approx([0.5, 0.5])
+    assert w["wait"] == [40.0, 0.0]  # only the episode that placed one
+    assert w["placements_versus_unsplit"] == pytest.approx([-1.5, 0.5])  # -2, -1
+    assert "placements_versus_unsplit" not in out["2-0"]["wait_129plus"]
+    assert out["2-0"]["wait_129plus"]["wait"] == pytest.approx([15.0, 5.0])

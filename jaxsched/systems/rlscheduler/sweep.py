@@ -12,7 +12,6 @@ continues every seed's directory.  Everything but the seed must be the same for 
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -31,34 +30,18 @@ from jaxsched.systems.rlscheduler.run import (
     check_settings,
     check_validate,
 )
-from jaxsched.train.loop import open_run, start_or_resume
+from jaxsched.train.loop import start_or_resume
 from jaxsched.train.sweep import (
     SEED_AXIS,
     common_epoch,
     run_sweep_epochs,
+    seed_run_configs,
     stack_trees,
     sweep_dirs,
 )
 from jaxsched.workload import read_swf
 
 __all__ = ["train_sweep"]
-
-
-def _seed_configs(outs: Sequence[Path], rc: RunConfig, seeds, resume: bool) -> list:
-    """The run configuration of each seed: ``rc`` with its seed, or with ``resume`` the saved
-    ``run.json`` of its directory (they must agree on everything but the seed)."""
-    rcs = []
-    for out, s in zip(outs, seeds):
-        saved = open_run(out, resume)
-        rcs.append(RunConfig.from_dict(saved) if saved else dataclasses.replace(rc, seed=int(s)))
-    base = dataclasses.replace(rcs[0], seed=0)
-    for out, r, s in zip(outs, rcs, seeds):
-        if r.seed != int(s) or dataclasses.replace(r, seed=0) != base:
-            raise ConfigError(
-                f"{out}: its run.json is not seed {s} of the same settings as {outs[0]}; "
-                f"a sweep trains one configuration"
-            )
-    return rcs
 
 
 def _validators(jobs, rcs, outs, validation) -> list:
@@ -103,7 +86,7 @@ def train_sweep(
     if not seeds or len(set(seeds)) != len(seeds):
         raise ConfigError(f"--seeds: expected distinct seeds, got {seeds}")
     outs = sweep_dirs(out, seeds)
-    rcs = _seed_configs(outs, rc, seeds, resume)
+    rcs = seed_run_configs(outs, rc, seeds, resume=resume, from_dict=RunConfig.from_dict)
     check_settings(rcs[0], epochs)
     jobs = read_swf(rcs[0].trace).jobs(rcs[0].rules)
     vals = _validators(jobs, rcs, outs, validation)

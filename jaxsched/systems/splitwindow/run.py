@@ -225,15 +225,19 @@ def load_model(path) -> Model:
     return Model(Path(getattr(ck, "path", p)), ck.epoch, ck.state.policy_params, rc)
 
 
-def _actor_shapes(rc: RunConfig, obs_dim: int):
+def _actor_shapes(rc: RunConfig, size: int):
     actor = SWActor(rc.head + rc.tail + 1, tuple(rc.hidden), rc.activation)
-    obs = jax.ShapeDtypeStruct((obs_dim,), jnp.float32)
+    obs = jax.ShapeDtypeStruct((size,), jnp.float32)
     return jax.eval_shape(actor.init, jax.random.PRNGKey(0), obs)
 
 
 def _check_policy(ck, rc: RunConfig) -> None:
-    """A policy-only checkpoint must hold the actor of ``rc``'s window and net."""
-    want = _actor_shapes(rc, int(ck.extra["obs_dim"]))
+    """A policy-only checkpoint must hold the actor of ``rc``'s window and net (its input size
+    is its own first kernel's)."""
+    try:
+        want = _actor_shapes(rc, obs_dim(ck.state))
+    except (KeyError, TypeError, IndexError, AttributeError):
+        raise CheckpointError(f"{ck.path}: not a split-window actor's parameters") from None
     got = jax.tree_util.tree_map(lambda a: (tuple(a.shape), str(a.dtype)), ck.state)
     want = jax.tree_util.tree_map(lambda a: (tuple(a.shape), str(a.dtype)), dict(want))
     if got != want:
@@ -262,8 +266,8 @@ def check_obs_dim(model: Model, env: SplitWindowEnv) -> None:
 def export_policy(src, out) -> Path:
     """Copy the actor of checkpoint ``src`` (a run directory or checkpoint file) into the model
     directory ``out`` without critic or optimiser state (about a sixth of the size):
-    ``run.json``, ``log.jsonl`` and ``checkpoint_<epoch>.ckpt`` (extra ``policy_only``,
-    ``obs_dim``). Returns the checkpoint's path."""
+    ``run.json``, ``log.jsonl`` and ``checkpoint_<epoch>.ckpt`` (extra ``policy_only``).
+    Returns the checkpoint's path."""
     model = load_model(src)
     src_dir = Path(src) if Path(src).is_dir() else Path(src).parent
     out = Path(out)
@@ -273,5 +277,5 @@ def export_policy(src, out) -> Path:
     return save_checkpoint(
         out, jax.tree_util.tree_map(np.asarray, model.params), epoch=model.epoch,
         config={"system": SYSTEM_NAME, "policy_only": True},
-        extra={"policy_only": True, "obs_dim": obs_dim(model.params), "source": str(src)},
+        extra={"policy_only": True, "source": str(src)},
     )  # fmt: skip

@@ -8,7 +8,6 @@ update), which the seeds' saved ``run.json`` files are checked for.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,26 +22,17 @@ from jaxsched.systems.splitwindow.run import (
     make_trainer,
     new_run_config,
 )
-from jaxsched.train.loop import open_run, start_or_resume
-from jaxsched.train.sweep import common_epoch, run_sweep_epochs, stack_trees, sweep_dirs
+from jaxsched.train.loop import start_or_resume
+from jaxsched.train.sweep import (
+    common_epoch,
+    run_sweep_epochs,
+    seed_run_configs,
+    stack_trees,
+    sweep_dirs,
+)
 from jaxsched.workload import read_swf
 
 __all__ = ["train_sweep"]
-
-
-def _seed_configs(outs, base: RunConfig, seeds, resume: bool) -> list:
-    rcs = []
-    for out, s in zip(outs, seeds, strict=True):
-        saved = open_run(out, resume)
-        rcs.append(RunConfig.from_dict(saved) if saved else dataclasses.replace(base, seed=s))
-    first = dataclasses.replace(rcs[0], seed=0)
-    for out, r, s in zip(outs, rcs, seeds, strict=True):
-        if r.seed != s or dataclasses.replace(r, seed=0) != first:
-            raise ConfigError(
-                f"{out}: its run.json is not seed {s} of the same settings as {outs[0]}; "
-                "a sweep trains one configuration"
-            )
-    return rcs
 
 
 def train_sweep(trace, out, seeds: Sequence[int], *, head: int, tail: int, epochs: int,
@@ -56,7 +46,8 @@ def train_sweep(trace, out, seeds: Sequence[int], *, head: int, tail: int, epoch
         raise ConfigError(f"--seeds: expected distinct seeds, got {seeds}")
     t0 = time.perf_counter()
     outs = sweep_dirs(out, seeds)
-    rcs = _seed_configs(outs, new_run_config(trace, head, tail, settings), seeds, resume)
+    base = new_run_config(trace, head, tail, settings)
+    rcs = seed_run_configs(outs, base, seeds, resume=resume, from_dict=RunConfig.from_dict)
     jobs = read_swf(rcs[0].trace).jobs("rlscheduler")
     env = make_env(jobs, rcs[0])
     trainer, actor = make_trainer(env, rcs[0])
