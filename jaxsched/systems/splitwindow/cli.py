@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from jaxsched.cli.args import csv_ints, int_arg, nonneg_int, positive_int
+from jaxsched.cli.args import csv_ints, int_arg, nonneg_int, positive_int, session_flags
 
-__all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args"]
+__all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args", "SESSION_FLAGS"]
+
+#: flags of how a run is carried out, kept in DIR/flags.json so that ``--resume`` without them
+#: goes on as the run was started (:func:`jaxsched.cli.args.session_flags`)
+SESSION_FLAGS = {"validate": 0}
 
 HELP = "split-window deep back-filling (DBF): MLP actor-critic trained with minibatched PPO"
 DESCRIPTION = (
@@ -19,8 +23,10 @@ DESCRIPTION = (
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
     """Add the flags of ``jaxsched train splitwindow`` to its parser."""
     p.add_argument("trace", metavar="TRACE", help="SWF file (.swf or .swf.gz)")
-    p.add_argument("--head", type=nonneg_int, required=True, metavar="M_H", help="head slots")
-    p.add_argument("--tail", type=nonneg_int, default=0, metavar="M_T", help="tail slots")
+    p.add_argument("--head", type=nonneg_int, default=None, metavar="M_H",
+                   help="head slots (required for a new run; with --resume: the run's)")  # fmt: skip
+    p.add_argument("--tail", type=nonneg_int, default=None, metavar="M_T",
+                   help="tail slots (default 0; with --resume: the run's)")  # fmt: skip
     p.add_argument("--epochs", type=positive_int, required=True, metavar="E",
                    help="total PPO updates (with --resume: including the ones done)")  # fmt: skip
     p.add_argument("--out", required=True, metavar="DIR", help="run directory")
@@ -48,9 +54,10 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sigma", choices=("remaining", "elapsed"), default="remaining")
     p.add_argument("--mask", action="store_true", help="mask invalid picks (paper: no mask)")
     p.add_argument("--queue-cap", type=positive_int, default=4096, metavar="Q")
-    p.add_argument("--validate", type=nonneg_int, default=0, metavar="K",
+    p.add_argument("--validate", type=nonneg_int, default=None, metavar="K",
                    help="every K epochs run the greedy policy on the fixed evaluation "
-                   "episodes; best checkpoint (lowest average wait) in DIR/best.ckpt")  # fmt: skip
+                   "episodes; best checkpoint (lowest average wait) in DIR/best.ckpt "
+                   "(default 0: off; with --resume the run's own, see DIR/flags.json)")  # fmt: skip
     p.add_argument("--val-episodes", type=positive_int, default=100, metavar="N")
     p.add_argument("--val-seed", type=int_arg, default=1, metavar="S")
     p.add_argument("--no-progress", action="store_true", help="log lines instead of a bar")
@@ -61,14 +68,16 @@ def train_from_args(args) -> int:
     import jaxsched.sim  # noqa: F401  (enables x64)
     from jaxsched.systems.splitwindow.run import train
 
+    head, tail = _window(args)
+
     ppo = dict(
         num_envs=args.envs, max_episode_steps=args.steps, minibatch_size=args.minibatch,
         train_pi_iters=args.ppo_epochs, train_v_iters=args.ppo_epochs, pi_lr=args.lr,
         vf_lr=args.lr, target_kl=args.target_kl,
     )  # fmt: skip
     common = dict(
-        head=args.head, tail=args.tail, epochs=args.epochs, resume=args.resume,
-        validate_every=args.validate, progress=not args.no_progress, placements=args.placements,
+        head=head, tail=tail, epochs=args.epochs, resume=args.resume,
+        validate_every=session_flags(args, SESSION_FLAGS)["validate"], progress=not args.no_progress, placements=args.placements,
         queue_cap=args.queue_cap, sigma=args.sigma, mask=args.mask, hidden=tuple(args.hidden),
         activation=args.activation, val_episodes=args.val_episodes, val_seed=args.val_seed,
         ppo=ppo,
@@ -83,3 +92,40 @@ def train_from_args(args) -> int:
     out = train(args.trace, args.out, seed=args.seed, **common)
     print(f"trained {args.epochs} epochs; checkpoint and log in {out}")
     return 0
+
+
+def _window(args) -> tuple[int, int]:
+    """(head, tail) of the command: for a new run ``--head`` (required) and ``--tail`` (default
+    0); with ``--resume`` the run's own window (of its first seed for ``--seeds``), which a
+    ``--head`` / ``--tail`` given as well must repeat (ConfigError otherwise)."""
+    import json
+    from pathlib import Path
+
+    from jaxsched.errors import ConfigError
+    from jaxsched.train.loop import RUN_FILE
+    from jaxsched.train.sweep import parse_seeds, sweep_dirs
+
+    if not args.resume:
+        if args.head is None:
+            raise ConfigError("--head M_H is required to start a run")
+        return args.head, 0 if args.tail is None else args.tail
+    out = Path(args.out)
+    if args.seeds is not None:
+        out = sweep_dirs(out, parse_seeds(args.seeds))[0]
+    path = out / RUN_FILE
+    try:
+        run = json.loads(path.read_text())
+        saved = (int(run["head"]), int(run["tail"]))
+    except FileNotFoundError:
+        raise ConfigError(
+            f"{out}: nothing to resume (no {RUN_FILE}); drop --resume to start a new run"
+        ) from None
+    except (ValueError, KeyError, TypeError):
+        raise ConfigError(f"{path}: not a split-window run (no head/tail)") from None
+    for name, given, have in (("--head", args.head, saved[0]), ("--tail", args.tail, saved[1])):
+        if given is not None and given != have:
+            raise ConfigError(
+                f"{path}: the run's window is {saved[0]}-{saved[1]}; {name} {given} differs "
+                f"(drop it to resume the run as it is)"
+            )
+    return saved

@@ -51,6 +51,37 @@ def test_train_one_update_validate_resume(tmp_path, capsys):
     assert png.read_bytes()[:4] == b"\x89PNG" and str(png) in capsys.readouterr().out
 
 
+def test_resume_takes_the_runs_window_and_validation(tmp_path, capsys):
+    trace = _trace(tmp_path / "t.swf")
+    out = tmp_path / "run"
+    common = [str(trace), "--out", str(out), "--no-progress"]
+    small = ["--placements", "5", "--envs", "2", "--steps", "40", "--minibatch", "16",
+             "--ppo-epochs", "1", "--hidden", "8", "--val-episodes", "2"]  # fmt: skip
+    assert main(["train", "splitwindow", *common, *small, "--epochs", "1"]) == 2
+    assert "--head M_H is required" in capsys.readouterr().err
+    assert not out.exists()
+    new = ["train", "splitwindow", *common, *small, "--head", "2", "--tail", "1"]
+    assert main([*new, "--validate", "1", "--epochs", "1"]) == 0
+    # --resume alone: the run's window and its validation every epoch go on
+    assert main(["train", "splitwindow", *common, "--resume", "--epochs", "2"]) == 0
+    rows = [json.loads(x) for x in (out / "log.jsonl").read_text().splitlines()]
+    assert [r["epoch"] for r in rows] == [1, 2] and all("val_avg_wait" in r for r in rows)
+    assert json.loads((out / "flags.json").read_text())["validate"] == 1
+    capsys.readouterr()
+    for flag in (["--head", "3"], ["--tail", "0"]):
+        assert main(["train", "splitwindow", *common, "--resume", "--epochs", "3", *flag]) == 2
+        err = capsys.readouterr().err
+        assert "the run's window is 2-1" in err and flag[0] in err
+    # the same window given again is accepted; --validate 0 stops validating
+    resume = ["train", "splitwindow", *common, "--resume", "--head", "2", "--tail", "1"]
+    assert main([*resume, "--epochs", "3", "--validate", "0"]) == 0
+    rows = [json.loads(x) for x in (out / "log.jsonl").read_text().splitlines()]
+    assert len(rows) == 3 and "val_avg_wait" not in rows[-1]
+    assert main(["train", "splitwindow", str(trace), "--out", str(tmp_path / "no"), "--resume",
+                 "--epochs", "1"]) == 2  # fmt: skip
+    assert "nothing to resume" in capsys.readouterr().err
+
+
 def test_export_policy_keeps_the_actor_alone(tmp_path):
     import jax
     import pytest
