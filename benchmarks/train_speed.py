@@ -20,7 +20,8 @@ Three parts, measured in one run on the local JAX device:
    Lists of step counts (``--pi-iters 80,20 --v-iters 80,20``) time each setting in turn in
    the same run and print its epoch-time ratio to the first.
 3. Time to the paper's result: for each ``--run`` directory (a training run with its
-   ``log.jsonl``), the summed epoch times of its newest checkpoint and that policy's greedy
+   ``log.jsonl``; or one checkpoint file of such a run), the summed epoch times of its newest
+   (or that) checkpoint and that policy's greedy
    average bounded slowdown on the paper's test sequences of the run's trace (seed 1,
    10 x 1024 jobs, the run's backfilling), next to the paper's Table V row (254.67 without
    backfilling, 58.64 with; 1.1 h to converge on Lublin-1 per the paper). With ``--fresh K``
@@ -223,7 +224,8 @@ def run_rows(runs, out, fresh: int = 0) -> list:
     for d in runs:
         d = Path(d)
         pol = load_policy(d)
-        secs = max((t for e, t in training_seconds(d).items() if e <= pol.epoch), default=0.0)
+        run_dir = d.parent if d.is_file() else d
+        secs = max((t for e, t in training_seconds(run_dir).items() if e <= pol.epoch), default=0)
         jobs = read_swf(
             pol.run.trace if Path(pol.run.trace).is_absolute() else REPO / pol.run.trace
         ).jobs(pol.run.rules)
@@ -309,8 +311,9 @@ def main(argv=None) -> int:
         "--run",
         action="append",
         default=None,
-        help="training run directory for part 3 (repeatable; default the shipped "
-        "jaxsched/models/lublin1-*; 'none' skips part 3)",
+        help="training run directory (its newest checkpoint) or one checkpoint file of a "
+        "run for part 3 (repeatable; default the shipped jaxsched/models/lublin1-*; 'none' "
+        "skips part 3)",
     )
     p.add_argument(
         "--fresh",

@@ -599,6 +599,10 @@ def test_train_speed_fresh_row_on_the_shipped_model(capsys):
     text = capsys.readouterr().out
     assert "on 2 fresh sequences (seed 3)" in text and "paired" in text
     assert fr["diff"] == pytest.approx(fr["mean"] - fr["best_mean"], rel=1e-9)
+    # one checkpoint file of a run: its epoch's training time from the run's log
+    (one,) = TS.run_rows([str(models.path("lublin1-bf-fast") / "checkpoint_00000028.ckpt")], print)
+    assert (one["epoch"], one["bsld"]) == (28, row["bsld"])
+    assert one["train_s"] == row["train_s"] == pytest.approx(317.939)
 
 
 def test_a2c_void_loop_on_the_shipped_model(capsys):
