@@ -36,7 +36,9 @@ from jaxsched.envs.splitwindow_baselines import baseline_names, run_baselines
 from jaxsched.nets.splitwindow import SWActor
 from jaxsched.workload import read_swf
 
-METRICS = ("avg_wait", "util", "avg_queue_len", "avg_bsld", "job_load", "steps")
+METRICS = (
+    "avg_wait", "util", "util_arrival_span", "avg_queue_len", "avg_bsld", "job_load", "steps",
+)  # fmt: skip
 #: job-size classes for the starvation question (Fig. 7): (fewest, most) cores, None = no bound
 SIZE_CLASSES = {"wait_narrow": (1, 8), "wait_wide": (65, None), "wait_129plus": (129, None)}
 
@@ -96,16 +98,18 @@ def env_speed(env, starts, policy: str) -> dict:
 
 def _paired(model: dict, base: dict, names) -> dict:
     """Model minus each heuristic on the same episodes: mean and paired standard error of the
-    per-episode differences of average wait and utilisation (printed)."""
+    per-episode differences of average wait and of the utilisation over the episode's span and
+    over the arrival span (printed)."""
     out = {}
     for i, name in enumerate(names):
         row = {}
-        for k in ("avg_wait", "util"):
+        for k in ("avg_wait", "util", "util_arrival_span"):
             d = np.asarray(model[k], np.float64) - np.asarray(base[k][i], np.float64)
             row[k] = mean_se(d)
         out[name] = row
+        u, ua = row["util"], row["util_arrival_span"]
         print(f"  minus {name:18s} wait {row['avg_wait'][0]:+.4g}±{row['avg_wait'][1]:.2g}  "
-              f"util {row['util'][0]:+.4f}±{row['util'][1]:.2g}")  # fmt: skip
+              f"util {u[0]:+.4f}±{u[1]:.2g}  util_arrival_span {ua[0]:+.4f}±{ua[1]:.2g}")  # fmt: skip
     return out
 
 
@@ -221,7 +225,7 @@ def _versus_first(rows: list) -> dict:
     first, out = rows[0], {}
     for r in rows[1:]:
         d = {}
-        for k in ("avg_wait", "avg_queue_len", "util", *SIZE_CLASSES):
+        for k in ("avg_wait", "avg_queue_len", "util", "util_arrival_span", *SIZE_CLASSES):
             x = np.asarray(r["per_episode"][k]) - np.asarray(first["per_episode"][k])
             d[k] = mean_se(x)
         out[r["name"]] = d

@@ -2,7 +2,8 @@
 --json``: every heuristic with back-filling, each trained agent and learned baseline, on the
 same episodes, sorted by average wait; one panel per metric (average wait, queue length,
 utilisation, job load, bounded slowdown), mean ± standard error. Printed first: every model
-minus every heuristic on the same episodes (wait, bsld, utilisation in points; paired). Offline SchedInspector runs
+minus every heuristic on the same episodes (wait, bsld, and the utilisations over the
+episode's span and over its arrival span in points; paired). Offline SchedInspector runs
 (``--offline``, their own 128-job protocol) are on other sequences and are left out.
 
     PYTHONPATH=. .venv/bin/python benchmarks/splitwindow_fig4.py runs/fig4-eval100.json \
@@ -35,9 +36,10 @@ def fig4_rows(res: dict, backfills=("easy", "rlscheduler")) -> list:
     return sorted(rows, key=lambda r: r[1]["avg_wait"][0])
 
 
-def paired(res: dict, keys=("avg_wait", "avg_bsld", "util")) -> dict:
+def paired(res: dict, keys=("avg_wait", "avg_bsld", "util", "util_arrival_span")) -> dict:
     """Each model row minus each heuristic on the same episodes (from the JSON's per-episode
-    values): ``{model name: {heuristic: {metric: [mean, s.e.]}}}``; utilisation in points."""
+    values): ``{model name: {heuristic: {metric: [mean, s.e.]}}}``; utilisations in points;
+    a metric the JSON does not hold (an older run of the script) is left out."""
     from benchmarks.splitwindow_env import mean_se
 
     out = {}
@@ -45,9 +47,9 @@ def paired(res: dict, keys=("avg_wait", "avg_bsld", "util")) -> dict:
         rows = {}
         for h, b in res.get("baselines_per_episode", {}).items():
             rows[h] = {}
-            for k in keys:
+            for k in (k for k in keys if k in b and k in r["per_episode"]):
                 d = np.asarray(r["per_episode"][k], np.float64) - np.asarray(b[k], np.float64)
-                rows[h][k] = mean_se(d * (100.0 if k == "util" else 1.0))
+                rows[h][k] = mean_se(d * (100.0 if k.startswith("util") else 1.0))
         out[r["name"]] = rows
     return out
 

@@ -37,10 +37,13 @@ def _policy(obs, policy, head, tail, n):
 
 
 class _Sim:
-    def __init__(self, jobs, start, n, completions):
+    def __init__(self, jobs, start, n, completions, placements):
         self.sub, self.run, self.c = jobs
         self.n, self.each = n, completions == "each"
         self.t = self.t0 = self.sub[start]
+        # the arrival span: until the submit time of the episode's placements-th job
+        self.t_win = self.sub[min(start + placements, len(self.sub)) - 1]
+        self.win_busy = self.win_q = 0
         self.next, self.start = start, start
         self.cores = [None] * n  # (end, start, tag) or None
         self.queue = []  # trace indices, oldest first
@@ -70,6 +73,9 @@ class _Sim:
         te = s if arrive else fmin
         self.area_busy += (te - self.t) * self.busy()
         self.area_q += (te - self.t) * len(self.queue)
+        inside = max(0, min(te, self.t_win) - self.t)  # the part of [t, te] before t_win
+        self.win_busy += inside * self.busy()
+        self.win_q += inside * len(self.queue)
         self.t = te
         if arrive:
             self.queue.append(self.next)
@@ -113,7 +119,7 @@ def play(jobs, head, tail, policy, start, *, n, placements, weights=(1 / 3,) * 3
          overlap="distinct", completions="all"):  # fmt: skip
     """One episode: ``(row, log)``; ``jobs`` = (submit, run, cores) lists of ints."""
     r_max = max(jobs[1])
-    sim, m = _Sim(jobs, start, n, completions), head + tail
+    sim, m = _Sim(jobs, start, n, completions, placements), head + tail
     st = dict(steps=0, fwd=0, invalid=0, inv=0, partial=0, mismatch=0, rsum=0.0)
     log, done = [], False
     while not done:
@@ -150,6 +156,8 @@ def play(jobs, head, tail, policy, start, *, n, placements, weights=(1 / 3,) * 3
         steps=st["steps"], fwd=st["fwd"], invalid=st["invalid"], placements=sim.placed,
         reward_sum=st["rsum"], t0=sim.t0, final_clock=sim.t, span=span, arrived=arrived,
         util=sim.area_busy / (n * span), avg_queue_len=sim.area_q / span,
+        util_arrival_span=sim.win_busy / (n * (sim.t_win - sim.t0)),
+        avg_queue_len_arrival_span=sim.win_q / (sim.t_win - sim.t0),
         avg_wait=(sum(sim.waits) + sum(qw)) / arrived, avg_bsld=sum(sim.bslds) / sim.placed,
         job_load=(sum(sim.loads) + sum(ql)) / span,
         mean_invisible=st["inv"] / st["steps"], partial_fraction=st["partial"] / st["steps"],
@@ -189,8 +197,9 @@ def _heuristic_cycle(sim, prio, bf, placements):
 
 
 def play_heuristic(jobs, prio, bf, start, *, n, placements, m):
-    """One heuristic episode (spec §7 baselines): ``(steps, avg_wait, util, final_clock)``."""
-    sim = _Sim(jobs, start, n, "all")
+    """One heuristic episode (spec §7 baselines): ``(steps, avg_wait, util, final_clock,
+    mean invisible, util over the arrival span)``."""
+    sim = _Sim(jobs, start, n, "all", placements)
     steps = inv = 0
     while True:
         inv += max(0, len(sim.queue) - m)
@@ -200,4 +209,5 @@ def play_heuristic(jobs, prio, bf, start, *, n, placements, m):
             break
     arrived = sim.next - sim.start
     wait = (sum(sim.waits) + sum(sim.t - sim.sub[j] for j in sim.queue)) / arrived
-    return steps, wait, sim.area_busy / (n * (sim.t - sim.t0)), sim.t, inv / steps
+    util_win = sim.win_busy / (n * (sim.t_win - sim.t0))
+    return steps, wait, sim.area_busy / (n * (sim.t - sim.t0)), sim.t, inv / steps, util_win

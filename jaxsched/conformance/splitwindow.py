@@ -46,7 +46,7 @@ INT_FIELDS = (
 )  # fmt: skip
 FLOAT_FIELDS = (
     "reward_sum", "util", "avg_queue_len", "avg_wait", "avg_bsld", "mean_invisible",
-    "partial_fraction", "job_load",
+    "partial_fraction", "job_load", "util_arrival_span", "avg_queue_len_arrival_span",
 )  # fmt: skip
 OBS_TOLERANCE = 1e-12
 _OPTIONS = {"completions": "all", "sigma": "remaining", "wait_norm": "queue", "overlap": "distinct"}

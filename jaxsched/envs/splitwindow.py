@@ -247,7 +247,7 @@ class SplitWindowEnv(Environment):
 
     def _first(self, start, key) -> SWState:
         cfg = self.cfg
-        sim = C.init_state(self.data, start, cfg.n_cores, cfg.queue_cap)
+        sim = C.init_state(self.data, start, cfg.n_cores, cfg.queue_cap, cfg.placements)
         sim = C.advance_one(self.data, sim, cfg.completions)
         z = jnp.zeros((), jnp.int32)
         return SWState(
@@ -325,7 +325,12 @@ class SplitWindowEnv(Environment):
     def metrics(self, s: SWState) -> dict:
         """§8 metrics of an episode at its current clock (float64 / int scalars; vmaps).
 
-        ``util``, ``avg_queue_len``: time averages over [t0, t]; ``avg_wait``: mean over the
+        ``util``, ``avg_queue_len``: time averages over [t0, t] (spec §8's default: the
+        episode's own span, which ends at its last placement and so differs between
+        policies); ``util_arrival_span``, ``avg_queue_len_arrival_span``: the same over the
+        arrival span [t0, submit time of the episode's ``placements``-th job], one window for
+        every policy on the same start (no policy places that job before it arrives, so every
+        finished episode covers it); ``avg_wait``: mean over the
         arrived jobs (placed: start − submit, queued: t − submit); ``avg_bsld`` over placed
         jobs; ``job_load``: Σ W_j c_j r_j / span over arrived jobs; ``mean_invisible``,
         ``partial_fraction`` over decisions; ``type_wait`` ``[T]`` mean wait and
@@ -339,6 +344,8 @@ def episode_metrics(env: SplitWindowEnv, s: SWState) -> dict:
     sim, d, f64 = s.sim, env.data, jnp.float64
     span = sim.t - sim.t0
     spanf = jnp.maximum(span, 1).astype(f64)
+    wspan = sim.t_win - sim.t0
+    wspanf = jnp.maximum(wspan, 1).astype(f64)
     arrived = sim.next - sim.start
     qi = jnp.arange(sim.q_job.shape[0]) < sim.q_len
     qj = jnp.maximum(sim.q_job, 0)
@@ -358,6 +365,12 @@ def episode_metrics(env: SplitWindowEnv, s: SWState) -> dict:
         "arrived": arrived,
         "util": jnp.where(span > 0, sim.area_busy.astype(f64) / (env.cfg.n_cores * spanf), 0.0),
         "avg_queue_len": jnp.where(span > 0, sim.area_queue.astype(f64) / spanf, 0.0),
+        "util_arrival_span": jnp.where(
+            wspan > 0, sim.area_busy_win.astype(f64) / (env.cfg.n_cores * wspanf), 0.0
+        ),
+        "avg_queue_len_arrival_span": jnp.where(
+            wspan > 0, sim.area_queue_win.astype(f64) / wspanf, 0.0
+        ),
         "avg_wait": total_wait.astype(f64) / jnp.maximum(arrived, 1).astype(f64),
         "avg_bsld": sim.bsld_sum / jnp.maximum(sim.placed, 1).astype(f64),
         "job_load": (sim.load_sum + qload) / spanf,

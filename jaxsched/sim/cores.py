@@ -128,6 +128,9 @@ class CoreState:
       next: int32 next trace index to arrive; start: int32 the episode's first index.
       placed: int32 jobs started; l_max, w_max: int32 / int64 running maxima of L and W (§5).
       area_busy, area_queue: int64 integrals of busy cores and of L over [t0, t] (§8.1-2).
+      t_win: int64 end of the arrival span (the submit time of the episode's last counted job,
+        :func:`init_state`); area_busy_win, area_queue_win: int64 the same integrals over
+        [t0, min(t, t_win)], a window that is the same for every policy.
       wait_sum: int64 Σ (start − submit) of placed jobs; bsld_sum, load_sum: float64 Σ bsld
         and Σ wait·c·r of placed jobs; type_wait: float64 ``[T]``, type_count: int32 ``[T]``
         per job type (§8.7).
@@ -149,6 +152,9 @@ class CoreState:
     w_max: jax.Array
     area_busy: jax.Array
     area_queue: jax.Array
+    t_win: jax.Array
+    area_busy_win: jax.Array
+    area_queue_win: jax.Array
     wait_sum: jax.Array
     bsld_sum: jax.Array
     load_sum: jax.Array
@@ -158,11 +164,13 @@ class CoreState:
     exhausted: jax.Array
 
 
-def init_state(tr: CoreTrace, start, n_cores: int, queue_cap: int) -> CoreState:
+def init_state(tr: CoreTrace, start, n_cores: int, queue_cap: int, span_jobs: int = 0) -> CoreState:
     """Empty cluster and queue, clock at the submit time of job ``start`` (int32 scalar), no
-    event processed yet."""
+    event processed yet. The arrival span ends at the submit time of job ``start + span_jobs
+    - 1`` (the trace's last job at most; ``span_jobs`` 0: an empty span)."""
     start = jnp.asarray(start, jnp.int32)
     t0 = tr.submit[start]
+    last = jnp.clip(start + span_jobs - 1, 0, tr.submit.shape[0] - 1)
     i64, i32 = jnp.int64, jnp.int32
     z64, z32 = jnp.zeros((), i64), jnp.zeros((), i32)
     return CoreState(
@@ -181,6 +189,9 @@ def init_state(tr: CoreTrace, start, n_cores: int, queue_cap: int) -> CoreState:
         w_max=z64,
         area_busy=z64,
         area_queue=z64,
+        t_win=t0 if span_jobs <= 0 else tr.submit[last],
+        area_busy_win=z64,
+        area_queue_win=z64,
         wait_sum=z64,
         bsld_sum=jnp.zeros((), jnp.float64),
         load_sum=jnp.zeros((), jnp.float64),
@@ -287,11 +298,8 @@ def advance_one(tr: CoreTrace, st: CoreState, completions: str = "all", enabled=
     t_ev, arrive, anyev = next_event(tr, st)
     enabled = jnp.asarray(enabled)
     go = enabled & anyev & ~st.overflow
-    dt = jnp.where(go, t_ev - st.t, 0)
     out = st.replace(
-        t=jnp.where(go, t_ev, st.t),
-        area_busy=st.area_busy + dt * busy_cores(st).astype(jnp.int64),
-        area_queue=st.area_queue + dt * st.q_len.astype(jnp.int64),
+        **_integrals(st, jnp.where(go, t_ev, st.t)),
         exhausted=st.exhausted | (enabled & ~anyev),
         **_release(st, t_ev, completions, go & ~arrive),
         **_arrive(tr, st, go & arrive),
@@ -309,13 +317,21 @@ def advance_until(tr: CoreTrace, st: CoreState, t, completions: str = "all") -> 
         return anyev & (t_ev <= t) & ~s.overflow
 
     out = jax.lax.while_loop(cond, lambda s: advance_one(tr, s, completions), st)
-    dt = jnp.maximum(t - out.t, 0)
-    return update_maxima(
-        out.replace(
-            t=out.t + dt,
-            area_busy=out.area_busy + dt * busy_cores(out).astype(jnp.int64),
-            area_queue=out.area_queue + dt * out.q_len.astype(jnp.int64),
-        )
+    return update_maxima(out.replace(**_integrals(out, jnp.maximum(t, out.t))))
+
+
+def _integrals(st: CoreState, t_new) -> dict:
+    """The clock moved to ``t_new`` (int64, >= ``st.t``) with the cluster and queue of ``st``
+    held over the interval: the new clock and the grown integrals (whole and arrival span)."""
+    dt = t_new - st.t
+    dw = jnp.minimum(t_new, st.t_win) - jnp.minimum(st.t, st.t_win)
+    busy, q = busy_cores(st).astype(jnp.int64), st.q_len.astype(jnp.int64)
+    return dict(
+        t=t_new,
+        area_busy=st.area_busy + dt * busy,
+        area_queue=st.area_queue + dt * q,
+        area_busy_win=st.area_busy_win + dw * busy,
+        area_queue_win=st.area_queue_win + dw * q,
     )
 
 

@@ -46,6 +46,7 @@ def test_two_models_each_in_its_own_window_and_mask(tmp_path, capsys):
     for row in res["models"].values():
         wait, se = row["metrics"]["avg_wait"]
         assert wait >= 0 and se >= 0 and 0 < row["metrics"]["util"][0] <= 1
+        assert 0 <= row["metrics"]["util_arrival_span"][0] <= 1
         assert "paired" not in row  # no heuristics were run
         assert len(row["per_episode"]["avg_wait"]) == 3
         # the tiny trace has 1-, 8-, 64- and 256-core jobs: narrow, 65+ and 129+ classes

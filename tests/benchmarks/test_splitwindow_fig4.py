@@ -62,3 +62,8 @@ def test_paired_model_minus_heuristic_by_hand():
     assert d["avg_wait"] == pytest.approx([-4.0, 2.0])  # -2, -6
     assert d["avg_bsld"] == pytest.approx([-0.5, 0.5])
     assert d["util"] == pytest.approx([2.5, 2.5])  # points: +5, 0
+    assert "util_arrival_span" not in d  # not in this (older) JSON
+    res["models"]["a"]["per_episode"]["util_arrival_span"] = [0.6, 0.7]
+    res["baselines_per_episode"]["sjf+easy"]["util_arrival_span"] = [0.6, 0.6]
+    d = load_benchmark("splitwindow_fig4").paired(res)["DBF"]["sjf+easy"]
+    assert d["util_arrival_span"] == pytest.approx([5.0, 5.0])  # points: 0, +10

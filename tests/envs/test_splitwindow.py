@@ -89,6 +89,10 @@ def test_hand_episode(hand_jobs):
     m = jax.tree_util.tree_map(np.asarray, jax.jit(lambda e, s: e.metrics(s))(env, s))
     assert (m["steps"], m["fwd"], m["invalid"], m["placements"]) == (7, 3, 1, 3)
     assert m["util"] == pytest.approx(22 / 40) and m["avg_queue_len"] == pytest.approx(1.0)
+    # the arrival span [0, 3] (j2, the third job, arrives at 3): j0 alone busy (2 cores), j1
+    # queued throughout
+    assert m["util_arrival_span"] == pytest.approx(6 / 12)
+    assert m["avg_queue_len_arrival_span"] == pytest.approx(1.0)
     assert m["avg_wait"] == pytest.approx(10 / 3) and m["avg_bsld"] == pytest.approx(3.5 / 3)
     assert m["job_load"] == pytest.approx(10 * 4 * 5 / 10)
     assert (m["L_max"], m["W_max"], m["queue_at_end"]) == (2, 10, 0)
@@ -201,11 +205,12 @@ def test_baselines_match_oracle(tiny):
     for p in PRIORITIES:
         for b in BACKFILLS:
             for k, st in enumerate(starts):
-                steps, wait, util, clock, inv = play_heuristic(
+                steps, wait, util, clock, inv, util_win = play_heuristic(
                     J, p, b, st, n=16, placements=30, m=4
                 )
                 got = (m["steps"][h, k], m["avg_wait"][h, k], m["util"][h, k])
                 assert got == pytest.approx((steps, wait, util), rel=1e-12), (p, b, st)
+                assert m["util_arrival_span"][h, k] == pytest.approx(util_win, rel=1e-12)
                 assert (m["final_clock"][h, k], m["mean_invisible"][h, k]) == pytest.approx(
                     (clock, inv)
                 )
