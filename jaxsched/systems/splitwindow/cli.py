@@ -69,6 +69,7 @@ def train_from_args(args) -> int:
     from jaxsched.systems.splitwindow.run import train
 
     head, tail = _window(args)
+    validate = session_flags(args, SESSION_FLAGS)["validate"]
 
     ppo = dict(
         num_envs=args.envs, max_episode_steps=args.steps, minibatch_size=args.minibatch,
@@ -77,7 +78,7 @@ def train_from_args(args) -> int:
     )  # fmt: skip
     common = dict(
         head=head, tail=tail, epochs=args.epochs, resume=args.resume,
-        validate_every=session_flags(args, SESSION_FLAGS)["validate"], progress=not args.no_progress, placements=args.placements,
+        validate_every=validate, progress=not args.no_progress, placements=args.placements,
         queue_cap=args.queue_cap, sigma=args.sigma, mask=args.mask, hidden=tuple(args.hidden),
         activation=args.activation, val_episodes=args.val_episodes, val_seed=args.val_seed,
         ppo=ppo,
@@ -98,11 +99,10 @@ def _window(args) -> tuple[int, int]:
     """(head, tail) of the command: for a new run ``--head`` (required) and ``--tail`` (default
     0); with ``--resume`` the run's own window (of its first seed for ``--seeds``), which a
     ``--head`` / ``--tail`` given as well must repeat (ConfigError otherwise)."""
-    import json
     from pathlib import Path
 
     from jaxsched.errors import ConfigError
-    from jaxsched.train.loop import RUN_FILE
+    from jaxsched.train.loop import RUN_FILE, open_run
     from jaxsched.train.sweep import parse_seeds, sweep_dirs
 
     if not args.resume:
@@ -114,13 +114,13 @@ def _window(args) -> tuple[int, int]:
         out = sweep_dirs(out, parse_seeds(args.seeds))[0]
     path = out / RUN_FILE
     try:
-        run = json.loads(path.read_text())
+        run = open_run(out, resume=True)  # ConfigError when there is nothing to resume
         saved = (int(run["head"]), int(run["tail"]))
-    except FileNotFoundError:
-        raise ConfigError(
-            f"{out}: nothing to resume (no {RUN_FILE}); drop --resume to start a new run"
-        ) from None
-    except (ValueError, KeyError, TypeError):
+    except ValueError as e:
+        if isinstance(e, ConfigError):
+            raise
+        raise ConfigError(f"{path}: not a readable run.json") from None
+    except (KeyError, TypeError):
         raise ConfigError(f"{path}: not a split-window run (no head/tail)") from None
     for name, given, have in (("--head", args.head, saved[0]), ("--tail", args.tail, saved[1])):
         if given is not None and given != have:

@@ -80,6 +80,12 @@ def test_resume_takes_the_runs_window_and_validation(tmp_path, capsys):
     assert main(["train", "splitwindow", str(trace), "--out", str(tmp_path / "no"), "--resume",
                  "--epochs", "1"]) == 2  # fmt: skip
     assert "nothing to resume" in capsys.readouterr().err
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "run.json").write_text("{")
+    assert main(["train", "splitwindow", str(trace), "--out", str(bad), "--resume", "--epochs",
+                 "1"]) == 2  # fmt: skip
+    assert "run.json: not a readable run.json" in capsys.readouterr().err
 
 
 def test_export_policy_keeps_the_actor_alone(tmp_path):
