@@ -56,6 +56,30 @@ def test_two_models_each_in_its_own_window_and_mask(tmp_path, capsys):
     (d,) = res["versus_first"].values()
     assert d["avg_wait"][0] == pytest.approx(float(np.mean(b - a)))
     assert "DBF 1-1 mask (epoch 1) - DBF 2-0 (epoch 1)" in text
+    # --baselines-from: the heuristics' per-episode values of an earlier JSON on the same
+    # episodes, paired with a model as if they had been run here
+    from jaxsched.envs.splitwindow_baselines import baseline_names
+
+    SW = load_benchmark("splitwindow_env")
+    names = baseline_names()
+    per = {n: {k: [float(i), i + 1.0, 2.0 * i] for k in SW.METRICS} for i, n in enumerate(names)}
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"trace": "t.swf", "starts": res["starts"],
+                               "baselines_per_episode": per}))  # fmt: skip
+    js2 = tmp_path / "r2.json"
+    again = ["--shared", str(tmp_path), "--trace", "t.swf", "--batch", "0", "--episodes", "3",
+             "--baselines-from", str(old), "--model", runs[0], "--json", str(js2)]  # fmt: skip
+    assert SW.main(again) == 0
+    res2 = json.loads(js2.read_text())
+    row = res2["models"][runs[0]]
+    wait = np.asarray(row["per_episode"]["avg_wait"])
+    for n in names:
+        want = float(np.mean(wait - np.asarray(per[n]["avg_wait"])))
+        assert row["paired"][n]["avg_wait"][0] == pytest.approx(want)
+    assert res2["baselines"][names[2]]["util"][0] == pytest.approx(3.0)  # mean of 2, 3, 4
+    assert res2["baselines_per_episode"] == per
+    with pytest.raises(SystemExit, match="other episodes"):
+        SW.main([*again[:7], "2", *again[8:]])  # two episodes: other starts
 
 
 def test_size_class_waits_weigh_types_by_their_placements():
