@@ -6,9 +6,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from jaxsched.cli.args import int_arg, nonneg_int, positive_int
+from jaxsched.cli.args import int_arg, nonneg_int, positive_int, session_flags
 
-__all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args"]
+__all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args", "SESSION_FLAGS"]
+
+#: flags of how a run is carried out, kept in DIR/flags.json so that ``--resume`` without them
+#: goes on as the run was started (a resume without ``--keep-checkpoints 0`` would otherwise
+#: delete the kept checkpoints; :func:`jaxsched.cli.args.session_flags`)
+SESSION_FLAGS = {"validate_every": 0, "keep_checkpoints": 1}
 
 HELP = "A2cScheduler: CNN actor-critic (A2C, n-step TD) on the data-centre cluster"
 DESCRIPTION = (
@@ -66,8 +71,9 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
                         "at least as probable as all jobs together, else the most probable "
                         "job)")  # fmt: skip
     p.add_argument("--seed", type=int_arg, default=None, metavar="S")
-    p.add_argument("--validate-every", type=nonneg_int, default=0, metavar="K",
-                   help="evaluate the greedy policy every K epochs, keep best.ckpt (0: never)")  # fmt: skip
+    p.add_argument("--validate-every", type=nonneg_int, default=None, metavar="K",
+                   help="evaluate the greedy policy every K epochs, keep best.ckpt (default 0: "
+                        "never; with --resume: the run's own, see DIR/flags.json)")  # fmt: skip
     p.add_argument("--future", action="store_true", help="DeepRM's future placement")
     p.add_argument("--mask", action="store_true", help="mask slots that cannot be allocated")
     p.add_argument("--no-idle-void", action="store_true",
@@ -75,9 +81,9 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
                         "the paper; a greedy void there repeats for ever once arrivals stop)")  # fmt: skip
     p.add_argument("--normalize-advantages", action="store_true",
                    help="standardise each update's advantages (not in the spec)")  # fmt: skip
-    p.add_argument("--keep-checkpoints", type=nonneg_int, default=1, metavar="K",
+    p.add_argument("--keep-checkpoints", type=nonneg_int, default=None, metavar="K",
                    help="newest epoch checkpoints kept in DIR (default 1; 0 keeps all, to "
-                        "evaluate early epochs later)")  # fmt: skip
+                        "evaluate early epochs later; with --resume: the run's own)")  # fmt: skip
     p.add_argument("--no-progress", action="store_true", help="one log line per epoch")
     p.add_argument("--no-evaluate", action="store_true",
                    help="skip the evaluation against the baselines after training")  # fmt: skip
@@ -118,7 +124,8 @@ def train_from_args(args) -> int:
         kw["seed"] = args.seed
     flags = ("future", "mask", "no_idle_void", "normalize_advantages")
     kw.update({k: True for k in flags if getattr(args, k)})
+    session = session_flags(args, SESSION_FLAGS)
     train(RunConfig(**kw), args.out, epochs=args.epochs, resume=args.resume,
-          validate_every=args.validate_every, progress=not args.no_progress,
-          evaluate=not args.no_evaluate, keep_checkpoints=args.keep_checkpoints)  # fmt: skip
+          validate_every=session["validate_every"], progress=not args.no_progress,
+          evaluate=not args.no_evaluate, keep_checkpoints=session["keep_checkpoints"])  # fmt: skip
     return 0

@@ -47,6 +47,23 @@ def test_train_resume_and_evaluate(run_dir, capsys):
     assert "A2C two-level − SJF" in table
 
 
+def test_resume_keeps_the_runs_checkpoints_and_validation(tmp_path):
+    # a resume without --keep-checkpoints 0 / --validate-every used to delete the kept
+    # checkpoints and stop validating; the run's own settings now come from DIR/flags.json
+    out = tmp_path / "run"
+    first = ["train", "a2c", "--out", str(out), "--no-evaluate", *TINY]
+    assert main([*first, "--epochs", "1", "--keep-checkpoints", "0", "--validate-every", "1"]) == 0
+    assert main(["train", "a2c", "--out", str(out), "--epochs", "3", "--resume", "--no-progress",
+                 "--no-evaluate"]) == 0  # fmt: skip
+    assert sorted(p.name for p in out.glob("checkpoint_*.ckpt")) == [
+        f"checkpoint_0000000{e}.ckpt" for e in (1, 2, 3)
+    ]
+    rows = [json.loads(x) for x in (out / "log.jsonl").read_text().splitlines()]
+    assert [("eval_slowdown" in r) for r in rows] == [True, True, True]
+    flags = json.loads((out / "flags.json").read_text())
+    assert (flags["keep_checkpoints"], flags["validate_every"]) == (0, 1)
+
+
 def test_unfinished_jobs_count_in_slowdown_all(run_dir):
     """A policy that never allocates: no finished job (slowdown NaN), and slowdown_all counts
     every job as started when the episode ended, as the oracle's episode gives it."""
