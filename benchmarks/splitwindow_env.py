@@ -255,10 +255,18 @@ def stored_baselines(path: str, trace: str, starts: list) -> tuple[dict, dict]:
         if missing:
             raise SystemExit(f"--baselines-from {path}: {name} lacks {', '.join(missing)}")
     base = {k: np.asarray([per[n][k] for n in baseline_names()], np.float64) for k in METRICS}
-    table = {n: {k: mean_se(base[k][i]) for k in METRICS} for i, n in enumerate(baseline_names())}
-    for name, row in table.items():
-        print(f"{name:18s} " + "  ".join(f"{k} {v[0]:.4g}±{v[1]:.2g}" for k, v in row.items()))
-    return base, table
+    return base, baseline_table(base)
+
+
+def baseline_table(m: dict) -> dict:
+    """``{heuristic: {metric: [mean, s.e.]}}`` of the heuristics' per-episode values ``m``
+    (``{metric: [H, B]}``, :func:`baseline_names` order), printed one line each."""
+    table = {}
+    for i, name in enumerate(baseline_names()):
+        table[name] = {k: mean_se(m[k][i]) for k in METRICS}
+        row = "  ".join(f"{k} {v[0]:.4g}±{v[1]:.2g}" for k, v in table[name].items())
+        print(f"{name:18s} {row}")
+    return table
 
 
 def main(argv=None) -> int:
@@ -317,26 +325,18 @@ def main(argv=None) -> int:
     base = None
     if a.baselines_from and a.episodes:
         base, res["baselines"] = stored_baselines(a.baselines_from, a.trace, res["starts"])
+        print(f"baselines: from {a.baselines_from}")
+    elif a.episodes and not a.skip_baselines:
+        t0 = time.perf_counter()
+        base = run_baselines(env, starts)
+        res["baselines_s"] = round(time.perf_counter() - t0, 1)
+        res["baselines"] = table = baseline_table(base)
+        print(f"baselines: {a.episodes} episodes x {len(table)} in {res['baselines_s']} s")
+    if base is not None:
         res["baselines_per_episode"] = {
             name: {k: [float(x) for x in base[k][i]] for k in METRICS}
             for i, name in enumerate(baseline_names())
         }
-        print(f"baselines: from {a.baselines_from}")
-    elif a.episodes and not a.skip_baselines:
-        t0 = time.perf_counter()
-        m = base = run_baselines(env, starts)
-        res["baselines_s"] = round(time.perf_counter() - t0, 1)
-        table = {}
-        for i, name in enumerate(baseline_names()):
-            table[name] = {k: mean_se(m[k][i]) for k in METRICS}
-            row = "  ".join(f"{k} {v[0]:.4g}±{v[1]:.2g}" for k, v in table[name].items())
-            print(f"{name:18s} {row}")
-        res["baselines"] = table
-        res["baselines_per_episode"] = {
-            name: {k: [float(x) for x in m[k][i]] for k in METRICS}
-            for i, name in enumerate(baseline_names())
-        }
-        print(f"baselines: {a.episodes} episodes x {len(table)} in {res['baselines_s']} s")
     for path in a.model if a.episodes else []:
         res.setdefault("models", {})[path] = _model_row(jobs, path, starts, base)
     for where in a.rlscheduler if a.episodes else []:

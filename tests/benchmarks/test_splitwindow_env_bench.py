@@ -127,3 +127,26 @@ def test_shipped_rlscheduler_policy_and_inspector_as_baselines(tmp_path, capsys)
         off["inspected"]["wait"][0] - off["base"]["wait"][0]
     )
     assert 0 <= off["rejection_ratio"] <= 1
+
+
+def test_heuristics_run_then_read_back_with_baselines_from(tmp_path):
+    (tmp_path / "traces").mkdir()
+    _trace(tmp_path / "traces" / "t.swf")
+    SW = load_benchmark("splitwindow_env")
+    common = ["--shared", str(tmp_path), "--trace", "t.swf", "--batch", "0", "--episodes", "1"]
+    assert SW.main([*common, "--json", str(tmp_path / "a.json")]) == 0
+    a = json.loads((tmp_path / "a.json").read_text())
+    assert len(a["baselines"]) == 12 and a["starts"] == [int(x) for x in a["starts"]]
+    back = [
+        *common,
+        "--baselines-from",
+        str(tmp_path / "a.json"),
+        "--json",
+        str(tmp_path / "b.json"),
+    ]
+    assert SW.main(back) == 0
+    b = json.loads((tmp_path / "b.json").read_text())
+    assert (
+        b["baselines"] == a["baselines"]
+        and b["baselines_per_episode"] == a["baselines_per_episode"]
+    )
