@@ -136,7 +136,7 @@ def test_heuristics_run_then_read_back_with_baselines_from(tmp_path):
     common = ["--shared", str(tmp_path), "--trace", "t.swf", "--batch", "0", "--episodes", "1"]
     assert SW.main([*common, "--json", str(tmp_path / "a.json")]) == 0
     a = json.loads((tmp_path / "a.json").read_text())
-    assert len(a["baselines"]) == 12 and a["starts"] == [int(x) for x in a["starts"]]
+    assert len(a["baselines"]) == 12 and len(a["starts"]) == 1
     back = [
         *common,
         "--baselines-from",
