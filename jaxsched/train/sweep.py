@@ -28,7 +28,7 @@ import jax.numpy as jnp
 
 from jaxsched.errors import ConfigError
 from jaxsched.train.checkpoint import save_checkpoint
-from jaxsched.train.loop import LOG_FILE, EpochSpec, open_run
+from jaxsched.train.loop import LOG_FILE, EpochSpec, open_run, start_or_resume
 
 __all__ = [
     "SEED_AXIS",
@@ -38,6 +38,7 @@ __all__ = [
     "sweep_dirs",
     "parse_seeds",
     "seed_run_configs",
+    "start_or_resume_seeds",
     "common_epoch",
     "run_sweep_epochs",
     "make_sweep_update",
@@ -107,8 +108,12 @@ def parse_seeds(text: str) -> list[int]:
 
 
 def sweep_dirs(out, seeds: Sequence[int]) -> list[Path]:
-    """The run directory of each seed of a sweep in ``out``: ``out/seed-<s>``."""
-    return [Path(out) / f"seed-{int(s)}" for s in seeds]
+    """The run directory of each seed of a sweep in ``out``: ``out/seed-<s>`` (ConfigError
+    unless the seeds are distinct and there is at least one)."""
+    seeds = [int(s) for s in seeds]
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ConfigError(f"--seeds: expected distinct seeds, got {seeds}")
+    return [Path(out) / f"seed-{s}" for s in seeds]
 
 
 def seed_run_configs(
@@ -130,6 +135,32 @@ def seed_run_configs(
                 f"a sweep trains one configuration"
             )
     return rcs
+
+
+def start_or_resume_seeds(
+    outs: Sequence[Path],
+    rcs: Sequence,
+    trainer,
+    *,
+    resume: bool,
+    run_json: Callable,
+    fresh: Callable | None = None,
+    log: Callable[[str], None] = print,
+) -> tuple[list, list, int]:
+    """:func:`jaxsched.train.loop.start_or_resume` for every seed of a sweep: seed ``i``
+    starts from ``trainer.init(PRNGKey(rcs[i].seed))`` (or ``fresh(rcs[i])``'s start, as that
+    function's ``fresh``) with ``run.json`` = ``run_json(rcs[i])``. Returns the states, the
+    histories and the epoch they all are at (:func:`common_epoch`)."""
+    states, histories, done = [], [], []
+    for o, r in zip(outs, rcs, strict=True):
+        st, h, d = start_or_resume(
+            o, trainer.init(jax.random.PRNGKey(r.seed)), trainer, resume=resume,
+            run_json=run_json(r), fresh=None if fresh is None else fresh(r), log=log,
+        )  # fmt: skip
+        states.append(st)
+        histories.append(h)
+        done.append(d)
+    return states, histories, common_epoch(outs, done)
 
 
 def common_epoch(outs: Sequence[Path], done: Sequence[int]) -> int:

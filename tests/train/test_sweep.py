@@ -63,6 +63,9 @@ def test_run_sweep_epochs_dirs_rows_checkpoints_and_resume(tmp_path):
     tr = ScaleTrainer()
     outs = sweep_dirs(tmp_path, [0, 7])
     assert [o.name for o in outs] == ["seed-0", "seed-7"]
+    for bad in ([], [3, 3]):
+        with pytest.raises(ConfigError, match="distinct seeds"):
+            sweep_dirs(tmp_path, bad)
     spec = EpochSpec(
         trainer_at=lambda e: tr,
         row=lambda e, m, t: {"x": float(m["x"]), "n": int(len(m["episode_info_v"]))},

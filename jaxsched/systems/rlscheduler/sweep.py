@@ -17,9 +17,6 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import jax
-
-from jaxsched.errors import ConfigError
 from jaxsched.systems.rlscheduler.config import RunConfig
 from jaxsched.systems.rlscheduler.run import (
     FILTER_FILE,
@@ -30,13 +27,12 @@ from jaxsched.systems.rlscheduler.run import (
     check_settings,
     check_validate,
 )
-from jaxsched.train.loop import start_or_resume
 from jaxsched.train.sweep import (
     SEED_AXIS,
-    common_epoch,
     run_sweep_epochs,
     seed_run_configs,
     stack_trees,
+    start_or_resume_seeds,
     sweep_dirs,
 )
 from jaxsched.workload import read_swf
@@ -82,9 +78,6 @@ def train_sweep(
     :func:`jaxsched.systems.rlscheduler.run.train`; the other arguments are that function's.
     Returns ``{"epochs", "histories" (one list per seed), "runs" (RunConfig per seed),
     "dirs"}``."""
-    seeds = [int(s) for s in seeds]
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ConfigError(f"--seeds: expected distinct seeds, got {seeds}")
     outs = sweep_dirs(out, seeds)
     rcs = seed_run_configs(outs, rc, seeds, resume=resume, from_dict=RunConfig.from_dict)
     check_settings(rcs[0], epochs)
@@ -93,17 +86,10 @@ def train_sweep(
     trainers = _Trainers(jobs, rcs[0], outs[0], resume, log, seed_axis=SEED_AXIS)
     _share_filter(outs)
     t0 = time.perf_counter()
-    states, histories, done = [], [], []
-    for o, r in zip(outs, rcs):
-        st = trainers.phase1.init(jax.random.PRNGKey(r.seed))
-        st, h, d = start_or_resume(
-            o, st, trainers.phase1, resume=resume, run_json=r.to_run_json(),
-            fresh=_init_from(r, log), log=log,
-        )  # fmt: skip
-        states.append(st)
-        histories.append(h)
-        done.append(d)
-    done_epochs = common_epoch(outs, done)
+    states, histories, done_epochs = start_or_resume_seeds(
+        outs, rcs, trainers.phase1, resume=resume, run_json=lambda r: r.to_run_json(),
+        fresh=lambda r: _init_from(r, log), log=log,
+    )  # fmt: skip
     result = {"epochs": epochs, "histories": histories, "runs": rcs, "dirs": outs}
     if done_epochs >= epochs:
         log(f"{out}: already trained for {done_epochs} epochs (asked for {epochs})")

@@ -12,9 +12,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import jax
-
-from jaxsched.errors import ConfigError
 from jaxsched.systems.splitwindow.run import (
     RunConfig,
     epoch_spec,
@@ -22,12 +19,11 @@ from jaxsched.systems.splitwindow.run import (
     make_trainer,
     new_run_config,
 )
-from jaxsched.train.loop import start_or_resume
 from jaxsched.train.sweep import (
-    common_epoch,
     run_sweep_epochs,
     seed_run_configs,
     stack_trees,
+    start_or_resume_seeds,
     sweep_dirs,
 )
 from jaxsched.workload import read_swf
@@ -41,9 +37,6 @@ def train_sweep(trace, out, seeds: Sequence[int], *, head: int, tail: int, epoch
     """Train (or resume) ``seeds`` (distinct ints) of one window in ``out/seed-<s>``; the other
     arguments as :func:`jaxsched.systems.splitwindow.run.train`. Returns the seeds' run
     directories."""
-    seeds = [int(s) for s in seeds]
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ConfigError(f"--seeds: expected distinct seeds, got {seeds}")
     t0 = time.perf_counter()
     outs = sweep_dirs(out, seeds)
     base = new_run_config(trace, head, tail, settings)
@@ -51,16 +44,9 @@ def train_sweep(trace, out, seeds: Sequence[int], *, head: int, tail: int, epoch
     jobs = read_swf(rcs[0].trace).jobs("rlscheduler")
     env = make_env(jobs, rcs[0])
     trainer, actor = make_trainer(env, rcs[0])
-    states, histories, done = [], [], []
-    for o, r in zip(outs, rcs, strict=True):
-        st, h, d = start_or_resume(
-            o, trainer.init(jax.random.PRNGKey(r.seed)), trainer, resume=resume,
-            run_json=r.to_dict(), log=log,
-        )  # fmt: skip
-        states.append(st)
-        histories.append(h)
-        done.append(d)
-    done_epochs = common_epoch(outs, done)
+    states, histories, done_epochs = start_or_resume_seeds(
+        outs, rcs, trainer, resume=resume, run_json=lambda r: r.to_dict(), log=log
+    )
     if done_epochs >= epochs:
         log(f"{out}: already trained for {done_epochs} epochs (asked for {epochs})")
         return outs
