@@ -657,3 +657,16 @@ def test_train_speed_compares_step_counts(capsys):
     assert "1 + 1 against 2 + 2 steps: epoch time x" in text
     with pytest.raises(SystemExit, match="as many"):  # 2 settings, 1 value count
         TS.main(base + ["--pi-iters", "2,1", "--v-iters", "2"])
+
+
+def test_bf_drain_count_rows_are_consistent(capsys):
+    BD = load_benchmark("bf_drain_count")
+    from jaxsched.workload import read_swf
+
+    jobs = read_swf(BD.DEFAULT_TRACE).jobs("rlscheduler")
+    decisions, rows = BD.count(jobs, 3, 64, seed=1)
+    assert 0 < len(rows) < decisions
+    events, productive, starts = rows.T
+    assert (events >= 1).all() and (productive <= events).all() and (productive <= starts).all()
+    assert BD.main(["--sequences", "3", "--length", "64", "--seed", "1"]) == 0
+    assert f"{decisions} decisions, {len(rows)} commits" in capsys.readouterr().out
