@@ -76,6 +76,10 @@ def _row(epoch, m, trainer) -> dict:
 
 def _message(row) -> str:
     msg = f"reward {row['reward']:+.4f} decisions {row['decisions']:.0f}"
+    if row.get("dropped", 0) and not row.get("trajectories", 0):
+        msg += f" (all {row['dropped']} trajectories hit the step cap: nothing learned)"
+    elif row.get("dropped", 0):
+        msg += f" ({row['dropped']} trajectories dropped at the step cap)"
     if "val_base" in row:
         msg += (
             f" | val base {row['val_base']:.3f} insp {row['val_inspected']:.3f} "

@@ -105,3 +105,16 @@ def test_shipped_model_loads():
     system, model = systems.load_model(REPO / "jaxsched" / "models" / "si-lublin1-sjf")
     assert system.name == "schedinspector" and model.epoch == 80
     assert model.run.base == "sjf" and model.run.trace == "traces/lublin-1.swf"
+
+
+def test_epoch_line_says_when_trajectories_hit_the_step_cap():
+    """An epoch whose trajectories all hit the step cap learns nothing (the reference would
+    keep sampling); the log line says so instead of a silent 'reward +0.0000'."""
+    from jaxsched.systems.schedinspector.run import _message
+
+    row = {"reward": 0.0, "decisions": 0.0, "trajectories": 0, "dropped": 100}
+    assert "all 100 trajectories hit the step cap: nothing learned" in _message(row)
+    row = {"reward": 0.5, "decisions": 300.0, "trajectories": 97, "dropped": 3}
+    assert "(3 trajectories dropped at the step cap)" in _message(row)
+    row = {"reward": 0.5, "decisions": 300.0, "trajectories": 100, "dropped": 0}
+    assert "dropped" not in _message(row) and "cap" not in _message(row)
