@@ -132,6 +132,8 @@ class _Config:
     mode: str
     reward: str
     max_rejections_mask: bool
+    step_cap: int
+    cap_reward: float
     n_trace: int
     sample_ok: bool
     queue_cap: int
@@ -166,6 +168,10 @@ class SchedInspectorEnv(Environment):
       mode: ``"compat"`` or ``"paper"``. reward: one of :data:`REWARDS` (default: ``ratio``
         in compat, ``percentage`` in paper mode).
       max_rejections_mask: forbid rejecting a job rejected 72 times (evaluation, spec §3.5).
+      step_cap, cap_reward: with ``step_cap > 0`` an episode still running after ``step_cap``
+        decisions ends there (``terminated``) with reward ``cap_reward``, so that a trainer
+        learns from it. Default 0: no cap here; the reference's trainer drops such
+        trajectories instead (spec §6), which is what the rollout does with them.
       job_slice: training starts come from the first ``job_slice`` jobs (0 = all; spec §3.1's
         ``batch_job_slice``, 10000 in the reference).
       swf_wait: int ``[n_jobs]`` SWF wait field (needed by the multifactor base only).
@@ -183,8 +189,11 @@ class SchedInspectorEnv(Environment):
         max_rejections_mask: bool = True,
         job_slice: int = 10000,
         swf_wait=None,
+        step_cap: int = 0,
+        cap_reward: float = -1.0,
     ):
         length = as_int(length, "length", 1)
+        step_cap = as_int(step_cap, "step_cap", 0)
         job_slice = as_int(job_slice, "job_slice", 0)
         code = base_code(base)
         bcode = E.backfill_code(backfill)
@@ -211,6 +220,8 @@ class SchedInspectorEnv(Environment):
             mode=mode,
             reward=reward,
             max_rejections_mask=bool(max_rejections_mask),
+            step_cap=step_cap,
+            cap_reward=float(cap_reward),
             n_trace=m,
             sample_ok=u - length - 1 > length,
             queue_cap=length,
@@ -398,7 +409,9 @@ class SchedInspectorEnv(Environment):
     def transition(self, state: InspectorState, action):
         """Accept (0) or reject (1) the proposed job: ``(state, reward, terminated,
         truncated, extras)``. A reject on a job whose reject is masked is an accept; any
-        action other than 1 is an accept. A finished state is returned unchanged."""
+        action other than 1 is an accept. A finished state is returned unchanged. With a
+        ``step_cap``, the decision that reaches it on an unfinished episode terminates the
+        episode with reward ``cap_reward``."""
         seq = self._sequence(state.start)
         slot = self.proposed_slot(state)
         j = jnp.maximum(state.sim.queue_job[slot], 0)
@@ -416,8 +429,14 @@ class SchedInspectorEnv(Environment):
         ended = sim.done & ~was_done
         vals = sparse_cond(ended, _final_values, _zero_values, self, new)
         value, base = vals[0][self.metric], vals[1][self.metric]
-        reward = jnp.where(ended, self._reward(base, value), 0.0).astype(jnp.float32)
-        return new, reward, sim.done, jnp.zeros((), bool), self._extras(new, value, base)
+        reward = jnp.where(ended, self._reward(base, value), 0.0)
+        terminated = sim.done
+        if self._config.step_cap:
+            capped = ~sim.done & ~was_done & (new.decisions >= self._config.step_cap)
+            reward = jnp.where(capped, self._config.cap_reward, reward)
+            terminated = terminated | capped
+        reward = reward.astype(jnp.float32)
+        return new, reward, terminated, jnp.zeros((), bool), self._extras(new, value, base)
 
     def _reward(self, b, i):
         """The terminal reward from the base's value ``b`` and the inspected ``i`` (§3.6)."""

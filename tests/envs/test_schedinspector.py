@@ -213,6 +213,31 @@ def test_reject_mask_after_72(hand_env):
     assert not bool(jax.jit(env.observe)(s).mask[1]) and bool(jax.jit(free.observe)(s).mask[1])
 
 
+def test_step_cap_ends_an_episode_with_its_reward(hand_env):
+    """With a step cap (the trainer's --cap-reward), the decision that reaches it ends an
+    unfinished episode with the cap reward; an episode that finishes on that very decision
+    keeps its own reward; auto-reset then starts a fresh episode."""
+    from jaxsched.envs import AutoResetWrapper
+
+    capped = hand_env.with_options(step_cap=5, cap_reward=-0.75, max_rejections_mask=False)
+    state, ts = jit_reset_at(capped, 0)
+    for i in range(1, 6):
+        state, ts = jit_step(capped, state, jnp.int32(1))
+        assert bool(ts.last()) == (i == 5) and not bool(state.sim.done), i
+        assert float(ts.reward) == (-0.75 if i == 5 else 0.0), i
+    wrapped = AutoResetWrapper(capped)
+    state, _ = jit_reset_at(capped, 0)
+    for _ in range(5):
+        state, ts = jax.jit(wrapped.step)(state, jnp.int32(1))
+    assert bool(ts.last()) and int(state.decisions) == 0 and int(state.rejections) == 0
+    # the hand case's 13 decisions with the cap at 13: it finishes there, with its own reward
+    same = hand_env.with_options(step_cap=13, cap_reward=-0.75)
+    state, _ = jit_reset_at(same, 0)
+    for a in ACTIONS:
+        state, ts = jit_step(same, state, jnp.int32(a))
+    assert bool(state.sim.done) and float(ts.reward) == pytest.approx((1.275 - 6.475) / 6.475)
+
+
 def test_contract(hand_env):
     out = check_env_contract(hand_env, starts=[0, 3, 7], batch=3, num_steps=12)
     assert out["episodes_ended"] >= 1

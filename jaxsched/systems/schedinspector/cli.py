@@ -40,6 +40,14 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         help="decisions per trajectory before it is dropped (default 10 x L)",
     )
     p.add_argument(
+        "--cap-reward",
+        type=float,
+        default=None,
+        metavar="R",
+        help="end a trajectory that reaches --max-steps decisions with reward R and train on "
+        "it (default: drop it, as the reference does; -1 is the worst reward of a finished one)",
+    )
+    p.add_argument(
         "--slice",
         type=nonneg_int,
         default=10000,
@@ -100,6 +108,7 @@ def train_from_args(args: argparse.Namespace) -> int:
         seed=args.seed,
         num_envs=args.trajectories,
         max_steps=args.max_steps or 10 * args.length,
+        cap_reward=args.cap_reward,
         pi_lr=args.pi_lr,
         vf_lr=args.vf_lr,
         train_pi_iters=args.pi_iters,

@@ -17,7 +17,8 @@ SYSTEM_NAME = "schedinspector"
 class RunConfig:
     """What a run trains (spec §6 defaults): base scheduler, metric, backfilling, mode, the
     training sequences (``length`` jobs from the first ``job_slice`` jobs), PPO (``num_envs``
-    trajectories per epoch, ``max_steps`` decisions per trajectory: longer ones are dropped),
+    trajectories per epoch, ``max_steps`` decisions per trajectory: longer ones are dropped,
+    or with ``cap_reward`` ended there with that reward and trained on),
     validation (``validate`` held-out sequences of ``eval_length`` jobs every
     ``validate_every`` epochs, starts drawn with ``validate_seed``; with ``max_util_loss`` an
     epoch whose validation utilisation is more than that many percentage points below the
@@ -33,6 +34,7 @@ class RunConfig:
     seed: int = 0
     num_envs: int = 100
     max_steps: int = 1280
+    cap_reward: float | None = None
     gamma: float = 1.0
     gae_lambda: float = 0.97
     clip_ratio: float = 0.2
@@ -68,9 +70,12 @@ def load_jobs(trace_path: str, mode: str):
 
 
 def make_env(rc: RunConfig, jobs, wait, *, length: int | None = None, evaluation: bool = False):
-    """The training environment (no rejection mask, spec §3.5) or, with ``evaluation``, the
-    evaluation one (mask on, every start allowed)."""
+    """The training environment (no rejection mask, spec §3.5; with ``rc.cap_reward`` a
+    trajectory reaching ``rc.max_steps`` decisions ends there with that reward) or, with
+    ``evaluation``, the evaluation one (mask on, every start allowed, no cap)."""
     from jaxsched.envs.schedinspector import SchedInspectorEnv
+
+    capped = rc.cap_reward is not None and not evaluation
 
     return SchedInspectorEnv(
         jobs,
@@ -82,6 +87,8 @@ def make_env(rc: RunConfig, jobs, wait, *, length: int | None = None, evaluation
         max_rejections_mask=evaluation,
         job_slice=0 if evaluation else rc.job_slice,
         swf_wait=wait,
+        step_cap=rc.max_steps if capped else 0,
+        cap_reward=rc.cap_reward if capped else -1.0,
     )
 
 

@@ -118,3 +118,26 @@ def test_epoch_line_says_when_trajectories_hit_the_step_cap():
     assert "(3 trajectories dropped at the step cap)" in _message(row)
     row = {"reward": 0.5, "decisions": 300.0, "trajectories": 100, "dropped": 0}
     assert "dropped" not in _message(row) and "cap" not in _message(row)
+
+
+def test_cap_reward_trains_on_capped_trajectories(tmp_path):
+    """--cap-reward: trajectories reaching --max-steps end there with that reward and are
+    trained on (none dropped); the default drops them (the reference). A max-steps of 2 on
+    8-job sequences caps every trajectory."""
+    trace = schedinspector_tiny(tmp_path / "tiny.swf")
+    common = [
+        "train", "schedinspector", str(trace), "--length", "8", "--trajectories", "4",
+        "--max-steps", "2", "--pi-iters", "1", "--v-iters", "1", "--epochs", "1",
+        "--no-progress",
+    ]  # fmt: skip
+    logs = {}
+    for name, extra in (("drop", []), ("cap", ["--cap-reward", "-1"])):
+        out = tmp_path / name
+        assert jaxsched_main(common + ["--out", str(out)] + extra) == 0
+        logs[name] = json.loads((out / "log.jsonl").read_text().splitlines()[0])
+        logs[name]["run"] = json.loads((out / "run.json").read_text())
+    assert logs["drop"]["dropped"] == 4 and logs["drop"]["trajectories"] == 0
+    assert logs["drop"]["run"]["cap_reward"] is None
+    assert logs["cap"]["dropped"] == 0 and logs["cap"]["trajectories"] == 4
+    assert logs["cap"]["reward"] == -1.0 and logs["cap"]["decisions"] == 2.0
+    assert logs["cap"]["run"]["cap_reward"] == -1.0
