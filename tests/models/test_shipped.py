@@ -140,3 +140,26 @@ def test_split_window_model_is_the_actor_alone():
     kernel = model.params["params"]["_MLP_0"]["Dense_0"]["kernel"]
     assert kernel.shape == (256 + 3 * 20, 1024)
     assert model.path.stat().st_size < 5_000_000
+
+
+def test_capped_lublin_inspector_reaches_table_4_by_starving():
+    """si-lublin1-sjf-cap (its README): trained with --cap-reward -1; on the paper's first
+    four test sequences it beats SJF's bsld by far while the utilisation collapses."""
+    import numpy as np
+
+    from jaxsched.systems.schedinspector.config import load_jobs
+    from jaxsched.systems.schedinspector.evaluate import compare, test_starts
+
+    run = json.loads((models.path("si-lublin1-sjf-cap") / "run.json").read_text())
+    assert run["cap_reward"] == -1.0 and run["max_steps"] == 1280 and run["base"] == "sjf"
+    system, model = systems.load_model("si-lublin1-sjf-cap")
+    assert system.name == "schedinspector" and model.epoch == 55
+    trace = models.ROOT.parents[1] / "traces" / "lublin-1.swf"
+    if not trace.is_file():
+        pytest.skip("traces/lublin-1.swf is in the checkout only")
+    jobs, _ = load_jobs(str(trace), "compat")
+    res = compare(model, test_starts(jobs.n_jobs, 256, 4, 1), 256, trace=str(trace))
+    base, ins = res["base"], res["inspected"]
+    assert np.mean(ins["bsld"]) < 0.3 * np.mean(base["bsld"])
+    assert np.mean(ins["util"]) < np.mean(base["util"]) - 0.2
+    assert np.mean(ins["wait"]) > 2 * np.mean(base["wait"])
