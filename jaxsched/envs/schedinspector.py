@@ -134,6 +134,7 @@ class _Config:
     max_rejections_mask: bool
     step_cap: int
     cap_reward: float
+    util_weight: float
     n_trace: int
     sample_ok: bool
     queue_cap: int
@@ -172,6 +173,9 @@ class SchedInspectorEnv(Environment):
         decisions ends there (``terminated``) with reward ``cap_reward``, so that a trainer
         learns from it. Default 0: no cap here; the reference's trainer drops such
         trajectories instead (spec §6), which is what the rollout does with them.
+      util_weight: W, not in the paper: the terminal reward adds ``W * (u_I - u_B) / u_B``,
+        the relative change of the utilisation (spec §8.3) against the base's, so that a
+        trainer pays for holding the machine idle. Default 0.
       job_slice: training starts come from the first ``job_slice`` jobs (0 = all; spec §3.1's
         ``batch_job_slice``, 10000 in the reference).
       swf_wait: int ``[n_jobs]`` SWF wait field (needed by the multifactor base only).
@@ -191,6 +195,7 @@ class SchedInspectorEnv(Environment):
         swf_wait=None,
         step_cap: int = 0,
         cap_reward: float = -1.0,
+        util_weight: float = 0.0,
     ):
         length = as_int(length, "length", 1)
         step_cap = as_int(step_cap, "step_cap", 0)
@@ -222,6 +227,7 @@ class SchedInspectorEnv(Environment):
             max_rejections_mask=bool(max_rejections_mask),
             step_cap=step_cap,
             cap_reward=float(cap_reward),
+            util_weight=float(util_weight),
             n_trace=m,
             sample_ok=u - length - 1 > length,
             queue_cap=length,
@@ -429,7 +435,11 @@ class SchedInspectorEnv(Environment):
         ended = sim.done & ~was_done
         vals = sparse_cond(ended, _final_values, _zero_values, self, new)
         value, base = vals[0][self.metric], vals[1][self.metric]
-        reward = jnp.where(ended, self._reward(base, value), 0.0)
+        r = self._reward(base, value)
+        if self._config.util_weight:
+            ui, ub = vals[0]["util"], vals[1]["util"]
+            r = r + self._config.util_weight * (ui - ub) / jnp.maximum(ub, 1e-12)
+        reward = jnp.where(ended, r, 0.0)
         terminated = sim.done
         if self._config.step_cap:
             capped = ~sim.done & ~was_done & (new.decisions >= self._config.step_cap)

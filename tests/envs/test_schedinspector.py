@@ -238,6 +238,20 @@ def test_step_cap_ends_an_episode_with_its_reward(hand_env):
     assert bool(state.sim.done) and float(ts.reward) == pytest.approx((1.275 - 6.475) / 6.475)
 
 
+def test_util_weight_adds_the_relative_utilisation_change(hand_env):
+    """The hand case with util_weight 2: the final reward is the ratio reward plus
+    2 * (u_I - u_B) / u_B, with u_I = the hand-computed utilisation of the inspected run."""
+    env = hand_env.with_options(util_weight=2.0)
+    state, _ = jit_reset_at(env, 0)
+    for a in ACTIONS:
+        state, ts = jit_step(env, state, jnp.int32(a))
+    u_i = (1000 * 3 + 1000 * 2 + 10 * 1 + 50 * 4) / (3050 * 4)
+    u_b = float(jit_final(env, state)[1]["util"])
+    assert u_b != u_i
+    want = (1.275 - 6.475) / 6.475 + 2.0 * (u_i - u_b) / u_b
+    assert float(ts.reward) == pytest.approx(want, rel=1e-6)
+
+
 def test_contract(hand_env):
     out = check_env_contract(hand_env, starts=[0, 3, 7], batch=3, num_steps=12)
     assert out["episodes_ended"] >= 1

@@ -48,6 +48,14 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         "it (default: drop it, as the reference does; -1 is the worst reward of a finished one)",
     )
     p.add_argument(
+        "--util-weight",
+        type=float,
+        default=0.0,
+        metavar="W",
+        help="add W x the relative change of utilisation against the base's to the training "
+        "reward (not in the paper; default 0)",
+    )
+    p.add_argument(
         "--slice",
         type=nonneg_int,
         default=10000,
@@ -109,6 +117,7 @@ def train_from_args(args: argparse.Namespace) -> int:
         num_envs=args.trajectories,
         max_steps=args.max_steps or 10 * args.length,
         cap_reward=args.cap_reward,
+        util_weight=args.util_weight,
         pi_lr=args.pi_lr,
         vf_lr=args.vf_lr,
         train_pi_iters=args.pi_iters,

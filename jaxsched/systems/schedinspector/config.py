@@ -18,7 +18,8 @@ class RunConfig:
     """What a run trains (spec §6 defaults): base scheduler, metric, backfilling, mode, the
     training sequences (``length`` jobs from the first ``job_slice`` jobs), PPO (``num_envs``
     trajectories per epoch, ``max_steps`` decisions per trajectory: longer ones are dropped,
-    or with ``cap_reward`` ended there with that reward and trained on),
+    or with ``cap_reward`` ended there with that reward and trained on; ``util_weight`` adds
+    the relative utilisation change to the training reward),
     validation (``validate`` held-out sequences of ``eval_length`` jobs every
     ``validate_every`` epochs, starts drawn with ``validate_seed``; with ``max_util_loss`` an
     epoch whose validation utilisation is more than that many percentage points below the
@@ -35,6 +36,7 @@ class RunConfig:
     num_envs: int = 100
     max_steps: int = 1280
     cap_reward: float | None = None
+    util_weight: float = 0.0
     gamma: float = 1.0
     gae_lambda: float = 0.97
     clip_ratio: float = 0.2
@@ -89,6 +91,7 @@ def make_env(rc: RunConfig, jobs, wait, *, length: int | None = None, evaluation
         swf_wait=wait,
         step_cap=rc.max_steps if capped else 0,
         cap_reward=rc.cap_reward if capped else -1.0,
+        util_weight=0.0 if evaluation else rc.util_weight,
     )
 
 

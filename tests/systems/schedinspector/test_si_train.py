@@ -123,7 +123,8 @@ def test_epoch_line_says_when_trajectories_hit_the_step_cap():
 def test_cap_reward_trains_on_capped_trajectories(tmp_path):
     """--cap-reward: trajectories reaching --max-steps end there with that reward and are
     trained on (none dropped); the default drops them (the reference). A max-steps of 2 on
-    8-job sequences caps every trajectory."""
+    8-job sequences caps every trajectory (a capped one gets the cap reward alone, whatever
+    --util-weight, which run.json records)."""
     trace = schedinspector_tiny(tmp_path / "tiny.swf")
     common = [
         "train", "schedinspector", str(trace), "--length", "8", "--trajectories", "4",
@@ -131,7 +132,7 @@ def test_cap_reward_trains_on_capped_trajectories(tmp_path):
         "--no-progress",
     ]  # fmt: skip
     logs = {}
-    for name, extra in (("drop", []), ("cap", ["--cap-reward", "-1"])):
+    for name, extra in (("drop", []), ("cap", ["--cap-reward", "-1", "--util-weight", "0.5"])):
         out = tmp_path / name
         assert jaxsched_main(common + ["--out", str(out)] + extra) == 0
         logs[name] = json.loads((out / "log.jsonl").read_text().splitlines()[0])
@@ -141,3 +142,4 @@ def test_cap_reward_trains_on_capped_trajectories(tmp_path):
     assert logs["cap"]["dropped"] == 0 and logs["cap"]["trajectories"] == 4
     assert logs["cap"]["reward"] == -1.0 and logs["cap"]["decisions"] == 2.0
     assert logs["cap"]["run"]["cap_reward"] == -1.0
+    assert logs["drop"]["run"]["util_weight"] == 0.0 and logs["cap"]["run"]["util_weight"] == 0.5
