@@ -4,6 +4,7 @@ the subcommand registry, the one-line usage error, and argparse types."""
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 
 __all__ = [
@@ -77,6 +78,17 @@ def int_arg(text: str) -> int:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def finite_float(text: str) -> float:
+    """argparse type: a finite number (one-line error otherwise)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return v
 
 
 def csv_list(text: str) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from jaxsched.cli.args import int_arg, nonneg_int, positive_int, session_flags
+from jaxsched.cli.args import finite_float, int_arg, nonneg_int, positive_int, session_flags
 
 __all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args", "evaluate_main"]
 
@@ -41,7 +41,7 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--cap-reward",
-        type=float,
+        type=finite_float,
         default=None,
         metavar="R",
         help="end a trajectory that reaches --max-steps decisions with reward R and train on "
@@ -49,7 +49,7 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--util-weight",
-        type=float,
+        type=finite_float,
         default=0.0,
         metavar="W",
         help="add W x the relative change of utilisation against the base's to the training "

@@ -73,8 +73,9 @@ def load_jobs(trace_path: str, mode: str):
 
 def make_env(rc: RunConfig, jobs, wait, *, length: int | None = None, evaluation: bool = False):
     """The training environment (no rejection mask, spec §3.5; with ``rc.cap_reward`` a
-    trajectory reaching ``rc.max_steps`` decisions ends there with that reward) or, with
-    ``evaluation``, the evaluation one (mask on, every start allowed, no cap)."""
+    trajectory reaching ``rc.max_steps`` decisions ends there with that reward; the reward
+    includes ``rc.util_weight``'s term) or, with ``evaluation``, the evaluation one (mask on,
+    every start allowed, no cap, no utilisation term)."""
     from jaxsched.envs.schedinspector import SchedInspectorEnv
 
     capped = rc.cap_reward is not None and not evaluation

@@ -143,3 +143,12 @@ def test_cap_reward_trains_on_capped_trajectories(tmp_path):
     assert logs["cap"]["reward"] == -1.0 and logs["cap"]["decisions"] == 2.0
     assert logs["cap"]["run"]["cap_reward"] == -1.0
     assert logs["drop"]["run"]["util_weight"] == 0.0 and logs["cap"]["run"]["util_weight"] == 0.5
+
+
+@pytest.mark.parametrize("flag,value", [("--util-weight", "nan"), ("--cap-reward", "inf")])
+def test_non_finite_reward_options_are_refused(tmp_path, capsys, flag, value):
+    args = ["train", "schedinspector", str(tmp_path / "x.swf"), "--epochs", "1"]
+    assert jaxsched_main(args + ["--out", str(tmp_path / "r"), flag, value]) == 2
+    err = capsys.readouterr().err
+    assert f"argument {flag}: expected a finite number, got '{value}'" in err
+    assert not (tmp_path / "r").exists()
