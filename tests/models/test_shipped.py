@@ -163,3 +163,10 @@ def test_capped_lublin_inspector_reaches_table_4_by_starving():
     assert np.mean(ins["bsld"]) < 0.3 * np.mean(base["bsld"])
     assert np.mean(ins["util"]) < np.mean(base["util"]) - 0.2
     assert np.mean(ins["wait"]) > 2 * np.mean(base["wait"])
+
+
+def test_utilisation_weighted_lublin_inspector_records_its_options():
+    run = json.loads((models.path("si-lublin1-sjf-uw") / "run.json").read_text())
+    assert (run["util_weight"], run["cap_reward"], run["seed"]) == (0.5, -1.0, 0)
+    system, model = systems.load_model("si-lublin1-sjf-uw")
+    assert system.name == "schedinspector" and model.epoch == 15
