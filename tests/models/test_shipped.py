@@ -165,8 +165,18 @@ def test_capped_lublin_inspector_reaches_table_4_by_starving():
     assert np.mean(ins["wait"]) > 2 * np.mean(base["wait"])
 
 
-def test_utilisation_weighted_lublin_inspector_records_its_options():
-    run = json.loads((models.path("si-lublin1-sjf-uw") / "run.json").read_text())
-    assert (run["util_weight"], run["cap_reward"], run["seed"]) == (0.5, -1.0, 0)
-    system, model = systems.load_model("si-lublin1-sjf-uw")
-    assert system.name == "schedinspector" and model.epoch == 15
+@pytest.mark.parametrize(
+    "name,base,backfill,util_weight,cap_reward,epoch",
+    [
+        ("si-lublin1-sjf-uw", "sjf", "none", 0.5, -1.0, 15),
+        ("si-sdsc-f1-bf-uw", "f1", "rlscheduler", 1.0, None, 20),
+    ],
+)
+def test_utilisation_weighted_inspectors_record_their_options(
+    name, base, backfill, util_weight, cap_reward, epoch
+):
+    run = json.loads((models.path(name) / "run.json").read_text())
+    assert (run["base"], run["backfill"], run["metric"]) == (base, backfill, "bsld")
+    assert (run["util_weight"], run["cap_reward"], run["seed"]) == (util_weight, cap_reward, 0)
+    system, model = systems.load_model(name)
+    assert system.name == "schedinspector" and model.epoch == epoch
