@@ -154,9 +154,7 @@ def test_capped_lublin_inspector_reaches_table_4_by_starving():
     assert run["cap_reward"] == -1.0 and run["max_steps"] == 1280 and run["base"] == "sjf"
     system, model = systems.load_model("si-lublin1-sjf-cap")
     assert system.name == "schedinspector" and model.epoch == 55
-    trace = models.ROOT.parents[1] / "traces" / "lublin-1.swf"
-    if not trace.is_file():
-        pytest.skip("traces/lublin-1.swf is in the checkout only")
+    trace = models.ROOT.parents[1] / "traces" / "lublin-1.swf"  # tracked in the checkout
     jobs, _ = load_jobs(str(trace), "compat")
     res = compare(model, test_starts(jobs.n_jobs, 256, 4, 1), 256, trace=str(trace))
     base, ins = res["base"], res["inspected"]
