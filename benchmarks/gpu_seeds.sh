@@ -19,6 +19,11 @@
 # the checkout, as ../shared/... when SHARED is ../shared). SEEDS: default 20-35.
 # GS_EPOCHS / GS_TRAJECTORIES / GS_VAL override every row's epochs, sequences per epoch and
 # validation sequences (for a smoke test on a CPU); GS_ROWS picks rows (default all three).
+# GS_CPU_ROWS: rows trained on the host's CPU cores instead, beside the GPU's sweeps, where a
+# backfilling row is cheaper per seed (RESULTS.md §17.4): one process per seed of GS_CPU_SEEDS
+# (default SEEDS), each `--seed S` alone (the same run as seed S of a sweep) on its own core
+# from GS_CPU_FIRST_CORE (default 2) on; their training output is gathered into ROW.log.
+# XLA_PYTHON_CLIENT_MEM_FRACTION: each GPU process's share of the GPU's memory (default 0.3).
 # Python: $PYTHON (default python3); the checkout on PYTHONPATH.
 set -u
 OUT=${1:?usage: gpu_seeds.sh OUT SECONDS SHARED [SEEDS]}
@@ -27,13 +32,15 @@ SHARED=${3:?a folder with traces/SDSC-SP2-1998-4.2-cln.swf.gz}
 SEEDS=${4:-20-35}
 PY=${PYTHON:-python3}
 KEEP=${GS_KEEP:-3}
-ROWS=${GS_ROWS:-sdsc-none lublin1-bf sdsc-bf-fair}
+ROWS=${GS_ROWS-sdsc-none lublin1-bf sdsc-bf-fair}
+CPU_ROWS=${GS_CPU_ROWS:-}
+CPU_SEEDS=${GS_CPU_SEEDS:-$SEEDS}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 cd "$(dirname "$0")/.."
 SDSC="$SHARED/traces/SDSC-SP2-1998-4.2-cln.swf.gz"
 export PYTHONPATH=".${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-export XLA_PYTHON_CLIENT_MEM_FRACTION=0.3 # three processes share the GPU's memory
+export XLA_PYTHON_CLIENT_MEM_FRACTION=${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.3} # three sweeps share it
 RUNS=${GS_RUNS:-runs/gpu-seeds} # the run folders (git ignores runs/), started afresh, not sent back
 rm -rf "$RUNS"
 
@@ -50,23 +57,49 @@ recipe() { # row: the trace and the shipped model's flags (its README), epochs l
   esac
 }
 
-start=$(date +%s)
-for row in $ROWS; do
+seed_list() { # "20-35" or "3,5,8-9" -> one seed per line
+  local part
+  for part in ${1//,/ }; do
+    case $part in *-*) seq "${part%-*}" "${part#*-}" ;; *) echo "$part" ;; esac
+  done
+}
+
+train() { # row, then the flags that say which seeds: the recipe with the common flags
+  local row=$1
+  shift
   # shellcheck disable=SC2046  # the recipe is a list of words
-  set -- $(recipe "$row")
+  set -- $(recipe "$row") "$@"
   extra=()
   [ -n "${GS_EPOCHS:-}" ] && extra+=(--epochs "$GS_EPOCHS")
   [ -n "${GS_TRAJECTORIES:-}" ] && extra+=(--trajectories "$GS_TRAJECTORIES")
   [ -n "${GS_VAL:-}" ] && extra+=(--validate 2 --val-sequences "$GS_VAL")
   timeout -s TERM -k 10 "$LIMIT" "$PY" -m jaxsched.cli train rlscheduler "$@" "${extra[@]}" \
-    --compat rlscheduler --pi-lr 1e-3 --keep-checkpoints 0 --no-compare --no-progress \
-    --seeds "$SEEDS" --out "$RUNS/$row" \
-    >"$OUT/$row.log" 2>&1 &
+    --compat rlscheduler --pi-lr 1e-3 --keep-checkpoints 0 --no-compare --no-progress
+}
+
+start=$(date +%s)
+for row in $ROWS; do
+  train "$row" --seeds "$SEEDS" --out "$RUNS/$row" >"$OUT/$row.log" 2>&1 &
+done
+core=${GS_CPU_FIRST_CORE:-2}
+pin=()
+for row in $CPU_ROWS; do
+  mkdir -p "$RUNS/$row.logs"
+  for s in $(seed_list "$CPU_SEEDS"); do
+    command -v taskset >/dev/null && pin=(taskset -c "$core")
+    JAX_PLATFORMS=cpu "${pin[@]}" bash -c "$(declare -f recipe train); \
+      SDSC='$SDSC' LIMIT='$LIMIT' PY='$PY' train $row --seed $s --out $RUNS/$row/seed-$s" \
+      >"$RUNS/$row.logs/seed-$s.log" 2>&1 &
+    core=$((core + 1))
+  done
 done
 wait
 echo "training: $(($(date +%s) - start)) s"
+for row in $CPU_ROWS; do
+  for f in "$RUNS/$row.logs"/*.log; do echo "== $f" && cat "$f"; done >"$OUT/$row.log"
+done
 
-for row in $ROWS; do # the KEEP best validated checkpoints of each seed, and its logs
+for row in $ROWS $CPU_ROWS; do # the KEEP best validated checkpoints of each seed, and its logs
   "$PY" - "$OUT" "$RUNS" "$row" "$KEEP" <<'EOF'
 import sys, tarfile
 from pathlib import Path
