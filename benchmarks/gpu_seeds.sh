@@ -8,7 +8,9 @@
 #
 #   bash benchmarks/gpu_seeds.sh OUT SECONDS SHARED [SEEDS]
 #
-# OUT: a folder (created) that receives, per row, ROW.tgz: every seed's log, settings and
+# OUT: a folder (created) that receives, per row, ROW-0.tgz, ROW-1.tgz, ... (GS_PART, default
+# 16, seeds each: the device tool sends back no file over 16 MB, and 40 seeds of SDSC-SP2
+# without backfilling came to 16.9 MB in one): every seed's log, settings and
 # validation files and the checkpoints of its GS_KEEP (default 3) best epochs on the run's own
 # validation (seed 2, as `jaxsched train --validate` draws it: 20 sequences every 2 epochs
 # without backfilling, 10 every 4 with it, where a validation costs most), and ROW.log, the
@@ -100,23 +102,26 @@ for row in $CPU_ROWS; do
 done
 
 for row in $ROWS $CPU_ROWS; do # the KEEP best validated checkpoints of each seed, and its logs
-  "$PY" - "$OUT" "$RUNS" "$row" "$KEEP" <<'EOF'
+  "$PY" - "$OUT" "$RUNS" "$row" "$KEEP" "${GS_PART:-16}" <<'EOF'
 import sys, tarfile
 from pathlib import Path
 
 sys.path.insert(0, "benchmarks")
 from score_checkpoints import top_validated  # noqa: E402
 
-out, runs, row, keep = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+out, runs, row = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+keep, part = int(sys.argv[4]), int(sys.argv[5])
 metric = "fairness" if row.endswith("-fair") else "bsld"
-with tarfile.open(out / f"{row}.tgz", "w:gz") as tar:
-    for seed in sorted((runs / row).glob("seed-*")):
-        best = top_validated(seed, keep, metric)
-        print(f"{row} {seed.name}: best validated epochs {sorted(best)}")
-        names = {f"checkpoint_{e:08d}.ckpt" for e in best}
-        for f in seed.iterdir():  # logs, settings and the chosen checkpoints (no filter cache)
-            if f.suffix in (".json", ".jsonl") or f.name in names:
-                tar.add(f, arcname=f"{row}/{seed.name}/{f.name}")
+seeds = sorted((runs / row).glob("seed-*"), key=lambda d: int(d.name.split("-")[1]))
+for k in range(0, len(seeds), part):
+    with tarfile.open(out / f"{row}-{k // part}.tgz", "w:gz") as tar:
+        for seed in seeds[k : k + part]:
+            best = top_validated(seed, keep, metric)
+            print(f"{row} {seed.name}: best validated epochs {sorted(best)}")
+            names = {f"checkpoint_{e:08d}.ckpt" for e in best}
+            for f in seed.iterdir():  # logs, settings, the chosen checkpoints (no filter cache)
+                if f.suffix in (".json", ".jsonl") or f.name in names:
+                    tar.add(f, arcname=f"{row}/{seed.name}/{f.name}")
 EOF
 done
 ls -la "$OUT"
