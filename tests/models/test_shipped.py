@@ -43,7 +43,7 @@ def test_load_model_by_name():
         ("hpc2n-bf-fair", "fairness", "rlscheduler", 12),
         ("sdsc-none-fair", "fairness", "none", 38),
         ("hpc2n-none-fair", "fairness", "none", 28),
-        ("sdsc-none", "bsld", "none", 6),
+        ("sdsc-none", "bsld", "none", 4),
         ("hpc2n-none", "bsld", "none", 11),
     ],
 )
