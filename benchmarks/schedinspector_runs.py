@@ -20,6 +20,12 @@ import json
 import sys
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from jaxsched.train.loop import read_log  # noqa: E402
+
 
 def util_loss(row: dict) -> float:
     """Percentage points of utilisation the inspector lost against the base on validation."""
@@ -31,7 +37,8 @@ def summarise(run_dir, max_util_loss: float = 1.0) -> dict:
     the log rows (dicts) of its best validated epoch, its best epoch within ``max_util_loss``
     points of the base's utilisation (None if none) and its last validated epoch."""
     run_dir = Path(run_dir)
-    rows = [json.loads(x) for x in (run_dir / "log.jsonl").read_text().splitlines() if x.strip()]
+    last = {int(r["epoch"]): r for r in read_log(run_dir)}  # a resumed epoch: its last line
+    rows = [last[e] for e in sorted(last)]
     val = [r for r in rows if "val_inspected" in r]
     if not val:
         raise SystemExit(f"{run_dir / 'log.jsonl'}: no validated epoch (train with --validate K)")

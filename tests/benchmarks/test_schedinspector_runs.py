@@ -47,3 +47,13 @@ def test_utilisation_runs_keep_the_highest_and_other_bases_are_not_ranked(tmp_pa
     lines = []
     SR.main([str(u), str(other)], out=lines.append)
     assert not any("over all runs" in x for x in lines)
+
+
+def test_an_epoch_logged_twice_counts_once(tmp_path):
+    # a run resumed from epoch 2's checkpoint logs epoch 3 again: its last line counts, and its
+    # dropped trajectories once
+    r = _run(tmp_path, "r", [_val(2, 120.0, 0.60), _val(3, 90.0, 0.60, dropped=4),
+                             _val(3, 110.0, 0.60, dropped=1)])  # fmt: skip
+    s = SR.summarise(r)
+    assert s["best"]["epoch"] == 3 and s["best"]["val_inspected"] == 110.0
+    assert s["dropped"] == 1
