@@ -75,23 +75,24 @@ train() { # row, then the flags that say which seeds: the recipe with the common
   [ -n "${GS_EPOCHS:-}" ] && extra+=(--epochs "$GS_EPOCHS")
   [ -n "${GS_TRAJECTORIES:-}" ] && extra+=(--trajectories "$GS_TRAJECTORIES")
   [ -n "${GS_VAL:-}" ] && extra+=(--validate 2 --val-sequences "$GS_VAL")
-  timeout -s TERM -k 10 "$LIMIT" "$PY" -m jaxsched.cli train rlscheduler "$@" "${extra[@]}" \
+  "${pin[@]}" timeout -s TERM -k 10 "$LIMIT" "$PY" -m jaxsched.cli train rlscheduler "$@" "${extra[@]}" \
     --compat rlscheduler --pi-lr 1e-3 --keep-checkpoints 0 --no-compare --no-progress
 }
 
 start=$(date +%s)
+pin=() # what train runs its command under: nothing on the GPU, `taskset -c CORE` on a host core
 for row in $ROWS; do
   train "$row" --seeds "$SEEDS" --out "$RUNS/$row" >"$OUT/$row.log" 2>&1 &
 done
 core=${GS_CPU_FIRST_CORE:-2}
-pin=()
 for row in $CPU_ROWS; do
   mkdir -p "$RUNS/$row.logs"
   for s in $(seed_list "$CPU_SEEDS"); do
-    command -v taskset >/dev/null && pin=(taskset -c "$core")
-    JAX_PLATFORMS=cpu "${pin[@]}" bash -c "$(declare -f recipe train); \
-      SDSC='$SDSC' LIMIT='$LIMIT' PY='$PY' train $row --seed $s --out $RUNS/$row/seed-$s" \
-      >"$RUNS/$row.logs/seed-$s.log" 2>&1 &
+    (
+      export JAX_PLATFORMS=cpu
+      if command -v taskset >/dev/null; then pin=(taskset -c "$core"); fi
+      train "$row" --seed "$s" --out "$RUNS/$row/seed-$s"
+    ) >"$RUNS/$row.logs/seed-$s.log" 2>&1 &
     core=$((core + 1))
   done
 done
