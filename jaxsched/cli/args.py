@@ -91,6 +91,22 @@ def finite_float(text: str) -> float:
     return v
 
 
+def nonneg_float(text: str) -> float:
+    """argparse type: a finite number >= 0 (one-line error otherwise)."""
+    v = finite_float(text)
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return v
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0 (one-line error otherwise)."""
+    v = finite_float(text)
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return v
+
+
 def csv_list(text: str) -> list[str]:
     items = [t.strip() for t in text.split(",") if t.strip()]
     if not items:

@@ -21,6 +21,7 @@ logits [..., A]``, ``critic(params["critic"], x) -> [...]``.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -74,6 +75,10 @@ class A2CConfig:
             raise ConfigError(f"optimizer must be 'rmsprop' or 'adam', got {self.optimizer!r}")
         if not 0.0 <= self.gamma <= 1.0:
             raise ConfigError(f"gamma must be in [0, 1], got {self.gamma}")
+        for name in ("lr", "entropy_coef", "value_coef"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and v >= 0.0):
+                raise ConfigError(f"{name} must be finite and >= 0, got {v!r}")
 
 
 @struct.dataclass

@@ -4,6 +4,7 @@ their checks and their dictionary form (run directories and checkpoints store it
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -102,7 +103,10 @@ class PPOConfig:
             0.0 <= self.gae_lambda <= 1.0, f"gae_lambda must be in [0, 1], got {self.gae_lambda!r}"
         )
         need(self.clip_ratio >= 0.0, f"clip_ratio must be >= 0, got {self.clip_ratio!r}")
-        need(self.pi_lr >= 0.0 and self.vf_lr >= 0.0, "learning rates must be >= 0")
+        need(
+            all(math.isfinite(x) and x >= 0.0 for x in (self.pi_lr, self.vf_lr)),
+            f"learning rates must be finite and >= 0, got {self.pi_lr!r}, {self.vf_lr!r}",
+        )
         need(
             self.target_kl is None or self.target_kl >= 0.0,
             f"target_kl must be None or >= 0, got {self.target_kl!r}",

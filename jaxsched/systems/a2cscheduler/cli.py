@@ -6,7 +6,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from jaxsched.cli.args import int_arg, nonneg_int, positive_int, session_flags
+from jaxsched.cli.args import (
+    finite_float,
+    int_arg,
+    nonneg_float,
+    nonneg_int,
+    positive_int,
+    session_flags,
+)
 
 __all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args", "SESSION_FLAGS"]
 
@@ -25,7 +32,7 @@ DESCRIPTION = (
 
 #: flag -> RunConfig field, for the flags that map one to one
 _FIELDS = {
-    "rate": float,
+    "rate": finite_float,
     "num_res": positive_int,
     "res_slot": positive_int,
     "horizon": positive_int,
@@ -37,12 +44,12 @@ _FIELDS = {
     "arch": str,
     "num_envs": positive_int,
     "n_steps": positive_int,
-    "gamma": float,
-    "lr": float,
+    "gamma": finite_float,
+    "lr": nonneg_float,
     "optimizer": str,
-    "entropy_coef": float,
+    "entropy_coef": nonneg_float,
     "entropy_anneal_updates": nonneg_int,
-    "value_coef": float,
+    "value_coef": nonneg_float,
     "updates_per_epoch": positive_int,
     "algorithm": str,
     "trace": str,

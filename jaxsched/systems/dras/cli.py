@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from jaxsched.cli.args import int_arg, nonneg_int, positive_int
+from jaxsched.cli.args import int_arg, nonneg_float, nonneg_int, positive_float, positive_int
 
 __all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args", "evaluate_main"]
 
@@ -138,7 +138,7 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="mean (pg default) or sequential (dql's only form)",
     )
-    p.add_argument("--lr", type=float, default=None, help="default: the mode's")
+    p.add_argument("--lr", type=nonneg_float, default=None, help="default: the mode's")
     p.add_argument(
         "--priority",
         type=_fraction,
@@ -148,7 +148,7 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--load",
-        type=float,
+        type=positive_float,
         default=None,
         metavar="F",
         help="training jobsets' arrival rate x F (times divided by F; validation and tests "

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from jaxsched.cli.args import int_arg, nonneg_int, positive_int, session_flags
+from jaxsched.cli.args import (
+    finite_float,
+    int_arg,
+    nonneg_float,
+    nonneg_int,
+    positive_int,
+    session_flags,
+)
 
 __all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args", "SESSION_FLAGS"]
 
@@ -192,11 +199,11 @@ def _add_ppo_arguments(p) -> None:
         metavar="K",
         help="value steps per epoch (default 80)",
     )
-    p.add_argument("--pi-lr", type=float, default=None, metavar="LR")
-    p.add_argument("--vf-lr", type=float, default=None, metavar="LR")
+    p.add_argument("--pi-lr", type=nonneg_float, default=None, metavar="LR")
+    p.add_argument("--vf-lr", type=nonneg_float, default=None, metavar="LR")
     p.add_argument(
         "--lr-anneal-epochs",
-        type=int,
+        type=nonneg_int,
         default=None,
         metavar="K",
         help="decay both learning rates linearly over the first K epochs (default "
@@ -204,7 +211,7 @@ def _add_ppo_arguments(p) -> None:
     )
     p.add_argument(
         "--lr-end-fraction",
-        type=float,
+        type=finite_float,
         default=None,
         metavar="F",
         help="with --lr-anneal-epochs: end value as a fraction of the learning rate (default 0)",

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from jaxsched.cli.args import finite_float, int_arg, nonneg_int, positive_int, session_flags
+from jaxsched.cli.args import (
+    finite_float,
+    int_arg,
+    nonneg_float,
+    nonneg_int,
+    positive_int,
+    session_flags,
+)
 
 __all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args", "evaluate_main"]
 
@@ -64,8 +71,8 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--pi-iters", type=positive_int, default=80, metavar="K")
     p.add_argument("--v-iters", type=positive_int, default=80, metavar="K")
-    p.add_argument("--pi-lr", type=float, default=3e-4, metavar="LR")
-    p.add_argument("--vf-lr", type=float, default=1e-3, metavar="LR")
+    p.add_argument("--pi-lr", type=nonneg_float, default=3e-4, metavar="LR")
+    p.add_argument("--vf-lr", type=nonneg_float, default=1e-3, metavar="LR")
     p.add_argument(
         "--validate",
         type=nonneg_int,
@@ -83,7 +90,7 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--max-util-loss",
-        type=float,
+        type=nonneg_float,
         default=None,
         metavar="P",
         help="keep as best.ckpt only epochs whose validation utilisation is at most P "

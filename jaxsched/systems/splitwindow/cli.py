@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from jaxsched.cli.args import csv_ints, int_arg, nonneg_int, positive_int, session_flags
+from jaxsched.cli.args import (
+    csv_ints,
+    int_arg,
+    nonneg_float,
+    nonneg_int,
+    positive_float,
+    positive_int,
+    session_flags,
+)
 
 __all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args", "SESSION_FLAGS"]
 
@@ -45,8 +53,8 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--minibatch", type=positive_int, default=128, metavar="B")
     p.add_argument("--ppo-epochs", type=positive_int, default=10, metavar="K",
                    help="passes over each update's samples (default 10)")  # fmt: skip
-    p.add_argument("--lr", type=float, default=3e-4, metavar="LR")
-    p.add_argument("--target-kl", type=float, default=None, metavar="KL",
+    p.add_argument("--lr", type=nonneg_float, default=3e-4, metavar="LR")
+    p.add_argument("--target-kl", type=positive_float, default=None, metavar="KL",
                    help="stop an update's policy passes once a minibatch's approx-KL exceeds "
                    "1.5 x KL (default: no stop, all --ppo-epochs passes)")  # fmt: skip
     p.add_argument("--hidden", type=csv_ints, default=[1024, 512, 256], metavar="H1,H2,...")

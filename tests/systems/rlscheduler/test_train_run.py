@@ -335,7 +335,7 @@ def test_cli_errors_are_one_line(trained, capsys, tmp_path):
                 "--lr-anneal-epochs",
                 "-3",
             ],
-            "lr_anneal_epochs must be an integer >= 0",
+            "argument --lr-anneal-epochs: expected an integer >= 0",
         ),
         (
             [
