@@ -24,7 +24,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from jaxsched.errors import ConfigError
+from jaxsched.errors import CheckpointError, ConfigError
 
 __all__ = [
     "System",
@@ -149,8 +149,17 @@ def load_model(path):
     """A trained model of any system from a run directory, a checkpoint file or the name of a
     shipped model (:mod:`jaxsched.models`), dispatched on :func:`system_of_run`; returns
     ``(system, model)``."""
-    from jaxsched.models import resolve
+    from jaxsched.models import names, resolve
 
-    path = resolve(path)
+    where, path = path, resolve(path)
+    if not path.exists():
+        raise CheckpointError(
+            f"{where}: no such file or directory, nor a shipped model (shipped: {', '.join(names())})"
+        )
+    if path.is_file() and not (path.parent / RUN_FILE).is_file():
+        raise CheckpointError(
+            f"{path}: no {RUN_FILE} beside it in {path.parent} (a checkpoint is loaded from its "
+            "training directory)"
+        )
     system = system_of_run(path)
     return system, system.load_model(path)

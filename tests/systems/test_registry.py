@@ -50,6 +50,16 @@ def test_run_dir_of_an_unknown_system_is_a_one_line_error(capsys, tmp_path):
         systems.system_of_run(run / "checkpoint_00000001.ckpt")  # a checkpoint file's dir
 
 
+def test_a_missing_model_or_a_lone_checkpoint_is_a_one_line_error(capsys, tmp_path):
+    trace = DATA / "tiny.swf"
+    argv = ["evaluate", trace, "--jobs", "4", "--starts", "0", "--model"]
+    gone = tmp_path / "gone"
+    _one_line_error(capsys, [*argv, gone], f"{gone}: no such file or directory, nor a shipped")
+    lone = tmp_path / "checkpoint_00000001.ckpt"
+    lone.write_bytes(b"x")
+    _one_line_error(capsys, [*argv, lone], f"{lone}: no run.json beside it in {tmp_path}")
+
+
 def test_old_run_dirs_without_system_are_rlscheduler():
     d = REPO / "jaxsched" / "models" / "lublin1-bf"
     assert "system" not in json.loads((d / "run.json").read_text())
