@@ -167,17 +167,18 @@ def test_capped_lublin_inspector_reaches_table_4_by_starving():
 
 
 @pytest.mark.parametrize(
-    "name,base,backfill,util_weight,cap_reward,epoch",
+    "name,base,backfill,util_weight,cap_reward,seed,epoch",
     [
-        ("si-lublin1-sjf-uw", "sjf", "none", 0.5, -1.0, 15),
-        ("si-sdsc-f1-bf-uw", "f1", "rlscheduler", 1.0, None, 20),
+        ("si-lublin1-sjf-uw", "sjf", "none", 0.5, -1.0, 0, 15),
+        ("si-sdsc-f1-bf-uw", "f1", "rlscheduler", 1.0, None, 0, 20),
+        ("si-sdsc-sjf-bf-uw", "sjf", "rlscheduler", 1.0, None, 7, 25),
     ],
 )
 def test_utilisation_weighted_inspectors_record_their_options(
-    name, base, backfill, util_weight, cap_reward, epoch
+    name, base, backfill, util_weight, cap_reward, seed, epoch
 ):
     run = json.loads((models.path(name) / "run.json").read_text())
     assert (run["base"], run["backfill"], run["metric"]) == (base, backfill, "bsld")
-    assert (run["util_weight"], run["cap_reward"], run["seed"]) == (util_weight, cap_reward, 0)
+    assert (run["util_weight"], run["cap_reward"], run["seed"]) == (util_weight, cap_reward, seed)
     system, model = systems.load_model(name)
     assert system.name == "schedinspector" and model.epoch == epoch
