@@ -6,8 +6,9 @@
 2. The heuristics FCFS / SJF (fewest cores) / LCFS / SJF-run x back-filling none / rlscheduler /
    easy on the same ``--episodes`` evaluation episodes (starts ``RandomState(--seed)``, kept in
    the JSON), the §8 metrics as mean ± standard error; ``--baselines-from JSON`` takes them
-   from an earlier ``--json`` of the same trace and starts instead (running them took 1,380 s
-   at 100 episodes on the 2-core CPU beside two training runs: its "baselines: … in … s" line).
+   from an earlier ``--json`` of the same trace and starts instead (running them takes 301 s at
+   100 episodes on the idle 2-core CPU, one compiled call per heuristic: its "baselines: … in
+   … s" line; 1,380 s beside two training runs when it was one call for all twelve).
 3. With ``--model DIR`` (repeatable): the trained agent of each ``jaxsched train splitwindow``
    run (newest checkpoint, or the checkpoint named; greedy) on the same episodes, each in its
    own window and options (mask, σ, ...) as its run recorded them, with the paired difference

@@ -21,6 +21,8 @@ all combinations in one compiled, vmapped call.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -125,18 +127,27 @@ def baseline_names(priorities=PRIORITIES, backfills=BACKFILLS) -> list[str]:
 def run_baselines(env: SplitWindowEnv, starts, priorities=PRIORITIES, backfills=BACKFILLS):
     """§8 metrics of every heuristic × back-filling on the episodes ``starts``: dict of host
     arrays ``[H, B]`` (H = ``len(priorities) * len(backfills)``, in :func:`baseline_names`
-    order). One compiled call; raises :class:`~jaxsched.sim.cores.QueueOverflow` if a queue
-    outgrew ``queue_cap``."""
+    order). One compiled call per heuristic × back-filling, vmapped over the episodes: with
+    both fixed, each program holds its own branches only and its loop runs as long as its own
+    slowest episode (one call vmapped over all twelve ran every branch for every row, as long
+    as the slowest of all: 51 s against 39 s for 10 episodes, 2,277 s against 301 s for
+    100, benchmarks/RESULTS.md §6.7). Raises
+    :class:`~jaxsched.sim.cores.QueueOverflow` if a queue outgrew ``queue_cap``."""
     for p in priorities:
         if p not in PRIORITIES:
             raise ConfigError(f"unknown heuristic {p!r}; choose from {', '.join(PRIORITIES)}")
     for b in backfills:
         if b not in BACKFILLS:
             raise ConfigError(f"unknown back-filling {b!r}; choose from {', '.join(BACKFILLS)}")
-    pr = np.asarray([PRIORITIES.index(p) for p in priorities for _ in backfills], np.int32)
-    bf = np.asarray([BACKFILLS.index(b) for _ in priorities for b in backfills], np.int32)
-    out = _run(env, np.asarray(starts, np.int32), pr, bf)
-    out = jax.tree_util.tree_map(np.asarray, out)
+    starts = jnp.asarray(starts, jnp.int32)
+    rows = [
+        jax.tree_util.tree_map(
+            np.asarray, _run(PRIORITIES.index(p), BACKFILLS.index(b))(env, starts)
+        )
+        for p in priorities
+        for b in backfills
+    ]
+    out = jax.tree_util.tree_map(lambda *r: np.stack(r), *rows)
     C.check_overflow(out["overflow"], env.cfg.queue_cap)
     return out
 
@@ -157,7 +168,7 @@ def run_picker(env: SplitWindowEnv, starts, pick, backfill: str = "rlscheduler",
     return out
 
 
-@jax.jit
-def _run(env, starts, pr, bf):
-    per_start = jax.vmap(_episode, in_axes=(None, 0, None, None))
-    return jax.vmap(per_start, in_axes=(None, None, 0, 0))(env, starts, pr, bf)
+@functools.cache
+def _run(prio: int, bf: int):
+    """``(env, starts [E]) -> metrics [E]`` of one heuristic and back-filling, compiled once."""
+    return jax.jit(jax.vmap(lambda env, start: _episode(env, start, prio, bf), in_axes=(None, 0)))
