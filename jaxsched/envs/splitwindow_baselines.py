@@ -15,8 +15,8 @@ the ``placements``-th placement like the agent's, so :meth:`SplitWindowEnv.metri
 Per cycle the ``steps`` counter grows by one, the invisible-job counters use the env's window
 size M, and ``reward_sum`` adds ℜ(t) at the end of each cycle (what a Fwd would get).
 
-Everything is traced (policy and back-filling are int codes), so :func:`run_baselines` runs
-all combinations in one compiled, vmapped call.
+Policy and back-filling are int codes, traceable or fixed: :func:`run_baselines` compiles one
+call per combination with both fixed, vmapped over the episodes.
 """
 
 from __future__ import annotations

@@ -587,7 +587,7 @@ def test_bf_decision_anatomy_tiny(tmp_path, capsys):
     assert "micro-steps per decision" in text and "stage of" in text
 
 
-@pytest.mark.xla_full_opt  # 100 jobsets x 500 steps, or 1024-job sequences: run time
+@pytest.mark.xla_full_opt  # 1024-job sequences with backfilling: run time
 def test_train_speed_fresh_row_on_the_shipped_model(capsys, monkeypatch):
     # part 3 with --fresh: the shipped model on 2 fresh sequences beside the heuristics; the
     # paired difference of equal-length samples is the difference of the two means

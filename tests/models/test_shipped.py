@@ -96,7 +96,7 @@ def test_a2c_models_of_the_other_rates(name, rate, epoch):
     assert set(load_checkpoint(model.path).state["params"]) == {"actor"}
 
 
-@pytest.mark.xla_full_opt  # 100 jobsets x 500 steps, or 1024-job sequences: run time
+@pytest.mark.xla_full_opt  # 100 jobsets x 500 steps: run time
 def test_a2c_l09_beats_sjf_on_its_readme_jobsets():
     # the README's 100 fresh jobsets (seed 1): 10.47 against SJF's 11.26
     import dataclasses
