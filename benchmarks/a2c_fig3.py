@@ -28,15 +28,14 @@ import numpy as np  # noqa: E402
 import jaxsched.sim  # noqa: E402,F401  (enables x64)
 from jaxsched.systems.a2cscheduler import evaluate as ev  # noqa: E402
 from jaxsched.systems.a2cscheduler.config import RunConfig, build_env  # noqa: E402
-from jaxsched.train.loop import read_log  # noqa: E402
+from jaxsched.train.loop import epoch_rows  # noqa: E402
 
 
 def curve(run: Path) -> dict:
     """``{label, steps, minutes, episodes, train}`` per epoch and ``{val_steps, val_minutes,
     val_episodes, val}`` per validated epoch (cumulative), ``sjf``: SJF on the validation jobsets."""
     rc = RunConfig.from_json(json.loads((run / "run.json").read_text()))
-    rows = {int(r["epoch"]): r for r in read_log(run)}
-    rows = [rows[e] for e in sorted(rows)]
+    rows = epoch_rows(run)
     per = rc.num_envs * rc.n_steps * rc.updates_per_epoch
     steps = np.cumsum([r.get("steps", per) for r in rows])
     minutes = np.cumsum([r["seconds"] for r in rows]) / 60

@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from jaxsched.train.loop import read_log  # noqa: E402
+from jaxsched.train.loop import epoch_rows  # noqa: E402
 
 
 def util_loss(row: dict) -> float:
@@ -37,8 +37,7 @@ def summarise(run_dir, max_util_loss: float = 1.0) -> dict:
     the log rows (dicts) of its best validated epoch, its best epoch within ``max_util_loss``
     points of the base's utilisation (None if none) and its last validated epoch."""
     run_dir = Path(run_dir)
-    last = {int(r["epoch"]): r for r in read_log(run_dir)}  # a resumed epoch: its last line
-    rows = [last[e] for e in sorted(last)]
+    rows = epoch_rows(run_dir)  # a resumed epoch: its last line
     val = [r for r in rows if "val_inspected" in r]
     if not val:
         raise SystemExit(f"{run_dir / 'log.jsonl'}: no validated epoch (train with --validate K)")

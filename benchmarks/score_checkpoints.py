@@ -47,7 +47,7 @@ from jaxsched.systems.rlscheduler.evaluate import (  # noqa: E402
     policy_metric,
 )
 from jaxsched.train.checkpoint import list_checkpoints  # noqa: E402
-from jaxsched.train.loop import read_log, training_seconds  # noqa: E402
+from jaxsched.train.loop import epoch_rows, training_seconds  # noqa: E402
 from jaxsched.workload import read_swf, reference_starts  # noqa: E402
 
 #: the paper's test sequences (RLScheduler Tables V/VI): seed 1, 10 x 1024 jobs, U = 10,000
@@ -76,9 +76,8 @@ def top_validated(run_dir, k: int, metric: str) -> set:
     ``log.jsonl`` (``val_<metric>``; lower is better unless the metric is higher-is-better; an
     epoch logged more than once counts once, its last line)."""
     sign = -1.0 if metric in HIGHER_IS_BETTER else 1.0
-    last = {int(r["epoch"]): r for r in read_log(run_dir)}
     key = f"val_{metric}"
-    vals = sorted((sign * r[key], e) for e, r in last.items() if key in r)
+    vals = sorted((sign * r[key], int(r["epoch"])) for r in epoch_rows(run_dir) if key in r)
     return {e for _, e in vals[:k]}
 
 

@@ -53,22 +53,26 @@ class _ArgumentParser(argparse.ArgumentParser):
         raise UsageError(self.prog, message, " ".join(self.format_usage().split()))
 
 
+def _require(ok: bool, what: str, text: str) -> None:
+    """The one-line argparse error of every type below: ``expected WHAT, got 'TEXT'``."""
+    if not ok:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+
+
 def positive_int(text: str) -> int:
     """argparse type: an integer >= 1."""
     try:
         v = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+        v = 0
+    _require(v >= 1, "a positive integer", text)
     return v
 
 
 def nonneg_int(text: str) -> int:
     """argparse type: an integer >= 0."""
     v = int_arg(text)
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    _require(v >= 0, "an integer >= 0", text)
     return v
 
 
@@ -86,24 +90,21 @@ def finite_float(text: str) -> float:
         v = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(v):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    _require(math.isfinite(v), "a finite number", text)
     return v
 
 
 def nonneg_float(text: str) -> float:
     """argparse type: a finite number >= 0 (one-line error otherwise)."""
     v = finite_float(text)
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    _require(v >= 0, "a number >= 0", text)
     return v
 
 
 def positive_float(text: str) -> float:
     """argparse type: a finite number > 0 (one-line error otherwise)."""
     v = finite_float(text)
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    _require(v > 0, "a number > 0", text)
     return v
 
 

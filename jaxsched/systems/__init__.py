@@ -156,10 +156,5 @@ def load_model(path):
         raise CheckpointError(
             f"{where}: no such file or directory, nor a shipped model (shipped: {', '.join(names())})"
         )
-    if path.is_file() and not (path.parent / RUN_FILE).is_file():
-        raise CheckpointError(
-            f"{path}: no {RUN_FILE} beside it in {path.parent} (a checkpoint is loaded from its "
-            "training directory)"
-        )
     system = system_of_run(path)
     return system, system.load_model(path)

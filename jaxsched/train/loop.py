@@ -44,6 +44,8 @@ __all__ = [
     "load_run",
     "BestCheckpoint",
     "read_log",
+    "run_file",
+    "epoch_rows",
     "training_seconds",
 ]
 
@@ -134,6 +136,21 @@ def open_run(out, resume: bool) -> dict | None:
     return None
 
 
+def run_file(path) -> Path:
+    """``run.json`` of the run directory ``path``, or of the directory holding the checkpoint
+    file ``path``; one-line :class:`~jaxsched.errors.CheckpointError` when there is none."""
+    p = Path(path)
+    if p.is_file() and not (p.parent / RUN_FILE).is_file():
+        raise CheckpointError(
+            f"{p}: no {RUN_FILE} beside it in {p.parent} (a checkpoint is loaded from its "
+            "training directory)"
+        )
+    f = (p if p.is_dir() else p.parent) / RUN_FILE
+    if not f.is_file():
+        raise CheckpointError(f"{f}: missing (not a jaxsched training directory)")
+    return f
+
+
 def load_run(path, config_from_dict: Callable, params_key: str):
     """A trained run's settings and its parameters: ``run.json`` of the run directory ``path``
     (or of the directory holding the checkpoint file ``path``) through ``config_from_dict``, and
@@ -142,14 +159,11 @@ def load_run(path, config_from_dict: Callable, params_key: str):
     Returns ``(config, params, checkpoint)``. One-line
     :class:`~jaxsched.errors.CheckpointError` when ``run.json`` is missing or unreadable or the
     checkpoint holds no ``params_key``."""
-    p = Path(path)
-    run_file = (p if p.is_dir() else p.parent) / RUN_FILE
-    if not run_file.is_file():
-        raise CheckpointError(f"{run_file}: missing (not a jaxsched training directory)")
+    p, settings = Path(path), run_file(path)
     try:
-        config = config_from_dict(json.loads(run_file.read_text()))
+        config = config_from_dict(json.loads(settings.read_text()))
     except (ValueError, TypeError) as e:
-        raise CheckpointError(f"{run_file}: unreadable run settings: {e}") from None
+        raise CheckpointError(f"{settings}: unreadable run settings: {e}") from None
     ck = load_checkpoint(p)
     if not isinstance(ck.state, dict) or params_key not in ck.state:
         raise CheckpointError(f"{ck.path}: no {params_key} in this checkpoint")
@@ -235,18 +249,22 @@ def read_log(out, *, nonempty: bool = False) -> list:
     return rows
 
 
+def epoch_rows(out) -> list:
+    """The rows of ``DIR/log.jsonl`` one per epoch, in epoch order; an epoch logged more than
+    once (a run resumed from an earlier checkpoint) by its last line."""
+    last = {int(r["epoch"]): r for r in read_log(out)}
+    return [last[e] for e in sorted(last)]
+
+
 def training_seconds(out) -> dict:
     """Cumulative training time at the end of each logged epoch of the run in ``out``:
     ``{epoch: seconds}``, the sum of the log's per-epoch ``seconds`` (the first epoch's includes
     compilation; validation and checkpoint writing are not counted). An epoch logged more than
     once counts once (its last line)."""
-    per = {}
-    for r in read_log(out):
-        per[int(r["epoch"])] = float(r.get("seconds", 0.0))
     total, cum = 0.0, {}
-    for e in sorted(per):
-        total += per[e]
-        cum[e] = total
+    for r in epoch_rows(out):
+        total += float(r.get("seconds", 0.0))
+        cum[int(r["epoch"])] = total
     return cum
 
 

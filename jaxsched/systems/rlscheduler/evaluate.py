@@ -25,6 +25,7 @@ from jaxsched.errors import CheckpointError, ConfigError
 from jaxsched.systems.rlscheduler.config import RunConfig, make_env
 from jaxsched.train.checkpoint import load_checkpoint
 from jaxsched.train.loop import RUN_FILE
+from jaxsched.train.loop import run_file as checked_run_file
 
 __all__ = [
     "LoadedPolicy",
@@ -89,9 +90,7 @@ def episodes_fn(env: RLSchedulerEnv, policy_net, sample: bool):
 def load_policy(path) -> LoadedPolicy:
     """Load the newest checkpoint of a run directory (or a checkpoint file)."""
     p = Path(path)
-    run_file = run_file_of(p)
-    if not run_file.is_file():
-        raise CheckpointError(f"{run_file}: missing (not a jaxsched training directory)")
+    run_file = checked_run_file(p)
     try:
         rc = RunConfig.from_dict(json.loads(run_file.read_text()))
     except (ValueError, TypeError) as e:
