@@ -17,6 +17,7 @@ __all__ = [
     "int_arg",
     "csv_list",
     "csv_ints",
+    "unit_weights",
     "FLAGS_FILE",
     "session_flags",
 ]
@@ -122,6 +123,15 @@ def csv_ints(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(
             f"expected comma-separated integers, got {text!r}"
         ) from None
+
+
+def unit_weights(text: str) -> tuple[float, float, float]:
+    """argparse type: three comma-separated numbers in [0, 1] (e.g. reward weights)."""
+    parts = csv_list(text)
+    _require(len(parts) == 3, "three comma-separated numbers", text)
+    values = tuple(finite_float(t) for t in parts)
+    _require(all(0.0 <= v <= 1.0 for v in values), "numbers in [0, 1]", text)
+    return values
 
 
 def session_flags(args: argparse.Namespace, defaults: dict) -> dict:

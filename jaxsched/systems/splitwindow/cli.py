@@ -12,6 +12,7 @@ from jaxsched.cli.args import (
     positive_float,
     positive_int,
     session_flags,
+    unit_weights,
 )
 
 __all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args", "SESSION_FLAGS"]
@@ -62,10 +63,17 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sigma", choices=("remaining", "elapsed"), default="remaining")
     p.add_argument("--mask", action="store_true", help="mask invalid picks (paper: no mask)")
     p.add_argument("--queue-cap", type=positive_int, default=4096, metavar="Q")
+    p.add_argument("--weights", type=unit_weights, default=None, metavar="W1,W2,W3",
+                   help="weights of the reward's utilisation, queue-length and wait terms, "
+                   "each in [0, 1] (default 1/3 each, the paper's)")  # fmt: skip
     p.add_argument("--validate", type=nonneg_int, default=None, metavar="K",
                    help="every K epochs run the greedy policy on the fixed evaluation "
                    "episodes; best checkpoint (lowest average wait) in DIR/best.ckpt "
                    "(default 0: off; with --resume the run's own, see DIR/flags.json)")  # fmt: skip
+    p.add_argument("--max-util-loss", type=nonneg_float, default=None, metavar="P",
+                   help="with --validate: best.ckpt only among validations whose utilisation "
+                   "is at most P percentage points below FCFS + EASY's on the same episodes "
+                   "(default: any)")  # fmt: skip
     p.add_argument("--val-episodes", type=positive_int, default=100, metavar="N")
     p.add_argument("--val-seed", type=int_arg, default=1, metavar="S")
     p.add_argument("--no-progress", action="store_true", help="log lines instead of a bar")
@@ -74,9 +82,12 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
 def train_from_args(args) -> int:
     """``jaxsched train splitwindow ...``; returns the exit status."""
     import jaxsched.sim  # noqa: F401  (enables x64)
+    from jaxsched.errors import ConfigError
     from jaxsched.systems.splitwindow.run import train
 
     head, tail = _window(args)
+    if args.max_util_loss is not None and not (args.resume or args.validate):
+        raise ConfigError("--max-util-loss P needs --validate K (it bounds the validations)")
     validate = session_flags(args, SESSION_FLAGS)["validate"]
 
     ppo = dict(
@@ -89,8 +100,10 @@ def train_from_args(args) -> int:
         validate_every=validate, progress=not args.no_progress, placements=args.placements,
         queue_cap=args.queue_cap, sigma=args.sigma, mask=args.mask, hidden=tuple(args.hidden),
         activation=args.activation, val_episodes=args.val_episodes, val_seed=args.val_seed,
-        ppo=ppo,
+        ppo=ppo, max_util_loss=args.max_util_loss,
     )  # fmt: skip
+    if args.weights is not None:
+        common["weights"] = tuple(args.weights)
     if args.seeds is not None:
         from jaxsched.systems.splitwindow.sweep import train_sweep
         from jaxsched.train.sweep import parse_seeds

@@ -13,7 +13,10 @@ dropped and counted in ``incomplete_episodes``).
 Run directory (``--out DIR``): ``run.json`` ("system": "splitwindow", trace, window, PPO and
 net settings), ``log.jsonl`` (per epoch: return, episode length, KL, losses, seconds, and
 with ``--validate`` the greedy policy's §8 metrics on the fixed evaluation episodes),
-checkpoints, ``best.ckpt``/``best.json`` (lowest validation average wait).
+checkpoints, ``best.ckpt``/``best.json`` (lowest validation average wait; with
+``--max-util-loss P`` only among validations whose utilisation is at most P points below FCFS +
+EASY's on the same episodes). ``--weights`` sets the reward's (w1, w2, w3) (spec §5; 1/3 each
+by default).
 """
 
 from __future__ import annotations
@@ -64,9 +67,13 @@ class RunConfig:
     val_episodes: int = 100
     val_seed: int = 1
     ppo: dict = dataclasses.field(default_factory=dict)
+    weights: tuple = (1 / 3, 1 / 3, 1 / 3)
+    max_util_loss: float | None = None
 
     def to_dict(self) -> dict:
-        return {"system": SYSTEM_NAME, **dataclasses.asdict(self), "hidden": list(self.hidden)}
+        d = dataclasses.asdict(self)
+        return {"system": SYSTEM_NAME, **d, "hidden": list(self.hidden),
+                "weights": list(self.weights)}  # fmt: skip
 
     @classmethod
     def from_dict(cls, d: dict) -> RunConfig:
@@ -75,14 +82,15 @@ class RunConfig:
         unknown = sorted(set(d) - names)
         if unknown:
             raise ConfigError(f"run.json: unknown field(s) {', '.join(unknown)}")
-        return cls(**{**d, "hidden": tuple(d.get("hidden", (1024, 512, 256)))})
+        tuples = {k: tuple(d[k]) for k in ("hidden", "weights") if k in d}
+        return cls(**{**d, **tuples})
 
 
 def make_env(jobs, rc: RunConfig) -> SplitWindowEnv:
     """The run's environment (observation float32)."""
     return SplitWindowEnv(
         jobs, rc.head, rc.tail, placements=rc.placements, queue_cap=rc.queue_cap,
-        sigma=rc.sigma, mask=rc.mask,
+        sigma=rc.sigma, mask=rc.mask, weights=rc.weights,
     )  # fmt: skip
 
 
@@ -132,6 +140,14 @@ def greedy_metrics(env: SplitWindowEnv, actor, params, starts) -> dict:
     return jax.tree_util.tree_map(np.asarray, out)
 
 
+def fcfs_easy_util(env: SplitWindowEnv, starts) -> float:
+    """FCFS + EASY's mean utilisation (§8, over each episode's span) on the episodes
+    ``starts``: the reference of ``--max-util-loss``."""
+    from jaxsched.envs.splitwindow_baselines import run_baselines
+
+    return float(np.mean(run_baselines(env, starts, ("fcfs",), ("easy",))["util"][0]))
+
+
 def _row(epoch, m, trainer) -> dict:
     keys = ("episodes", "incomplete_episodes", "steps", "episode_return", "episode_length",
             "approx_kl", "entropy", "clip_frac", "pi_loss", "v_loss", "pi_iters")  # fmt: skip
@@ -155,14 +171,22 @@ def new_run_config(trace, head: int, tail: int, settings: dict) -> RunConfig:
 
 def epoch_spec(env, actor, trainer, rc: RunConfig, out: Path, validate_every: int) -> EpochSpec:
     """One run's epoch hooks: its log row and message and, every ``validate_every`` epochs, the
-    greedy §8 metrics on its fixed evaluation episodes with ``out/best.ckpt`` kept."""
+    greedy §8 metrics on its fixed evaluation episodes with ``out/best.ckpt`` kept (the lowest
+    average wait; with ``rc.max_util_loss`` P only among validations whose utilisation is at
+    most P points below FCFS + EASY's on the same episodes, logged as ``val_util_fcfs_easy``)."""
     starts = eval_starts(env, rc.val_episodes, rc.val_seed)
-    best = BestCheckpoint(out)
+    bound = {}
+    if rc.max_util_loss is not None and validate_every:
+        bound = {"val_util_fcfs_easy": fcfs_easy_util(env, starts)}
+    best = BestCheckpoint(out, extra={"max_util_loss": rc.max_util_loss, **bound})
 
     def validate(st, epoch, ck):
         m = greedy_metrics(env, actor, st.policy_params, starts)
-        row = {f"val_{k}": float(np.mean(m[k])) for k in VAL_METRICS}
-        best.offer(row["val_avg_wait"], epoch, ck)
+        row = {f"val_{k}": float(np.mean(m[k])) for k in VAL_METRICS} | bound
+        if not bound or 100.0 * (bound["val_util_fcfs_easy"] - row["val_util"]) <= (
+            rc.max_util_loss
+        ):
+            best.offer(row["val_avg_wait"], epoch, ck)
         return row
 
     return EpochSpec(

@@ -157,3 +157,40 @@ def test_seed_sweep_equals_single_seed_runs(tmp_path, capsys):
         main(["train", "splitwindow", *argv, "--seeds", "0,0", "--out", str(tmp_path / "x")]) == 2
     )
     assert "a seed is repeated" in capsys.readouterr().err
+
+
+def test_reward_weights_and_the_utilisation_bound_on_best(tmp_path, capsys):
+    from jaxsched.envs.splitwindow_baselines import run_baselines
+    from jaxsched.systems.splitwindow.run import eval_starts, make_env
+
+    trace = _trace(tmp_path / "t.swf")
+    small = [str(trace), "--head", "2", "--tail", "1", "--placements", "5", "--envs", "2",
+             "--steps", "40", "--minibatch", "16", "--ppo-epochs", "1", "--hidden", "8",
+             "--val-episodes", "3", "--no-progress", "--epochs", "1"]  # fmt: skip
+    for bad, why in ((["--weights", "1,0"], "three comma-separated numbers"),
+                     (["--weights", "0.5,2,0"], "numbers in [0, 1]"),
+                     (["--max-util-loss", "1"], "needs --validate K")):  # fmt: skip
+        assert main(["train", "splitwindow", *small, *bad, "--out", str(tmp_path / "x")]) == 2
+        assert why in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+    out = {}
+    for name, loss in (("any", "100"), ("tight", "0")):
+        out[name] = tmp_path / name
+        argv = [*small, "--weights", "1,0,0", "--validate", "1", "--max-util-loss", loss]
+        assert main(["train", "splitwindow", *argv, "--out", str(out[name])]) == 0
+    model = get("splitwindow").load_model(out["any"])
+    assert model.run.weights == (1.0, 0.0, 0.0) and model.run.max_util_loss == 100
+    env = make_env(read_jobs(trace), model.run)
+    assert env.cfg.weights == (1.0, 0.0, 0.0)
+    ref = float(np.mean(run_baselines(env, eval_starts(env, 3, 1), ("fcfs",), ("easy",))["util"]))
+    (row,) = [json.loads(x) for x in (out["any"] / "log.jsonl").read_text().splitlines()]
+    assert row["val_util_fcfs_easy"] == ref
+    assert json.loads((out["any"] / "best.json").read_text())["val_util_fcfs_easy"] == ref
+    # with P = 0 the one validation counts only if it ran at least FCFS + EASY's utilisation
+    assert (out["tight"] / "best.json").exists() == (row["val_util"] >= ref)
+
+
+def read_jobs(trace):
+    from jaxsched.workload import read_swf
+
+    return read_swf(trace).jobs("rlscheduler")
