@@ -116,9 +116,11 @@ def _paired(model: dict, base: dict, names) -> dict:
     return out
 
 
-def _model_row(jobs, path: str, starts, base) -> dict:
+def _model_row(jobs, path: str, starts, base, taken=()) -> dict:
     """The greedy agent of run or checkpoint ``path`` on ``starts``: mean ± standard error of
-    each metric, and the paired differences to the heuristics ``base`` (None: not run)."""
+    each metric, and the paired differences to the heuristics ``base`` (None: not run). Its
+    name gives the window, mask, reward weights other than the paper's and epoch, and ``path``
+    as well when a row in ``taken`` has that name already."""
     from jaxsched.systems.splitwindow.run import check_obs_dim, greedy_metrics, load_model, make_env
 
     model = load_model(path)
@@ -127,7 +129,11 @@ def _model_row(jobs, path: str, starts, base) -> dict:
     actor = SWActor(menv.num_actions, tuple(model.run.hidden), model.run.activation)
     m = greedy_metrics(menv, actor, model.params, starts)
     mask = " mask" if model.run.mask else ""
-    name = f"DBF {model.run.head}-{model.run.tail}{mask} (epoch {model.epoch})"
+    w = model.run.weights
+    weights = "" if np.allclose(w, 1 / 3) else " weights " + "/".join(f"{x:g}" for x in w)
+    name = f"DBF {model.run.head}-{model.run.tail}{mask}{weights} (epoch {model.epoch})"
+    if name in taken:
+        name = f"{name} [{path}]"
     return _metrics_row(name, m, base)
 
 
@@ -339,7 +345,8 @@ def main(argv=None) -> int:
             for i, name in enumerate(baseline_names())
         }
     for path in a.model if a.episodes else []:
-        res.setdefault("models", {})[path] = _model_row(jobs, path, starts, base)
+        taken = {r["name"] for r in res.get("models", {}).values()}
+        res.setdefault("models", {})[path] = _model_row(jobs, path, starts, base, taken)
     for where in a.rlscheduler if a.episodes else []:
         res.setdefault("models", {})[where] = _rlscheduler_row(jobs, env, where, starts, base)
     for where in a.inspector if a.episodes else []:

@@ -27,7 +27,12 @@ def test_two_models_each_in_its_own_window_and_mask(tmp_path, capsys):
     (tmp_path / "traces").mkdir()
     trace = _trace(tmp_path / "traces" / "t.swf")
     runs = []
-    for name, window, extra in (("a", ["2", "0"], []), ("b", ["1", "1"], ["--mask"])):
+    for name, window, extra in (
+        ("a", ["2", "0"], []),
+        ("b", ["1", "1"], ["--mask"]),
+        ("c", ["1", "1"], ["--mask"]),
+        ("d", ["1", "1"], ["--mask", "--weights", "0.9,0.05,0.05"]),
+    ):
         out = tmp_path / name
         argv = [str(trace), "--head", window[0], "--tail", window[1], "--placements", "5",
                 "--envs", "2", "--steps", "40", "--minibatch", "16", "--ppo-epochs", "1",
@@ -42,7 +47,7 @@ def test_two_models_each_in_its_own_window_and_mask(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "DBF 2-0 (epoch 1)" in text and "DBF 1-1 mask (epoch 1)" in text
     res = json.loads(js.read_text())
-    assert res["speed"] == [] and list(res["models"]) == runs
+    assert res["speed"] == [] and list(res["models"]) == runs[:2]
     for row in res["models"].values():
         wait, se = row["metrics"]["avg_wait"]
         assert wait >= 0 and se >= 0 and 0 < row["metrics"]["util"][0] <= 1
@@ -56,6 +61,16 @@ def test_two_models_each_in_its_own_window_and_mask(tmp_path, capsys):
     (d,) = res["versus_first"].values()
     assert d["avg_wait"][0] == pytest.approx(float(np.mean(b - a)))
     assert "DBF 1-1 mask (epoch 1) - DBF 2-0 (epoch 1)" in text
+    # a second run of the same window and epoch gets its path in its name, other reward
+    # weights are named, so no row of the versus-first table overwrites another
+    capsys.readouterr()
+    argv = ["--shared", str(tmp_path), "--trace", "t.swf", "--batch", "0", "--episodes", "3",
+            "--skip-baselines", "--json", str(js), *(x for r in runs[1:] for x in ("--model", r))]  # fmt: skip
+    assert load_benchmark("splitwindow_env").main(argv) == 0
+    names = [r["name"] for r in json.loads(js.read_text())["models"].values()]
+    assert names == ["DBF 1-1 mask (epoch 1)", f"DBF 1-1 mask (epoch 1) [{runs[2]}]",
+                     "DBF 1-1 mask weights 0.9/0.05/0.05 (epoch 1)"]  # fmt: skip
+    assert len(json.loads(js.read_text())["versus_first"]) == 2
     # --baselines-from: the heuristics' per-episode values of an earlier JSON on the same
     # episodes, paired with a model as if they had been run here
     from jaxsched.envs.splitwindow_baselines import baseline_names
