@@ -74,4 +74,9 @@ def main(argv=None, out=print) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    from jaxsched.errors import ConfigError
+
+    try:
+        main()
+    except ConfigError as e:  # a run without a log, or another trace: one line, no traceback
+        raise SystemExit(f"dras_seeds.py: {e}") from None
