@@ -183,9 +183,8 @@ def epoch_spec(env, actor, trainer, rc: RunConfig, out: Path, validate_every: in
     def validate(st, epoch, ck):
         m = greedy_metrics(env, actor, st.policy_params, starts)
         row = {f"val_{k}": float(np.mean(m[k])) for k in VAL_METRICS} | bound
-        if not bound or 100.0 * (bound["val_util_fcfs_easy"] - row["val_util"]) <= (
-            rc.max_util_loss
-        ):
+        lost = 100.0 * (bound["val_util_fcfs_easy"] - row["val_util"]) if bound else 0.0
+        if not bound or lost <= rc.max_util_loss:
             best.offer(row["val_avg_wait"], epoch, ck)
         return row
 
