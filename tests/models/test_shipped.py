@@ -170,7 +170,7 @@ def test_capped_lublin_inspector_reaches_table_4_by_starving():
     "name,base,backfill,util_weight,cap_reward,seed,epoch",
     [
         ("si-lublin1-sjf-uw", "sjf", "none", 0.5, -1.0, 0, 15),
-        ("si-sdsc-f1-bf-uw", "f1", "rlscheduler", 1.0, None, 0, 20),
+        ("si-sdsc-f1-bf-uw", "f1", "rlscheduler", 1.0, None, 3, 5),
         ("si-sdsc-sjf-bf-uw", "sjf", "rlscheduler", 1.0, None, 7, 25),
     ],
 )
