@@ -30,7 +30,6 @@ def test_two_models_each_in_its_own_window_and_mask(tmp_path, capsys):
     for name, window, extra in (
         ("a", ["2", "0"], []),
         ("b", ["1", "1"], ["--mask"]),
-        ("c", ["1", "1"], ["--mask"]),
         ("d", ["1", "1"], ["--mask", "--weights", "0.9,0.05,0.05"]),
     ):
         out = tmp_path / name
@@ -61,14 +60,16 @@ def test_two_models_each_in_its_own_window_and_mask(tmp_path, capsys):
     (d,) = res["versus_first"].values()
     assert d["avg_wait"][0] == pytest.approx(float(np.mean(b - a)))
     assert "DBF 1-1 mask (epoch 1) - DBF 2-0 (epoch 1)" in text
-    # a second run of the same window and epoch gets its path in its name, other reward
-    # weights are named, so no row of the versus-first table overwrites another
+    # a second model of the same window and epoch (here b's checkpoint file) gets its path in
+    # its name, other reward weights are named, so no versus-first row overwrites another
     capsys.readouterr()
+    same = f"{runs[1]}/checkpoint_00000001.ckpt"
     argv = ["--shared", str(tmp_path), "--trace", "t.swf", "--batch", "0", "--episodes", "3",
-            "--skip-baselines", "--json", str(js), *(x for r in runs[1:] for x in ("--model", r))]  # fmt: skip
+            "--skip-baselines", "--json", str(js), "--model", runs[1], "--model", same,
+            "--model", runs[2]]  # fmt: skip
     assert load_benchmark("splitwindow_env").main(argv) == 0
     names = [r["name"] for r in json.loads(js.read_text())["models"].values()]
-    assert names == ["DBF 1-1 mask (epoch 1)", f"DBF 1-1 mask (epoch 1) [{runs[2]}]",
+    assert names == ["DBF 1-1 mask (epoch 1)", f"DBF 1-1 mask (epoch 1) [{same}]",
                      "DBF 1-1 mask weights 0.9/0.05/0.05 (epoch 1)"]  # fmt: skip
     assert len(json.loads(js.read_text())["versus_first"]) == 2
     # --baselines-from: the heuristics' per-episode values of an earlier JSON on the same
