@@ -11,7 +11,6 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Sequence as Seq
 from pathlib import Path
 
@@ -21,11 +20,9 @@ import numpy as np
 
 from jaxsched import nets
 from jaxsched.envs import RLSchedulerEnv
-from jaxsched.errors import CheckpointError, ConfigError
+from jaxsched.errors import ConfigError
 from jaxsched.systems.rlscheduler.config import RunConfig, make_env
-from jaxsched.train.checkpoint import load_checkpoint
-from jaxsched.train.loop import RUN_FILE
-from jaxsched.train.loop import run_file as checked_run_file
+from jaxsched.train.loop import load_run
 
 __all__ = [
     "LoadedPolicy",
@@ -34,14 +31,7 @@ __all__ = [
     "schedule",
     "model_rows",
     "episodes_fn",
-    "run_file_of",
 ]
-
-
-def run_file_of(path) -> Path:
-    """``run.json`` of a run directory, or of the directory holding a checkpoint file."""
-    p = Path(path)
-    return (p if p.is_dir() else p.parent) / RUN_FILE
 
 
 def _episode_fn(env: RLSchedulerEnv, policy_net, sample: bool):
@@ -89,17 +79,7 @@ def episodes_fn(env: RLSchedulerEnv, policy_net, sample: bool):
 
 def load_policy(path) -> LoadedPolicy:
     """Load the newest checkpoint of a run directory (or a checkpoint file)."""
-    p = Path(path)
-    run_file = checked_run_file(p)
-    try:
-        rc = RunConfig.from_dict(json.loads(run_file.read_text()))
-    except (ValueError, TypeError) as e:
-        raise CheckpointError(f"{run_file}: unreadable run settings: {e}") from None
-    ck = load_checkpoint(p)
-    st = ck.state
-    if not isinstance(st, dict) or "policy_params" not in st:
-        raise CheckpointError(f"{ck.path}: no policy parameters in this checkpoint")
-    params = jax.tree_util.tree_map(jnp.asarray, st["policy_params"])
+    rc, params, ck = load_run(path, RunConfig.from_dict, "policy_params")
     return LoadedPolicy(
         run=rc, net=nets.make_policy(rc.policy), params=params, epoch=ck.epoch, path=ck.path
     )
