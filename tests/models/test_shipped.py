@@ -171,7 +171,7 @@ def test_capped_lublin_inspector_reaches_table_4_by_starving():
     [
         ("si-lublin1-sjf-uw", "sjf", "none", 0.5, -1.0, 0, 15),
         ("si-sdsc-f1-bf-uw", "f1", "rlscheduler", 1.0, None, 3, 5),
-        ("si-sdsc-sjf-bf-uw", "sjf", "rlscheduler", 1.0, None, 7, 25),
+        ("si-sdsc-sjf-bf-uw", "sjf", "rlscheduler", 1.0, None, 9, 15),
     ],
 )
 def test_utilisation_weighted_inspectors_record_their_options(
