@@ -92,8 +92,8 @@ def main(argv=None) -> int:
     ap.add_argument("--trace", default="lublin_256.swf.gz")
     ap.add_argument("--episodes", type=int, default=100)
     ap.add_argument("--seed", type=int, default=6)
-    ap.add_argument("--aged", default="0.5,2,8,32,128", help="values of A (cores per hour)")
-    ap.add_argument("--limit", default="2,8,24", help="values of H (hours)")
+    ap.add_argument("--aged", default="0.5,2,4,8,16,32,128", help="values of A (cores per hour)")
+    ap.add_argument("--limit", default="0.5,2,24", help="values of H (hours)")
     ap.add_argument("--placements", type=int, default=1000)
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
@@ -106,9 +106,10 @@ def main(argv=None) -> int:
     res = {"trace": a.trace, "seed": a.seed, "starts": [int(x) for x in starts], "rows": []}
     t0 = time.perf_counter()
     base = run_baselines(env, starts, priorities=("sjf", "fcfs"), backfills=("easy",))
-    refs = {n: {k: base[k][i] for k in ("avg_wait", "util")} for i, n in enumerate(("SJF+EASY", "FCFS+EASY"))}  # fmt: skip
-    for i, n in enumerate(refs):
-        res["rows"].append(_row(n, {k: base[k][i] for k in ("avg_wait", "util")}, refs))
+    names = ("SJF+EASY", "FCFS+EASY")
+    refs = {n: {k: base[k][i] for k in ("avg_wait", "util")} for i, n in enumerate(names)}
+    for n, m in refs.items():
+        res["rows"].append(_row(n, m, refs))
     for family in FAMILIES:
         pick = family_pick(env, family)
         for v in values[family]:
