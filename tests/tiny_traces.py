@@ -17,3 +17,17 @@ def schedinspector_tiny(path):
         lines.append(f"{i + 1} {s[i]} 0 {r} {n} -1 -1 {n} {r} -1 1 1 1 1 1 1 -1 -1")
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def cores_tiny(path, n: int, seed: int, gaps, cores, runs):
+    """``n`` jobs on 256 cores for the split-window tests, written to ``path``; returns
+    ``path``. ``RandomState(seed)`` draws the submit gaps (``gaps``, s) first, then per job its
+    cores from ``cores`` and its run time from ``runs`` (s); requested = used cores."""
+    rng = np.random.RandomState(seed)
+    sub = np.cumsum(rng.choice(gaps, size=n))
+    lines = ["; MaxNodes: 256", "; MaxProcs: 256"]
+    for i in range(n):
+        c, r = rng.choice(cores), rng.choice(runs)
+        lines.append(f"{i + 1} {sub[i]} 0 {r} {c} -1 -1 {c} -1 -1 1 1 1 1 1 1 -1 -1")
+    path.write_text("\n".join(lines) + "\n")
+    return path

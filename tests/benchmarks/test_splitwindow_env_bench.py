@@ -8,19 +8,13 @@ import json
 import numpy as np
 import pytest
 from shared_data import load_benchmark
+from tiny_traces import cores_tiny
 
 from jaxsched.cli import main as cli
 
 
 def _trace(path, n=3100):  # the default env needs 1,000 placements + a 2,000 margin
-    rng = np.random.RandomState(1)
-    sub = np.cumsum(rng.choice([0, 5, 10], size=n))
-    lines = ["; MaxNodes: 256", "; MaxProcs: 256"]
-    for i in range(n):
-        c, r = rng.choice([1, 8, 64, 256]), rng.choice([5, 20, 60])
-        lines.append(f"{i + 1} {sub[i]} 0 {r} {c} -1 -1 {c} -1 -1 1 1 1 1 1 1 -1 -1")
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return cores_tiny(path, n, 1, [0, 5, 10], [1, 8, 64, 256], [5, 20, 60])
 
 
 def test_two_models_each_in_its_own_window_and_mask(tmp_path, capsys):

@@ -6,24 +6,14 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 from shared_data import load_benchmark
-
-
-def _trace(path, n=100):
-    rng = np.random.RandomState(3)
-    sub = np.cumsum(rng.choice([0, 1, 2], size=n))
-    lines = ["; MaxNodes: 256", "; MaxProcs: 256"]
-    for i in range(n):
-        c, r = rng.choice([8, 64, 150, 200]), rng.choice([50, 200, 600])
-        lines.append(f"{i + 1} {sub[i]} 0 {r} {c} -1 -1 {c} -1 -1 1 1 1 1 1 1 -1 -1")
-    path.write_text("\n".join(lines) + "\n")
+from tiny_traces import cores_tiny
 
 
 def test_family_ends_equal_sjf_and_fcfs_with_easy(tmp_path, capsys):
     (tmp_path / "traces").mkdir()
-    _trace(tmp_path / "traces" / "t.swf")
+    cores_tiny(tmp_path / "traces" / "t.swf", 100, 3, [0, 1, 2], [8, 64, 150, 200], [50, 200, 600])
     js = tmp_path / "f.json"
     argv = ["--shared", str(tmp_path), "--trace", "t.swf", "--episodes", "3", "--placements",
             "20", "--aged", "0,1e6", "--limit", "0", "--json", str(js)]  # fmt: skip
