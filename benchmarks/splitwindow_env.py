@@ -99,10 +99,10 @@ def env_speed(env, starts, policy: str) -> dict:
     }
 
 
-def _paired(model: dict, base: dict, names) -> dict:
+def _paired(model: dict, base: dict, names, echo: bool = True) -> dict:
     """Model minus each heuristic on the same episodes: mean and paired standard error of the
     per-episode differences of average wait and of the utilisation over the episode's span and
-    over the arrival span (printed)."""
+    over the arrival span (printed unless ``echo`` is off)."""
     out = {}
     for i, name in enumerate(names):
         row = {}
@@ -111,8 +111,9 @@ def _paired(model: dict, base: dict, names) -> dict:
             row[k] = mean_se(d)
         out[name] = row
         u, ua = row["util"], row["util_arrival_span"]
-        print(f"  minus {name:18s} wait {row['avg_wait'][0]:+.4g}±{row['avg_wait'][1]:.2g}  "
-              f"util {u[0]:+.4f}±{u[1]:.2g}  util_arrival_span {ua[0]:+.4f}±{ua[1]:.2g}")  # fmt: skip
+        if echo:
+            print(f"  minus {name:18s} wait {row['avg_wait'][0]:+.4g}±{row['avg_wait'][1]:.2g}  "
+                  f"util {u[0]:+.4f}±{u[1]:.2g}  util_arrival_span {ua[0]:+.4f}±{ua[1]:.2g}")  # fmt: skip
     return out
 
 

@@ -10,7 +10,8 @@ Two one-parameter families, in the split-window environment's cycle and end rule
 
 Each value runs on the same ``--episodes`` episodes (starts ``RandomState(--seed)``, as
 ``splitwindow_env.py`` draws them), with the paired difference of the average wait and of the
-utilisation (points) to SJF + EASY and FCFS + EASY, and each rule's per-episode values in the
+utilisation (printed in points; in the JSON as fractions, with the arrival-span utilisation:
+``splitwindow_env.py``'s pairing) to SJF + EASY and FCFS + EASY, and each rule's per-episode values in the
 ``--json`` (to pair with ``splitwindow_env.py``'s rows on the same episodes). The parameter is
 traced, so each family compiles once.
 
@@ -27,13 +28,15 @@ from pathlib import Path
 import jax.numpy as jnp
 import numpy as np
 
-from benchmarks.splitwindow_env import _shared, mean_se
+from benchmarks.splitwindow_env import _paired, _shared, mean_se
 from jaxsched.envs.splitwindow import SplitWindowEnv
 from jaxsched.envs.splitwindow_baselines import run_baselines, run_picker
 from jaxsched.workload import read_swf
 
 HOUR = 3600.0
 FAMILIES = ("aged", "limit")
+#: the two reference heuristics, in run_baselines order
+REFERENCES = ("SJF+EASY", "FCFS+EASY")
 
 
 def family_pick(env: SplitWindowEnv, family: str):
@@ -58,21 +61,17 @@ def family_pick(env: SplitWindowEnv, family: str):
     return pick
 
 
-def _paired(m, ref) -> dict:
-    return {
-        "avg_wait": mean_se(np.asarray(m["avg_wait"]) - ref["avg_wait"]),
-        "util_points": mean_se(100.0 * (np.asarray(m["util"]) - ref["util"])),
-    }
-
-
-def _row(name, m, refs) -> dict:
+def _row(name, m, base) -> dict:
+    """Mean ± s.e. of the rule's wait and utilisation, its per-episode values and, through
+    ``splitwindow_env.py``'s pairing, its differences to the two references ``base``
+    (``{metric: [2, B]}``)."""
     row = {"name": name, "avg_wait": mean_se(m["avg_wait"]), "util": mean_se(m["util"])}
     row["per_episode"] = {k: [float(x) for x in np.asarray(m[k])] for k in ("avg_wait", "util")}
-    row["paired"] = {r: _paired(m, v) for r, v in refs.items()}
+    row["paired"] = _paired(m, base, REFERENCES, echo=False)
     (w, ws), (u, us) = row["avg_wait"], row["util"]
     vs = "  ".join(
         f"- {r}: wait {d['avg_wait'][0]:+,.0f} ± {d['avg_wait'][1]:,.0f} s, "
-        f"util {d['util_points'][0]:+.2f} ± {d['util_points'][1]:.2f} pts"
+        f"util {100 * d['util'][0]:+.2f} ± {100 * d['util'][1]:.2f} pts"
         for r, d in row["paired"].items()
     )
     print(f"{name:14s} wait {w:9,.0f} ± {ws:5,.0f} s  util {u:.3f} ± {us:.3f}  {vs}", flush=True)
@@ -106,15 +105,13 @@ def main(argv=None) -> int:
     res = {"trace": a.trace, "seed": a.seed, "starts": [int(x) for x in starts], "rows": []}
     t0 = time.perf_counter()
     base = run_baselines(env, starts, priorities=("sjf", "fcfs"), backfills=("easy",))
-    names = ("SJF+EASY", "FCFS+EASY")
-    refs = {n: {k: base[k][i] for k in ("avg_wait", "util")} for i, n in enumerate(names)}
-    for n, m in refs.items():
-        res["rows"].append(_row(n, m, refs))
+    for i, n in enumerate(REFERENCES):
+        res["rows"].append(_row(n, {k: v[i] for k, v in base.items()}, base))
     for family in FAMILIES:
         pick = family_pick(env, family)
         for v in values[family]:
             m = run_picker(env, starts, pick, "easy", jnp.asarray(v, jnp.float64))
-            res["rows"].append(_row(f"{family} {v:g}", m, refs))
+            res["rows"].append(_row(f"{family} {v:g}", m, base))
     res["seconds"] = round(time.perf_counter() - t0, 1)
     print(f"{a.episodes} episodes, {len(res['rows'])} rules in {res['seconds']} s")
     if a.json:
