@@ -2,7 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python benchmarks/env_throughput.py [--batch 1,16,64,256]
         [--steps 256] [--backfill none,rlscheduler] [--env closed,arg] [--length 256]
-        [--repeats 2] [--trace PATH] [--seed 0] [--json FILE]
+        [--repeats 2] [--trace PATH] [--seed 0] [--devices 1,2] [--json FILE]
 
 Workload: ``RLSchedulerEnv(read_swf(trace).jobs("rlscheduler"), length=256, backfill=B,
 compat=True)`` (Lublin-1 by default) inside :class:`AutoResetWrapper`, so finished episodes are
@@ -21,6 +21,12 @@ By default the jitted function closes over the env (``--env closed``), as a trai
 does: the env's trace data are compile-time constants and ``step`` compiles only its backfill
 mode's path. ``--env arg`` passes the env as an argument instead (as ``jit_step`` does: one
 executable for every env of the same shapes, both paths compiled behind a ``lax.cond``).
+
+``--devices 1,2`` runs every row again with the batch split over two devices (``shard_map``:
+each device steps its half of the environments on its own thread). On a CPU the script first
+splits the host into that many devices (``XLA_FLAGS=--xla_force_host_platform_device_count``,
+before JAX starts), so the two rows compare one core's worth of XLA:CPU threading against
+one program per core, side by side in one process.
 
 Reference figure: the original RLScheduler simulator (SchedGym's ``HPCEnv``, observation
 building included) makes about 2,200 environment steps per second on the 2-core development
@@ -44,8 +50,32 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from jaxsched.train.parallel import expose_host_devices  # noqa: E402
+
+
+def _device_counts(argv) -> tuple[int, ...]:
+    """``--devices`` of ``argv`` (comma-separated counts; default 1), read before JAX starts:
+    XLA splits the host CPU into devices once, when JAX first uses one."""
+    text = "1"
+    for i, arg in enumerate(argv):
+        if arg == "--devices" and i + 1 < len(argv):
+            text = argv[i + 1]
+        elif arg.startswith("--devices="):
+            text = arg.split("=", 1)[1]
+    try:
+        counts = tuple(int(x) for x in text.split(",") if x)
+    except ValueError:
+        counts = ()
+    return counts if counts and min(counts) >= 1 else (1,)
+
+
+if __name__ == "__main__":
+    expose_host_devices(max(_device_counts(sys.argv[1:])))
+
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
 
 from jaxsched.envs import AutoResetWrapper, RLSchedulerEnv  # noqa: E402
 from jaxsched.workload import read_swf  # noqa: E402
@@ -69,6 +99,22 @@ def random_valid_actions(key, mask):
     return k, jnp.sum(jnp.any(prefix != mask, axis=1))
 
 
+def rollout(env, steps: int, state, ts, key):
+    """``steps`` vmapped auto-reset steps of ``env`` with random valid actions from
+    ``(state, ts)`` (a batch): ``(state, ts, key, reward_sum, episodes, bad_masks)``."""
+    step = jax.vmap(env.step)
+
+    def body(carry, _):
+        st, ts, key = carry
+        key, sub = jax.random.split(key)
+        a, bad = random_valid_actions(sub, ts.observation.mask)
+        st, ts = step(st, a)
+        return (st, ts, key), (jnp.sum(ts.reward), jnp.sum(ts.last()), bad)
+
+    (state, ts, key), (rew, ends, bad) = jax.lax.scan(body, (state, ts, key), None, length=steps)
+    return state, ts, key, jnp.sum(rew), jnp.sum(ends), jnp.sum(bad)
+
+
 def make_rollout(env, steps: int, env_as_argument: bool = False):
     """``(rollout, prefix)``: ``rollout(*prefix, state, ts, key) -> (state, ts, key,
     reward_sum, episodes, bad_masks)`` runs ``steps`` vmapped auto-reset steps with random
@@ -79,25 +125,36 @@ def make_rollout(env, steps: int, env_as_argument: bool = False):
     With ``env_as_argument`` the env is passed as an argument (as ``jit_step`` does): one
     compiled function serves every env of the same shapes, and both the closed-form and the
     engine path are compiled behind a ``lax.cond``."""
-
-    def run(env, state, ts, key):
-        step = jax.vmap(env.step)
-
-        def body(carry, _):
-            st, ts, key = carry
-            key, sub = jax.random.split(key)
-            a, bad = random_valid_actions(sub, ts.observation.mask)
-            st, ts = step(st, a)
-            return (st, ts, key), (jnp.sum(ts.reward), jnp.sum(ts.last()), bad)
-
-        (state, ts, key), (rew, ends, bad) = jax.lax.scan(
-            body, (state, ts, key), None, length=steps
-        )
-        return state, ts, key, jnp.sum(rew), jnp.sum(ends), jnp.sum(bad)
-
     if env_as_argument:
-        return jax.jit(run), (env,)
-    return jax.jit(lambda state, ts, key: run(env, state, ts, key)), ()
+        return jax.jit(lambda env, *a: rollout(env, steps, *a)), (env,)
+    return jax.jit(lambda *a: rollout(env, steps, *a)), ()
+
+
+def make_sharded_rollout(env, steps: int, devices: int, env_as_argument: bool = False):
+    """:func:`make_rollout` with the batch split over the first ``devices`` devices
+    (``shard_map``; each device rolls out its block of rows on its own, with its own key:
+    ``key`` is ``[devices, 2]``). The sums come back per device (``[devices]``)."""
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:devices]), ("rows",))
+    rows = P("rows")
+
+    def local(env, state, ts, keys):
+        state, ts, key, rew, ends, bad = rollout(env, steps, state, ts, keys[0])
+        return state, ts, key[None], rew[None], ends[None], bad[None]
+
+    spec_in = (P(), rows, rows, rows)
+    if env_as_argument:
+        f = jax.shard_map(
+            local, mesh=mesh, in_specs=spec_in, out_specs=(rows,) * 6, check_vma=False
+        )
+        return jax.jit(f), (env,)
+    f = jax.shard_map(
+        lambda state, ts, keys: local(env, state, ts, keys),
+        mesh=mesh,
+        in_specs=spec_in[1:],
+        out_specs=(rows,) * 6,
+        check_vma=False,
+    )
+    return jax.jit(f), ()
 
 
 def machine_info() -> dict:
@@ -124,13 +181,22 @@ def bench_one(
     seed: int,
     env_as_argument: bool = False,
     reference_steps_per_s: float = REFERENCE_STEPS_PER_S,
+    devices: int = 1,
 ) -> dict:
+    """One row: ``batch`` environments (split over ``devices`` devices, ``batch`` divisible
+    by it), ``steps`` per compiled scan; the best of ``repeats`` timed runs."""
+    if batch % devices or devices > jax.device_count():
+        raise ValueError(f"batch {batch} over {devices} of {jax.device_count()} device(s)")
     wrapped = AutoResetWrapper(env)
     keys = jax.random.split(jax.random.PRNGKey(seed), batch + 1)
     state, ts = jax.jit(jax.vmap(wrapped.reset))(keys[1:])
     jax.block_until_ready((state, ts))
-    rollout, prefix = make_rollout(wrapped, steps, env_as_argument)
-    key = keys[0]
+    if devices == 1:
+        rollout, prefix = make_rollout(wrapped, steps, env_as_argument)
+        key = keys[0]
+    else:
+        rollout, prefix = make_sharded_rollout(wrapped, steps, devices, env_as_argument)
+        key = jax.random.split(keys[0], devices)
     t0 = time.perf_counter()
     compiled = rollout.lower(*prefix, state, ts, key).compile()  # trace + XLA compile
     compile_s = time.perf_counter() - t0
@@ -139,22 +205,23 @@ def bench_one(
     jax.block_until_ready(out)
     warmup_s = time.perf_counter() - t0
     state, ts, key = out[:3]
-    times, episodes, reward, bad = [], 0, 0.0, int(out[5])
+    times, episodes, reward, bad = [], 0, 0.0, int(np.sum(out[5]))
     for _ in range(max(repeats, 1)):
         t0 = time.perf_counter()
         out = compiled(*prefix, state, ts, key)
         jax.block_until_ready(out)
         times.append(time.perf_counter() - t0)
         state, ts, key = out[:3]
-        episodes += int(out[4])
-        reward += float(out[3])
-        bad += int(out[5])
+        episodes += int(np.sum(out[4]))
+        reward += float(np.sum(out[3]))
+        bad += int(np.sum(out[5]))
     if bad:
         raise RuntimeError(f"{bad} observation masks were not a prefix of the slots")
     best = min(times)
     sps = batch * steps / best
     return {
         "batch": batch,
+        "devices": devices,
         "steps": steps,
         "compile_s": compile_s,
         "warmup_s": warmup_s,
@@ -179,7 +246,11 @@ def benchmark(
     out=print,
     reference=None,
     reference_steps=2000,
+    devices=(1,),
 ) -> dict:
+    """Every (backfill, env mode, batch, device count) row, printed as it is measured; the
+    rows of one batch on several device counts run one after another, and ``x 1 dev`` is
+    each one's ratio to the first count's row (side by side in one process)."""
     info = machine_info()
     out(
         f"device: jax.devices() = {info['jax_devices']} (jax {info['jax_version']}); CPUs: "
@@ -214,26 +285,36 @@ def benchmark(
         "env: 'closed' = the jitted rollout closes over the env (static backfill mode, as in "
         "training); 'arg' = the env is an argument (both paths compiled, as in jit_step)"
     )
+    if max(devices) > 1:
+        out(
+            f"devices: the batch split over D of the {jax.device_count()} devices (shard_map), "
+            "each device rolling out its rows on its own thread"
+        )
     out("")
     out(
-        f"{'backfill':<12} {'env':<6} {'B':>5} {'steps/s':>11} {'x ref':>8} {'compile s':>10} "
-        f"{'run s':>8} {'episodes':>9}"
+        f"{'backfill':<12} {'env':<6} {'B':>5} {'D':>2} {'steps/s':>11} {'x ref':>8} "
+        f"{'x 1st D':>8} {'compile s':>10} {'run s':>8} {'episodes':>9}"
     )  # run s: best timed run of B x steps env steps
     rows = []
     for bf in backfills:
         env = RLSchedulerEnv(jobs, length=length, backfill=bf, compat=True)
         for mode in env_modes:
             for b in batches:
-                r = bench_one(
-                    env, b, steps, repeats, seed, mode == "arg", reference_steps_per_s=ref_sps[bf]
-                )
-                r["backfill"], r["env"] = bf, mode
-                rows.append(r)
-                out(
-                    f"{bf:<12} {mode:<6} {b:>5} {r['steps_per_s']:>11,.0f} "
-                    f"{r['ratio_to_reference']:>8.1f} {r['compile_s']:>10.1f} "
-                    f"{r['best_run_s']:>8.3f} {r['episodes_finished']:>9}"
-                )
+                first = None
+                for d in devices:
+                    r = bench_one(
+                        env, b, steps, repeats, seed, mode == "arg", ref_sps[bf], devices=d
+                    )
+                    first = first or r["steps_per_s"]
+                    r["backfill"], r["env"] = bf, mode
+                    r["ratio_to_first_devices"] = r["steps_per_s"] / first
+                    rows.append(r)
+                    out(
+                        f"{bf:<12} {mode:<6} {b:>5} {d:>2} {r['steps_per_s']:>11,.0f} "
+                        f"{r['ratio_to_reference']:>8.1f} {r['ratio_to_first_devices']:>8.2f} "
+                        f"{r['compile_s']:>10.1f} {r['best_run_s']:>8.3f} "
+                        f"{r['episodes_finished']:>9}"
+                    )
     info["loadavg_end"] = list(os.getloadavg())
     out(f"\nload average at end {' '.join(f'{x:.2f}' for x in info['loadavg_end'])}")
     return {
@@ -282,7 +363,22 @@ def main(argv=None) -> int:
         help="a clone of DIR-LAB/deep-batch-scheduler: time its environment here, side by side",
     )
     p.add_argument("--reference-steps", type=int, default=2000)
+    p.add_argument(
+        "--devices",
+        type=_ints,
+        default=(1,),
+        help="comma-separated device counts to split each batch over (default 1); on a CPU "
+        "the script splits the host into the largest count before JAX starts, one device per "
+        "core (e.g. 1,2 on two cores: both rows side by side)",
+    )
     a = p.parse_args(argv)
+    if min(a.devices, default=0) < 1 or any(b % d for b in a.batch for d in a.devices):
+        p.error("--devices takes counts >= 1 that divide every --batch")
+    if max(a.devices) > jax.device_count():
+        p.error(
+            f"--devices {max(a.devices)}: {jax.device_count()} device(s) visible (the host "
+            "split happens only when the script is run as a program)"
+        )
     modes = tuple(x for x in a.env.split(",") if x)
     if not modes or any(m not in ("closed", "arg") for m in modes):
         p.error("--env takes closed and/or arg")
@@ -297,6 +393,7 @@ def main(argv=None) -> int:
         modes,
         reference=a.reference,
         reference_steps=a.reference_steps,
+        devices=a.devices,
     )
     if a.json:
         a.json.write_text(json.dumps(res, indent=2))

@@ -20,6 +20,7 @@ __all__ = [
     "unit_weights",
     "FLAGS_FILE",
     "session_flags",
+    "add_devices_argument",
 ]
 
 #: the file of a run directory that keeps the flags of how the run is carried out
@@ -162,3 +163,31 @@ def session_flags(args: argparse.Namespace, defaults: dict) -> dict:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({**stored, **out}, indent=1) + "\n")
     return out
+
+
+def device_count(text: str) -> str:
+    """argparse type of ``--devices``: ``all`` or an integer >= 1 (kept as given)."""
+    from jaxsched.errors import ConfigError
+    from jaxsched.train.parallel import parse_devices
+
+    try:
+        parse_devices(text)
+    except ConfigError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--devices: ")) from None
+    return text
+
+
+def add_devices_argument(p) -> None:
+    """``--devices all|N`` of a training command (:mod:`jaxsched.train.parallel`; the
+    command calls ``expose_host_devices(args.devices)`` before JAX starts)."""
+    p.add_argument(
+        "--devices",
+        type=device_count,
+        default=None,
+        metavar="all|N",
+        help="train data-parallel on N devices (or all): the trajectories of an epoch split "
+        "over them, gradients summed; the same training up to float rounding (default: "
+        "$JAXSCHED_DEVICES, else 1). On a CPU, N > 1 splits the host into N devices "
+        "(XLA_FLAGS=--xla_force_host_platform_device_count=N, set by the command), each "
+        "running its share on its own core",
+    )

@@ -40,6 +40,7 @@ __all__ = [
     "DEVICES_ENV",
     "parse_devices",
     "resolve_devices",
+    "expose_host_devices",
     "psum",
     "masked_mean",
     "batch_mean",
@@ -58,6 +59,8 @@ __all__ = [
 DATA_AXIS = "data"
 #: environment variable read when ``--devices`` is not given
 DEVICES_ENV = "JAXSCHED_DEVICES"
+#: XLA's flag that splits the host CPU into several devices
+HOST_DEVICES_FLAG = "--xla_force_host_platform_device_count"
 
 _F32 = jnp.float32
 
@@ -166,8 +169,31 @@ def resolve_devices(requested=None) -> int:
     if n > have:
         raise ConfigError(
             f"--devices {n}: only {have} device(s) visible (on CPU, expose more with "
-            f"XLA_FLAGS=--xla_force_host_platform_device_count={n})"
+            f"XLA_FLAGS={HOST_DEVICES_FLAG}={n} before JAX starts)"
         )
+    return n
+
+
+def expose_host_devices(requested=None, environ=None) -> int | None:
+    """Let XLA:CPU show ``requested`` devices (an int or a string; None: the environment
+    variable ``JAXSCHED_DEVICES``), so that ``--devices N`` works on a CPU-only machine without
+    setting ``XLA_FLAGS`` by hand. Each host device runs its own program on its own thread, so
+    a batch split over them uses every core (rollouts with backfilling 2.3x faster on two
+    cores: ``benchmarks/env_throughput.py --devices 1,2``). Accelerators are unaffected: the
+    flag only adds host devices. ``"all"`` and 1 set nothing (every visible device is all).
+
+    Adds the flag to ``XLA_FLAGS`` in ``environ`` (default ``os.environ``) unless it names a
+    count already. XLA reads it once, when JAX first uses a device; after that this changes
+    nothing and :func:`resolve_devices` reports the missing devices. Returns the count set,
+    or None."""
+    env = os.environ if environ is None else environ
+    if requested is None:
+        requested = env.get(DEVICES_ENV, "").strip() or "1"
+    n = parse_devices(requested)
+    flags = env.get("XLA_FLAGS", "")
+    if n is None or n <= 1 or HOST_DEVICES_FLAG in flags:
+        return None
+    env["XLA_FLAGS"] = f"{flags} {HOST_DEVICES_FLAG}={n}".strip()
     return n
 
 

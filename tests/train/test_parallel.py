@@ -204,6 +204,24 @@ def test_parse_and_resolve_devices(monkeypatch):
         parallel.resolve_devices(n + 1)
 
 
+def test_expose_host_devices_sets_xla_flags_once():
+    env = {"XLA_FLAGS": "--xla_cpu_use_fusion_emitters=false"}
+    assert parallel.expose_host_devices("2", environ=env) == 2
+    assert env["XLA_FLAGS"] == (
+        "--xla_cpu_use_fusion_emitters=false --xla_force_host_platform_device_count=2"
+    )
+    assert parallel.expose_host_devices(4, environ=env) is None  # a count is set already
+    assert env["XLA_FLAGS"].endswith("device_count=2")
+    for nothing in ("1", "all", None):  # every visible device; None: the variable, unset
+        env = {}
+        assert parallel.expose_host_devices(nothing, environ=env) is None and env == {}
+    env = {parallel.DEVICES_ENV: "3"}
+    assert parallel.expose_host_devices(None, environ=env) == 3
+    assert env["XLA_FLAGS"] == "--xla_force_host_platform_device_count=3"
+    with pytest.raises(ConfigError, match="--devices"):
+        parallel.expose_host_devices("0", environ={})
+
+
 def test_trajectories_must_split_evenly():
     from jaxsched.train.ppo import PPOConfig
 
@@ -268,9 +286,10 @@ def _train_run_helpers():
 
 @SLOW
 def test_cli_two_devices_same_log_as_one(tmp_path):
-    """`jaxsched train rlscheduler ... --devices all` on two fake CPU devices logs and saves
-    what one device trains (tolerance as above), run.json records 2, and the run resumes on
-    one device."""
+    """`jaxsched train rlscheduler ... --devices 2`, started without a device count in
+    XLA_FLAGS (the command splits the CPU into two devices itself), logs and saves what one
+    device trains (tolerance as above), run.json records 2, and the run resumes on one
+    device."""
     from jaxsched.systems.rlscheduler.run import train
     from jaxsched.train.checkpoint import load_checkpoint
     from jaxsched.train.loop import read_log
@@ -282,8 +301,8 @@ def test_cli_two_devices_same_log_as_one(tmp_path):
              "--v-iters", "3", "--pi-lr", str(ppo["pi_lr"]), "--no-compare", "--no-progress"]  # fmt: skip
     out = subprocess.run(
         [sys.executable, "-m", "jaxsched.cli", "train", "rlscheduler", str(trace), "--epochs",
-         "2", "--out", str(tmp_path / "two"), "--devices", "all", *flags],
-        env=_two_device_env(), cwd=REPO, capture_output=True, text=True, timeout=900,
+         "2", "--out", str(tmp_path / "two"), "--devices", "2", *flags],
+        env=subprocess_env(), cwd=REPO, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
     kw = dict(length=h.LENGTH, ppo=ppo, progress=False, compare=False, log=lambda s: None)

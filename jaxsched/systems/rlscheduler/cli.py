@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from jaxsched.cli.args import (
+    add_devices_argument,
     finite_float,
     int_arg,
     nonneg_float,
@@ -134,16 +135,7 @@ def _add_run_arguments(p) -> None:
 
 def _add_device_arguments(p) -> None:
     """Flags: data-parallel training over devices and hosts."""
-    p.add_argument(
-        "--devices",
-        type=device_count,
-        default=None,
-        metavar="all|N",
-        help="train data-parallel on N devices (or all): the trajectories of an epoch split "
-        "over them, gradients summed; the same training up to float rounding (default: "
-        "$JAXSCHED_DEVICES, else 1). On CPU, devices come from "
-        "XLA_FLAGS=--xla_force_host_platform_device_count=N",
-    )
+    add_devices_argument(p)
     p.add_argument(
         "--distributed",
         action="store_true",
@@ -151,18 +143,6 @@ def _add_device_arguments(p) -> None:
         "Open MPI's environment; automatic when SLURM_NTASKS or OMPI_COMM_WORLD_SIZE > 1); "
         "--devices then counts every host's devices and only process 0 writes DIR",
     )
-
-
-def device_count(text: str):
-    """argparse type of ``--devices``: ``all`` or an integer >= 1 (kept as given)."""
-    from jaxsched.errors import ConfigError
-    from jaxsched.train.parallel import parse_devices
-
-    try:
-        parse_devices(text)
-    except ConfigError as e:
-        raise argparse.ArgumentTypeError(str(e).removeprefix("--devices: ")) from None
-    return text
 
 
 def seed_list(text: str) -> list:
@@ -285,6 +265,8 @@ def train_from_args(args) -> int:
 
     if parallel.distributed_requested(args.distributed):
         parallel.initialize_distributed()  # before anything else uses JAX
+    else:
+        parallel.expose_host_devices(args.devices)  # on CPU: one device per core asked for
     import jaxsched.sim  # noqa: F401  (enables x64)
     from jaxsched.systems.rlscheduler.run import train
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from jaxsched.cli.args import (
+    add_devices_argument,
     finite_float,
     int_arg,
     nonneg_float,
@@ -105,9 +106,13 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         "on more sequences later; with --resume: the run's own)",
     )
     p.add_argument("--no-progress", action="store_true")
+    add_devices_argument(p)
 
 
 def train_from_args(args: argparse.Namespace) -> int:
+    from jaxsched.train.parallel import expose_host_devices
+
+    expose_host_devices(args.devices)  # before JAX starts: on a CPU, one device per core
     from jaxsched.policies.inspector_bases import BASES, base_code
     from jaxsched.systems.schedinspector.config import RunConfig
     from jaxsched.systems.schedinspector.run import train
@@ -141,6 +146,7 @@ def train_from_args(args: argparse.Namespace) -> int:
         resume=args.resume,
         progress=not args.no_progress,
         keep_checkpoints=session_flags(args, {"keep_checkpoints": 1})["keep_checkpoints"],
+        devices=args.devices,
     )
     return 0
 

@@ -57,7 +57,8 @@ class RunConfig:
     @classmethod
     def from_dict(cls, d: dict) -> RunConfig:
         names = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(d) - names - {"system"}
+        # "devices": run.json's record of the device count it started on (computation only)
+        unknown = set(d) - names - {"system", "devices"}
         if unknown:
             raise ConfigError(f"unknown run settings: {', '.join(sorted(unknown))}")
         return cls(**{k: v for k, v in d.items() if k in names})

@@ -3,7 +3,7 @@ loop :func:`jaxsched.train.loop.run_epochs`: the inspector environment with auto
 inspector networks and the compiled PPO update of :func:`jaxsched.train.make_train`.
 
 Run directory (``--out DIR``): ``run.json`` ("system": "schedinspector", the
-:class:`RunConfig`), ``log.jsonl`` (per epoch: mean reward, decisions per trajectory,
+:class:`RunConfig`, "devices": the device count it started on), ``log.jsonl`` (per epoch: mean reward, decisions per trajectory,
 trajectories kept, KL, losses, seconds; with validation the base and inspected values on the
 held-out sequences and the rejection ratio), checkpoints, ``best.ckpt`` with validation.
 """
@@ -20,18 +20,21 @@ from jaxsched.envs import AutoResetWrapper
 from jaxsched.nets.schedinspector import InspectorPolicy, InspectorValue
 from jaxsched.systems.schedinspector.config import RunConfig, load_jobs, make_env, ppo_config
 from jaxsched.systems.schedinspector.evaluate import inspect_runs, rejection_ratio
+from jaxsched.train import parallel
 from jaxsched.train.loop import BestCheckpoint, EpochSpec, open_run, run_epochs, start_or_resume
 from jaxsched.train.ppo import make_train
 
 __all__ = ["train", "build"]
 
 
-def build(rc: RunConfig):
-    """``(trainer, jobs, wait)`` of a run configuration."""
+def build(rc: RunConfig, devices: int = 1):
+    """``(trainer, jobs, wait)`` of a run configuration; with ``devices`` > 1 the trainer is
+    data-parallel over that many devices (:func:`jaxsched.train.parallel.data_parallel`)."""
     jobs, wait = load_jobs(rc.trace, rc.mode)
     env = AutoResetWrapper(make_env(rc, jobs, wait))
-    trainer = make_train(ppo_config(rc), env, InspectorPolicy(), InspectorValue())
-    return trainer, jobs, wait
+    axis = parallel.DATA_AXIS if devices > 1 else None
+    trainer = make_train(ppo_config(rc), env, InspectorPolicy(), InspectorValue(), data_axis=axis)
+    return (trainer if axis is None else parallel.data_parallel(trainer, devices)), jobs, wait
 
 
 def _validation(rc: RunConfig, jobs, wait, out: Path):
@@ -43,7 +46,8 @@ def _validation(rc: RunConfig, jobs, wait, out: Path):
     best = BestCheckpoint(out, higher_is_better=True, extra={"starts": list(map(int, starts))})
 
     def validate(state, epoch, ck):
-        r = inspect_runs(env, state.policy_params, starts)
+        # host copy: after data-parallel training the parameters live on every device
+        r = inspect_runs(env, jax.device_get(state.policy_params), starts)
         b, i = float(np.mean(r["base"][rc.metric])), float(np.mean(r["inspected"][rc.metric]))
         imp = (i - b) if rc.metric == "util" else (b - i) / b
         ub, ui = float(np.mean(r["base"]["util"])), float(np.mean(r["inspected"]["util"]))
@@ -98,18 +102,23 @@ def train(
     progress: bool = True,
     log=print,
     keep_checkpoints: int = 1,
+    devices=None,
 ):
     """Train (or continue) a run in ``out`` up to ``epochs`` epochs, keeping the newest
-    ``keep_checkpoints`` epoch checkpoints (0: all); returns the state."""
+    ``keep_checkpoints`` epoch checkpoints (0: all); returns the state. ``devices``: train
+    data-parallel on this many devices (``"all"``, an int; None: ``$JAXSCHED_DEVICES``, else
+    1), the same training up to float rounding; a run may resume on another count."""
     t0 = time.perf_counter()
     out = Path(out)
+    n_dev = parallel.resolve_devices(devices)
     saved = open_run(out, resume)
     if saved is not None:
         rc = RunConfig.from_dict(saved)
-    trainer, jobs, wait = build(rc)
+    parallel.check_divisible(ppo_config(rc), n_dev)
+    trainer, jobs, wait = build(rc, n_dev)
     state = trainer.init(jax.random.PRNGKey(rc.seed))
     state, history, done = start_or_resume(
-        out, state, trainer, resume=resume, run_json=rc.to_dict(), log=log
+        out, state, trainer, resume=resume, run_json={**rc.to_dict(), "devices": n_dev}, log=log
     )
     spec = EpochSpec(
         trainer_at=lambda e: trainer,

@@ -16,16 +16,20 @@ from jaxsched.systems.schedinspector.cli import evaluate_main
 from jaxsched.systems.schedinspector.evaluate import compare, format_compare
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("si")
-    trace, out = schedinspector_tiny(tmp / "tiny.swf"), tmp / "run"
-    args = [
+def _train_args(trace, out) -> list:
+    return [
         "train", "schedinspector", str(trace), "--base", "sjf", "--metric", "bsld",
         "--backfill", "none", "--out", str(out), "--length", "8", "--trajectories", "4",
         "--max-steps", "24", "--pi-iters", "2", "--v-iters", "2", "--validate", "2",
         "--validate-every", "1", "--eval-length", "16", "--no-progress",
     ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("si")
+    trace, out = schedinspector_tiny(tmp / "tiny.swf"), tmp / "run"
+    args = _train_args(trace, out)
     assert jaxsched_main(args + ["--epochs", "1", "--keep-checkpoints", "0"]) == 0
     # the resume keeps every checkpoint too: the run's own --keep-checkpoints (DIR/flags.json)
     assert jaxsched_main(args + ["--epochs", "2", "--resume"]) == 0
@@ -47,6 +51,36 @@ def test_run_directory(run):
         "checkpoint_00000002.ckpt",
     ]  # fmt: skip (--keep-checkpoints 0 of the first run keeps every epoch)
     assert systems.system_of_run(out).name == "schedinspector"
+
+
+def test_two_devices_train_what_one_does(run, tmp_path):
+    """``--devices 2`` in a process started without a device count (the command splits the
+    CPU itself): the first epoch rolls out the very trajectories of one device (the same
+    sampled actions), its update agrees up to float rounding, the validation runs on the
+    replicated parameters, and the run resumes on one device."""
+    import subprocess
+    import sys
+
+    from shared_data import REPO, subprocess_env
+
+    trace, one = run
+    two = tmp_path / "two"
+    code = "import sys; from jaxsched.cli import main; sys.exit(main(sys.argv[1:]))"
+    args = _train_args(trace, two) + ["--epochs", "1", "--devices", "2"]
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args], env=subprocess_env(), cwd=REPO,
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    a, b = (json.loads((d / "log.jsonl").read_text().splitlines()[0]) for d in (one, two))
+    for k in ("reward", "decisions", "trajectories", "dropped", "val_base", "val_inspected"):
+        assert a[k] == b[k], k
+    for k in ("v_loss", "approx_kl"):
+        np.testing.assert_allclose(b[k], a[k], rtol=1e-3, atol=1e-7, err_msg=k)
+    assert json.loads((two / "run.json").read_text())["devices"] == 2
+    assert json.loads((one / "run.json").read_text())["devices"] == 1
+    assert jaxsched_main(_train_args(trace, two) + ["--epochs", "2", "--resume"]) == 0
+    assert len((two / "log.jsonl").read_text().splitlines()) == 2
 
 
 def test_evaluate(run, capsys):

@@ -1,0 +1,65 @@
+"""benchmarks/env_throughput.py's ``--devices``: the batch split over two (fake CPU) devices
+steps every environment exactly as one device steps its block of rows with that device's key
+(the engine path with backfilling, whose batching rule runs inside ``shard_map``), and the
+script's own rows come out side by side. Two devices exist only in a process started with
+them, so this runs in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from shared_data import REPO, subprocess_env
+
+_CHILD = r"""
+import json, sys
+sys.path.insert(0, "benchmarks")
+import jax, numpy as np
+import env_throughput as T
+from jaxsched.envs import AutoResetWrapper, RLSchedulerEnv
+from jaxsched.workload import read_swf
+
+jobs = read_swf("traces/lublin-1.swf").jobs("rlscheduler")
+env = AutoResetWrapper(RLSchedulerEnv(jobs, length=24, backfill="rlscheduler", compat=True))
+keys = jax.random.split(jax.random.PRNGKey(5), 5)
+state, ts = jax.jit(jax.vmap(env.reset))(keys[1:])
+dev_keys = jax.random.split(keys[0], 2)
+two, _ = T.make_sharded_rollout(env, 40, 2)
+got = two(state, ts, dev_keys)
+one, _ = T.make_rollout(env, 40)
+half = lambda tree, i: jax.tree_util.tree_map(lambda x: x[2 * i : 2 * i + 2], tree)
+parts = [one(half(state, i), half(ts, i), dev_keys[i]) for i in (0, 1)]
+same = all(
+    np.array_equal(np.asarray(a), np.concatenate([np.asarray(b), np.asarray(c)]))
+    for a, b, c in zip(*(jax.tree_util.tree_leaves(o[:2]) for o in (got, *parts)))
+)
+sums = [[float(x) for x in np.asarray(got[k])] for k in (3, 4, 5)]
+want = [[float(p[k]) for p in parts] for k in (3, 4, 5)]
+lines = []
+T.benchmark(batches=(4,), steps=8, backfills=("rlscheduler",), length=24, repeats=1,
+            devices=(1, 2), out=lines.append)
+print(json.dumps({"devices": jax.device_count(), "same": same, "sums": sums, "want": want,
+                  "lines": lines}))
+"""
+
+
+def test_two_devices_step_each_block_as_one_device():
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD],
+        env=subprocess_env(devices=2),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["devices"] == 2
+    assert got["same"], "a device's rows differ from one device stepping that block"
+    assert got["sums"] == got["want"]
+    assert got["sums"][1] != [0.0, 0.0], "no episode ended: the check saw no auto-reset"
+    assert got["sums"][2] == [0.0, 0.0]  # the masks stayed prefixes
+    rows = [ln.split() for ln in got["lines"] if ln.startswith("rlscheduler")]
+    assert [(r[2], r[3]) for r in rows] == [("4", "1"), ("4", "2")]
+    assert float(rows[0][6]) == 1.0 and float(rows[1][6]) > 0
