@@ -50,34 +50,13 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from jaxsched.train.parallel import expose_host_devices  # noqa: E402
-
-
-def _device_counts(argv) -> tuple[int, ...]:
-    """``--devices`` of ``argv`` (comma-separated counts; default 1), read before JAX starts:
-    XLA splits the host CPU into devices once, when JAX first uses one."""
-    text = "1"
-    for i, arg in enumerate(argv):
-        if arg == "--devices" and i + 1 < len(argv):
-            text = argv[i + 1]
-        elif arg.startswith("--devices="):
-            text = arg.split("=", 1)[1]
-    try:
-        counts = tuple(int(x) for x in text.split(",") if x)
-    except ValueError:
-        counts = ()
-    return counts if counts and min(counts) >= 1 else (1,)
-
-
-if __name__ == "__main__":
-    expose_host_devices(max(_device_counts(sys.argv[1:])))
-
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
 from jaxsched.envs import AutoResetWrapper, RLSchedulerEnv  # noqa: E402
+from jaxsched.train.parallel import expose_host_devices  # noqa: E402
 from jaxsched.workload import read_swf  # noqa: E402
 
 DEFAULT_TRACE = REPO / "traces" / "lublin-1.swf"
@@ -374,11 +353,9 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     if min(a.devices, default=0) < 1 or any(b % d for b in a.batch for d in a.devices):
         p.error("--devices takes counts >= 1 that divide every --batch")
+    expose_host_devices(max(a.devices))  # JAX has not used a device yet
     if max(a.devices) > jax.device_count():
-        p.error(
-            f"--devices {max(a.devices)}: {jax.device_count()} device(s) visible (the host "
-            "split happens only when the script is run as a program)"
-        )
+        p.error(f"--devices {max(a.devices)}: {jax.device_count()} device(s) visible")
     modes = tuple(x for x in a.env.split(",") if x)
     if not modes or any(m not in ("closed", "arg") for m in modes):
         p.error("--env takes closed and/or arg")

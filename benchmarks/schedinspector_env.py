@@ -14,7 +14,7 @@
 Usage::
 
     python benchmarks/schedinspector_env.py --traces ../shared/traces --oracle --throughput \
-        [--reference ~/src/SchedInspector]
+        [--reference ~/src/SchedInspector] [--devices 1,2]
 """
 
 from __future__ import annotations
@@ -32,9 +32,11 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import PartitionSpec as P
 
 from jaxsched.envs import AutoResetWrapper
 from jaxsched.envs.schedinspector import SchedInspectorEnv
+from jaxsched.train.parallel import expose_host_devices
 from jaxsched.workload import read_swf
 from jaxsched.workload.sampling import gym_np_random
 from jaxsched.workload.schedinspector import inspector_jobs
@@ -89,35 +91,45 @@ def oracle(trace: Path) -> bool:
     return ok
 
 
-def throughput(trace: Path, batch: int, steps: int, backfill: str) -> float:
-    """Ours: ``batch`` environments × ``steps`` random accept/reject steps; steps/s."""
+def throughput(trace: Path, batch: int, steps: int, backfill: str, devices: int = 1) -> float:
+    """Ours: ``batch`` environments × ``steps`` random accept/reject steps; steps/s. With
+    ``devices`` > 1 the environments are split over that many devices (``shard_map``: each
+    device steps ``batch / devices`` of them with its own key, on its own thread)."""
     jobs, wait = inspector_jobs(read_swf(trace))
     env = AutoResetWrapper(SchedInspectorEnv(jobs, length=128, backfill=backfill, swf_wait=wait))
+    rows = batch // devices
 
     def run(key):
-        keys = jax.random.split(key, batch)
+        keys = jax.random.split(key, rows)
         st, ts = jax.vmap(env.reset)(keys)
 
         def body(c, k):
             st, ts = c
-            a = jax.random.bernoulli(k, REJECT_P, (batch,)).astype(jnp.int32)
+            a = jax.random.bernoulli(k, REJECT_P, (rows,)).astype(jnp.int32)
             a = jnp.where(ts.observation.mask[:, 1], a, 0)
             st, ts = jax.vmap(env.step)(st, a)
             return (st, ts), ts.last().sum()
 
         return jax.lax.scan(body, (st, ts), jax.random.split(key, steps))[1].sum()
 
-    f = jax.jit(run)
+    if devices == 1:
+        f, key_of = jax.jit(run), lambda k: k
+    else:
+        mesh = jax.sharding.Mesh(np.array(jax.devices()[:devices]), ("rows",))
+        one_each = lambda keys: run(keys[0])[None]  # noqa: E731
+        f = jax.jit(jax.shard_map(one_each, mesh=mesh, in_specs=P("rows"), out_specs=P("rows"),
+                                  check_vma=False))  # fmt: skip
+        key_of = lambda k: jax.random.split(k, devices)  # noqa: E731
     t0 = time.perf_counter()
-    c = f.lower(jax.random.PRNGKey(0)).compile()
+    c = f.lower(key_of(jax.random.PRNGKey(0))).compile()
     t1 = time.perf_counter()
-    jax.block_until_ready(c(jax.random.PRNGKey(1)))
+    jax.block_until_ready(c(key_of(jax.random.PRNGKey(1))))
     t2 = time.perf_counter()
-    episodes = int(c(jax.random.PRNGKey(2)))
+    episodes = int(np.sum(c(key_of(jax.random.PRNGKey(2)))))
     t3 = time.perf_counter()
-    print(f"backfill {backfill}: {batch} envs x {steps} steps: compile {t1 - t0:.1f} s, "
-          f"{batch * steps / (t3 - t2):,.0f} steps/s (run {t3 - t2:.2f} s, first run "
-          f"{t2 - t1:.2f} s, {episodes} episodes ended)", flush=True)  # fmt: skip
+    print(f"backfill {backfill}: {batch} envs on {devices} device(s) x {steps} steps: compile "
+          f"{t1 - t0:.1f} s, {batch * steps / (t3 - t2):,.0f} steps/s (run {t3 - t2:.2f} s, "
+          f"first run {t2 - t1:.2f} s, {episodes} episodes ended)", flush=True)  # fmt: skip
     return batch * steps / (t3 - t2)
 
 
@@ -158,18 +170,36 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=512)
     p.add_argument("--reference", default=None, help="a checkout of DIR-LAB/SchedInspector")
     p.add_argument("--reference-steps", type=int, default=20000)
+    p.add_argument(
+        "--devices",
+        default="1",
+        help="comma-separated device counts to split the environments over, each printed "
+        "(default 1; on a CPU the script splits the host into the largest count first)",
+    )
     a = p.parse_args()
+    try:
+        counts = [int(x) for x in a.devices.split(",") if x]
+    except ValueError:
+        counts = []
+    if not counts or min(counts) < 1 or any(a.batch % d for d in counts):
+        p.error("--devices takes counts >= 1 that divide --batch")
+    expose_host_devices(max(counts))  # JAX has not used a device yet
+    if max(counts) > jax.device_count():
+        p.error(f"--devices {max(counts)}: {jax.device_count()} device(s) visible")
     tdir = Path(a.traces)
     if a.oracle:
         print("all oracle values reproduced" if oracle(tdir / "lublin_256.swf.gz") else "MISMATCH")
     if a.throughput:
         for bf in ("none", "rlscheduler"):
-            ours = throughput(tdir / "lublin_256.swf.gz", a.batch, a.steps, bf)
+            ours = {d: throughput(tdir / "lublin_256.swf.gz", a.batch, a.steps, bf, d)
+                    for d in counts}  # fmt: skip
             if a.reference:
                 ref = reference_throughput(
                     a.reference, tdir / "lublin_256.swf.gz", a.reference_steps, bf
                 )
-                print(f"backfill {bf}: ours / reference = {ours / ref:,.1f}x", flush=True)
+                for d, sps in ours.items():
+                    print(f"backfill {bf}: ours on {d} device(s) / reference = {sps / ref:,.1f}x",
+                          flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """benchmarks/env_throughput.py's ``--devices``: the batch split over two (fake CPU) devices
 steps every environment exactly as one device steps its block of rows with that device's key
 (the engine path with backfilling, whose batching rule runs inside ``shard_map``), and the
-script's own rows come out side by side. Two devices exist only in a process started with
-them, so this runs in a subprocess."""
+script's own rows come out side by side; benchmarks/schedinspector_env.py's throughput runs
+split the same way. Two devices exist only in a process started with them, so this runs in a
+subprocess."""
 
 from __future__ import annotations
 
@@ -10,13 +11,14 @@ import json
 import subprocess
 import sys
 
-from shared_data import REPO, subprocess_env
+from shared_data import REPO, SHARED, subprocess_env
 
 _CHILD = r"""
 import json, sys
 sys.path.insert(0, "benchmarks")
 import jax, numpy as np
 import env_throughput as T
+import schedinspector_env as SI
 from jaxsched.envs import AutoResetWrapper, RLSchedulerEnv
 from jaxsched.workload import read_swf
 
@@ -39,14 +41,16 @@ want = [[float(p[k]) for p in parts] for k in (3, 4, 5)]
 lines = []
 T.benchmark(batches=(4,), steps=8, backfills=("rlscheduler",), length=24, repeats=1,
             devices=(1, 2), out=lines.append)
+si = SI.throughput(SI_TRACE, 4, 4, "none", devices=2)
 print(json.dumps({"devices": jax.device_count(), "same": same, "sums": sums, "want": want,
-                  "lines": lines}))
+                  "lines": lines, "si": si}))
 """
 
 
 def test_two_devices_step_each_block_as_one_device():
+    si_trace = SHARED / "traces" / "lublin_256.swf.gz"
     out = subprocess.run(
-        [sys.executable, "-c", _CHILD],
+        [sys.executable, "-c", f"SI_TRACE = {str(si_trace)!r}\n" + _CHILD],
         env=subprocess_env(devices=2),
         cwd=REPO,
         capture_output=True,
@@ -63,3 +67,4 @@ def test_two_devices_step_each_block_as_one_device():
     rows = [ln.split() for ln in got["lines"] if ln.startswith("rlscheduler")]
     assert [(r[2], r[3]) for r in rows] == [("4", "1"), ("4", "2")]
     assert float(rows[0][6]) == 1.0 and float(rows[1][6]) > 0
+    assert got["si"] > 0
