@@ -283,12 +283,9 @@ def use_all_cpu_cores() -> None:
     nothing if ``XLA_FLAGS`` already sets a device count or a GPU/TPU is the default backend."""
     import os
 
-    flags = os.environ.get("XLA_FLAGS", "")
-    if "xla_force_host_platform_device_count" in flags:
-        return
-    n = os.cpu_count() or 1
-    if n > 1:
-        os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={n}".strip()
+    from jaxsched.host_devices import split_host
+
+    split_host(os.cpu_count() or 1)
 
 
 def evaluate(

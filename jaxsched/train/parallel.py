@@ -34,6 +34,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from jaxsched.errors import ConfigError
+from jaxsched.host_devices import HOST_DEVICES_FLAG, split_host
 
 __all__ = [
     "DATA_AXIS",
@@ -59,8 +60,6 @@ __all__ = [
 DATA_AXIS = "data"
 #: environment variable read when ``--devices`` is not given
 DEVICES_ENV = "JAXSCHED_DEVICES"
-#: XLA's flag that splits the host CPU into several devices
-HOST_DEVICES_FLAG = "--xla_force_host_platform_device_count"
 
 _F32 = jnp.float32
 
@@ -177,24 +176,16 @@ def resolve_devices(requested=None) -> int:
 def expose_host_devices(requested=None, environ=None) -> int | None:
     """Let XLA:CPU show ``requested`` devices (an int or a string; None: the environment
     variable ``JAXSCHED_DEVICES``), so that ``--devices N`` works on a CPU-only machine without
-    setting ``XLA_FLAGS`` by hand. Each host device runs its own program on its own thread, so
-    a batch split over them uses every core (rollouts with backfilling 2.3x faster on two
-    cores: ``benchmarks/env_throughput.py --devices 1,2``). Accelerators are unaffected: the
-    flag only adds host devices. ``"all"`` and 1 set nothing (every visible device is all).
-
-    Adds the flag to ``XLA_FLAGS`` in ``environ`` (default ``os.environ``) unless it names a
-    count already. XLA reads it once, when JAX first uses a device; after that this changes
-    nothing and :func:`resolve_devices` reports the missing devices. Returns the count set,
-    or None."""
+    setting ``XLA_FLAGS`` by hand (:func:`jaxsched.host_devices.split_host`: one device per
+    core asked for; rollouts with backfilling 2.3x faster on two cores,
+    ``benchmarks/env_throughput.py --devices 1,2``). ``"all"`` and 1 set nothing (every
+    visible device is all). Call it before JAX uses a device; later it changes nothing and
+    :func:`resolve_devices` reports the missing devices. Returns the count set, or None."""
     env = os.environ if environ is None else environ
     if requested is None:
         requested = env.get(DEVICES_ENV, "").strip() or "1"
     n = parse_devices(requested)
-    flags = env.get("XLA_FLAGS", "")
-    if n is None or n <= 1 or HOST_DEVICES_FLAG in flags:
-        return None
-    env["XLA_FLAGS"] = f"{flags} {HOST_DEVICES_FLAG}={n}".strip()
-    return n
+    return None if n is None else split_host(n, env)
 
 
 def check_divisible(cfg, n_devices: int) -> None:
