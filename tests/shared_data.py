@@ -47,6 +47,30 @@ def subprocess_env(devices: int | None = None) -> dict:
     return env
 
 
+def run_python(args: list, devices: int | None = None, timeout: int = 600) -> str:
+    """``python ARGS`` in the checkout with :func:`subprocess_env` (``devices`` fake CPU devices);
+    asserts it exits 0 (showing the end of its stderr) and returns its stdout."""
+    import subprocess
+
+    out = subprocess.run(
+        [sys.executable, *map(str, args)],
+        env=subprocess_env(devices),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout
+
+
+def last_json_line(stdout: str):
+    """The JSON object a child process printed on its last line."""
+    import json
+
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
 def load_benchmark(name: str):
     """The script ``benchmarks/<name>.py`` imported as the module ``_bench_<name>`` (registered
     in ``sys.modules``, where its dataclasses look themselves up)."""

@@ -7,11 +7,7 @@ subprocess."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
-from shared_data import REPO, SHARED, subprocess_env
+from shared_data import SHARED, last_json_line, run_python
 
 _CHILD = r"""
 import json, sys
@@ -49,16 +45,8 @@ print(json.dumps({"devices": jax.device_count(), "same": same, "sums": sums, "wa
 
 def test_two_devices_step_each_block_as_one_device():
     si_trace = SHARED / "traces" / "lublin_256.swf.gz"
-    out = subprocess.run(
-        [sys.executable, "-c", f"SI_TRACE = {str(si_trace)!r}\n" + _CHILD],
-        env=subprocess_env(devices=2),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    got = json.loads(out.stdout.strip().splitlines()[-1])
+    code = f"SI_TRACE = {str(si_trace)!r}\n" + _CHILD
+    got = last_json_line(run_python(["-c", code], devices=2))
     assert got["devices"] == 2
     assert got["same"], "a device's rows differ from one device stepping that block"
     assert got["sums"] == got["want"]

@@ -6,12 +6,8 @@ The device count is fixed when JAX starts, so the two-device run happens in a su
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import numpy as np
-from shared_data import REPO, subprocess_env
+from shared_data import REPO, last_json_line, run_python
 
 SCRIPT = r"""
 import json, sys
@@ -58,17 +54,7 @@ def test_two_devices_same_schedules():
     from jaxsched.workload import read_swf
 
     trace = REPO / "traces" / "lublin-1.swf"
-    env = subprocess_env(devices=2)
-    out = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(trace)],
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    got = json.loads(out.stdout.strip().splitlines()[-1])
+    got = last_json_line(run_python(["-c", SCRIPT, trace], devices=2, timeout=300))
     assert got["devices"] == 2
     assert got["passes"] > 2  # small first-try capacities: the re-runs are sharded too
     want = _oracle_start_times(read_swf(trace).jobs("rlscheduler"), [11, 500, 1234], 200)

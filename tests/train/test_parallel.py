@@ -24,7 +24,7 @@ import sys
 
 import numpy as np
 import pytest
-from shared_data import REPO, subprocess_env
+from shared_data import REPO, last_json_line, run_python, subprocess_env
 
 from jaxsched.errors import ConfigError
 from jaxsched.train import parallel
@@ -85,16 +85,7 @@ def _two_device_env() -> dict:
 def two_device_run(tmp_path_factory):
     """One and two (fake) devices in one subprocess: metrics and the final states' leaves."""
     npz = tmp_path_factory.mktemp("dp") / "leaves.npz"
-    out = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(TESTS), str(npz)],
-        env=_two_device_env(),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    got = json.loads(out.stdout.strip().splitlines()[-1])
+    got = last_json_line(run_python(["-c", SCRIPT, TESTS, npz], devices=2))
     with np.load(npz) as z:
         arrs = [z[f"arr_{i}"] for i in range(len(z.files))]
     half = len(arrs) // 2
@@ -299,12 +290,8 @@ def test_cli_two_devices_same_log_as_one(tmp_path):
     ppo = h.tiny_ppo(n_envs=4, iters=3)
     flags = ["--length", str(h.LENGTH), "--trajectories", "4", "--pi-iters", "3",
              "--v-iters", "3", "--pi-lr", str(ppo["pi_lr"]), "--no-compare", "--no-progress"]  # fmt: skip
-    out = subprocess.run(
-        [sys.executable, "-m", "jaxsched.cli", "train", "rlscheduler", str(trace), "--epochs",
-         "2", "--out", str(tmp_path / "two"), "--devices", "2", *flags],
-        env=subprocess_env(), cwd=REPO, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
-    assert out.returncode == 0, out.stderr[-3000:]
+    run_python(["-m", "jaxsched.cli", "train", "rlscheduler", trace, "--epochs", "2", "--out",
+                tmp_path / "two", "--devices", "2", *flags], timeout=900)  # fmt: skip
     kw = dict(length=h.LENGTH, ppo=ppo, progress=False, compare=False, log=lambda s: None)
     train(trace, tmp_path / "one", 2, **kw)
     one, two = read_log(tmp_path / "one"), read_log(tmp_path / "two")

@@ -58,20 +58,13 @@ def test_two_devices_train_what_one_does(run, tmp_path):
     CPU itself): the first epoch rolls out the very trajectories of one device (the same
     sampled actions), its update agrees up to float rounding, the validation runs on the
     replicated parameters, and the run resumes on one device."""
-    import subprocess
-    import sys
-
-    from shared_data import REPO, subprocess_env
+    from shared_data import run_python
 
     trace, one = run
     two = tmp_path / "two"
     code = "import sys; from jaxsched.cli import main; sys.exit(main(sys.argv[1:]))"
     args = _train_args(trace, two) + ["--epochs", "1", "--devices", "2"]
-    out = subprocess.run(
-        [sys.executable, "-c", code, *args], env=subprocess_env(), cwd=REPO,
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert out.returncode == 0, out.stderr[-3000:]
+    run_python(["-c", code, *args])
     a, b = (json.loads((d / "log.jsonl").read_text().splitlines()[0]) for d in (one, two))
     for k in ("reward", "decisions", "trajectories", "dropped", "val_base", "val_inspected"):
         assert a[k] == b[k], k
