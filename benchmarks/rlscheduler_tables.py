@@ -3,7 +3,7 @@ the paper's five heuristics and every shipped learned model on the same fresh se
 
     PYTHONPATH=. .venv/bin/python benchmarks/rlscheduler_tables.py [--tables V,VIII]
         [--transfer] [--traces Lublin-1,Lublin-2,SDSC-SP2,HPC2N] [--sequences 100] [--jobs 1024]
-        [--seed 3] [--models DIR] [--shared DIR] [--json FILE]
+        [--seed 3] [--models DIR] [--shared DIR] [--json FILE] [--held-out [--held-out-jobs N]]
 
 Protocol (issue 19): ``--sequences`` fresh sequences of ``--jobs`` jobs of each trace, drawn as
 the reference draws its test sequences (``reference_starts(seed, K, L, 10000)``: the first
@@ -25,6 +25,15 @@ its ``run.json`` (trace, metric, backfill).  Table V takes the bsld models, Tabl
 Table VIII has the paper's rows only (SDSC-SP2, HPC2N: the Lublin traces have one user, so
 there fairness = bsld).
 Table VII evaluates every bsld model on every trace, in the backfilling it was trained with.
+
+``--held-out``: the same tables on jobs no model was trained on. The paper's protocol (above)
+draws its test sequences from the first 10,000 jobs, which are the jobs every shipped model
+trained on (new starting points, seen jobs). Held out: for SDSC-SP2 and HPC2N the sequences
+start uniformly (``RandomState(seed)``) among the jobs after the first 10,000; Lublin-1 and
+Lublin-2 are 10,000-job traces drawn from the Lublin model, so a fresh trace of
+``--held-out-jobs`` jobs is drawn from the same preset with the generator seed
+:data:`FRESH_LUBLIN_SEED` (``jaxsched trace generate lublin --preset lublin-1 --jobs N --seed
+S``; written to a temporary folder) and the sequences start uniformly over it.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ import argparse
 import dataclasses
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -88,6 +98,10 @@ TRACE_STEMS = {
 }
 #: the repository's own copies, used when the shared folder lacks a trace
 REPO_TRACES = {"Lublin-1": "traces/lublin-1.swf", "Lublin-2": "traces/lublin-2.swf"}
+#: the Lublin generator's preset of each synthetic trace, and the generator seed of the fresh
+#: trace ``--held-out`` draws from it (not the presets' own seeds, 1487089399 / 1568124476)
+LUBLIN_PRESETS = {"Lublin-1": "lublin-1", "Lublin-2": "lublin-2"}
+FRESH_LUBLIN_SEED = 20261128
 
 
 def paper_trace(path) -> str | None:
@@ -286,19 +300,55 @@ def trace_path(shared: Path, tr: str) -> Path:
     return p if p.is_file() or tr not in REPO_TRACES else REPO / REPO_TRACES[tr]
 
 
+def paper_starts(n_jobs: int, n_seq: int, length: int, seed: int):
+    """The paper's protocol: ``n_seq`` starts drawn as the reference draws its test
+    sequences, from the first 10,000 jobs."""
+    from jaxsched.workload import reference_starts
+
+    return reference_starts(seed, n_seq, length, min(PT.SLICE, n_jobs))
+
+
+def held_out_starts(low: int):
+    """A draw of starts among the jobs from ``low`` on: ``(n_jobs, n_seq, length, seed) ->``
+    int array, uniform over ``[low, n_jobs - length]`` with ``RandomState(seed)``."""
+    import numpy as np
+
+    def draw(n_jobs: int, n_seq: int, length: int, seed: int):
+        if n_jobs - length < low:
+            raise ValueError(f"no sequence of {length} jobs after job {low} ({n_jobs} jobs)")
+        return np.random.RandomState(seed).randint(low, n_jobs - length + 1, size=n_seq)
+
+    return draw
+
+
+def held_out_source(shared: Path, tr: str, folder: Path, n_jobs: int) -> tuple:
+    """``(trace file, draw)`` of ``--held-out`` for the paper trace ``tr``: a Lublin trace's
+    fresh twin of ``n_jobs`` jobs (generated into ``folder``) with starts over all of it, or
+    the real trace with starts after its first 10,000 jobs."""
+    if tr not in LUBLIN_PRESETS:
+        return trace_path(shared, tr), held_out_starts(PT.SLICE)
+    from jaxsched.workload import lublin
+
+    path = folder / f"{LUBLIN_PRESETS[tr]}-seed{FRESH_LUBLIN_SEED}-{n_jobs}.swf"
+    if not path.is_file():
+        lublin.generate_cli(LUBLIN_PRESETS[tr], None, True, n_jobs, FRESH_LUBLIN_SEED, 0, path)
+    return path, held_out_starts(0)
+
+
 def evaluate_trace(
-    path: Path, metrics, models: list, n_seq: int, length: int, seed: int, backfills=None
-):
+    path: Path, metrics, models: list, n_seq: int, length: int, seed: int, backfills=None,
+    draw=paper_starts,
+):  # fmt: skip
     """One batched ``evaluate`` of the five heuristics (in ``backfills``, default both of
-    Table V's) on ``n_seq`` sequences drawn with ``seed``, plus the rows of ``models`` (each in
-    its own backfilling) on the same sequences: an EvalResult, and the seconds the models
-    took."""
+    Table V's) on ``n_seq`` sequences drawn with ``seed`` (``draw(n_jobs, n_seq, length,
+    seed)``: the paper's protocol by default), plus the rows of ``models`` (each in its own
+    backfilling) on the same sequences: an EvalResult, and the seconds the models took."""
     from jaxsched import systems
     from jaxsched.sim.evaluate import evaluate
-    from jaxsched.workload import read_swf, reference_starts
+    from jaxsched.workload import read_swf
 
     jobs = read_swf(path).jobs("rlscheduler")
-    starts = reference_starts(seed, n_seq, length, min(PT.SLICE, jobs.n_jobs))
+    starts = draw(jobs.n_jobs, n_seq, length, seed)
     res = evaluate(
         jobs,
         starts,
@@ -318,17 +368,23 @@ def evaluate_trace(
     return res, time.perf_counter() - t0
 
 
-def run_tables(shared, traces, tables, transfer, models, n_seq, length, seed, out=print) -> dict:
-    """Evaluate, print and return every table (see the module docstring)."""
+def run_tables(
+    shared, traces, tables, transfer, models, n_seq, length, seed, out=print, held_out=None
+) -> dict:
+    """Evaluate, print and return every table (see the module docstring). ``held_out``: None
+    (the paper's protocol) or ``(folder, n_jobs)``: the sequences of ``--held-out``, the fresh
+    Lublin traces of ``n_jobs`` jobs generated into ``folder``."""
     tables = [t for t in tables if set(traces) & set(TABLE_TRACES[t])]
     metrics = sorted({TABLE_METRIC[t] for t in tables} | ({"bsld"} if transfer else set()))
     results, info = {}, {}
     for tr in traces:
         need = [m for m in models if m.backfill in PT.BACKFILLS and m.metric in metrics
                 and (m.trace == tr or (transfer and m.metric == "bsld"))]  # fmt: skip
-        path = trace_path(shared, tr)
+        path, draw = trace_path(shared, tr), paper_starts
+        if held_out is not None:
+            path, draw = held_out_source(shared, tr, *held_out)
         t0 = time.perf_counter()
-        res, model_s = evaluate_trace(path, metrics, need, n_seq, length, seed)
+        res, model_s = evaluate_trace(path, metrics, need, n_seq, length, seed, draw=draw)
         results[tr] = res
         info[tr] = {"path": str(path), "starts": [int(s) for s in res.starts],
                     "models": [m.name for m in need], "wall_s": time.perf_counter() - t0,
@@ -338,15 +394,23 @@ def run_tables(shared, traces, tables, transfer, models, n_seq, length, seed, ou
             f"{res.timing['compile_s']:.1f} s, run {res.timing['run_s']:.1f} s), "
             f"models {', '.join(m.name for m in need) or DASH} ({model_s:.1f} s)"
         )
+    if held_out is None:
+        where = (f"drawn as the reference draws its test sequences, from the first {PT.SLICE} "
+                 "jobs, the jobs the models trained on; the paper's test seed is 1, the models "
+                 "were chosen on seed 2")  # fmt: skip
+    else:
+        where = (f"HELD-OUT JOBS: starts drawn uniformly after the first {PT.SLICE} jobs of the "
+                 f"real traces, and over a fresh {held_out[1]:,}-job trace of each Lublin "
+                 f"preset (generator seed {FRESH_LUBLIN_SEED}); no model trained on these "
+                 "jobs")  # fmt: skip
     out(
-        f"\n{n_seq} fresh sequences x {length} jobs per trace, seed {seed} (drawn as the "
-        f"reference draws its test sequences, from the first {PT.SLICE} jobs; the paper's test "
-        f"seed is 1, the models were chosen on seed 2), reference semantics, greedy picks; "
-        f"mean ± standard error over the sequences. The paper's numbers are means over its 10 "
-        f"test sequences (seed 1)."
+        f"\n{n_seq} fresh sequences x {length} jobs per trace, seed {seed} ({where}), "
+        f"reference semantics, greedy picks; mean ± standard error over the sequences. The "
+        f"paper's numbers are means over its 10 test sequences (seed 1)."
     )
     js = {"config": {"traces": list(traces), "tables": list(tables), "transfer": transfer,
                      "sequences": n_seq, "jobs": length, "seed": seed,
+                     "held_out_jobs": None if held_out is None else held_out[1],
                      "models": [dataclasses.asdict(m) for m in models]},
           "traces": info, "tables": {}}  # fmt: skip
     for t in tables:
@@ -373,6 +437,10 @@ def main(argv=None) -> int:
                     help="folder of run directories (default: the shipped jaxsched/models)")  # fmt: skip
     ap.add_argument("--shared", type=Path, default=None, help="shared data folder")
     ap.add_argument("--json", type=Path, default=None, help="write every number to FILE")
+    ap.add_argument("--held-out", action="store_true", help="sequences of jobs no model "
+                    "trained on (the module docstring)")  # fmt: skip
+    ap.add_argument("--held-out-jobs", type=int, default=100_000, metavar="N",
+                    help="jobs of the fresh Lublin traces of --held-out (100,000)")  # fmt: skip
     a = ap.parse_args(argv)
     import jaxsched.sim  # noqa: F401  (x64)
     from jaxsched.models import ROOT
@@ -381,7 +449,10 @@ def main(argv=None) -> int:
     traces = PT._names(a.traces, PT.TRACES, "trace")
     tables = [] if a.tables.strip() == "" else PT._names(a.tables, TABLE_METRIC, "table")
     models = find_models(a.models or ROOT)
-    res = run_tables(shared, traces, tables, a.transfer, models, a.sequences, a.jobs, a.seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        held = (Path(tmp), a.held_out_jobs) if a.held_out else None
+        res = run_tables(shared, traces, tables, a.transfer, models, a.sequences, a.jobs,
+                         a.seed, held_out=held)  # fmt: skip
     if a.json:
         a.json.write_text(json.dumps(res, indent=1, default=_jsonable) + "\n")
         print(f"wrote {a.json}")

@@ -117,3 +117,47 @@ def test_run_tables_tiny_without_models(tmp_path):
         best = r["heuristics"][r["best"]][0]
         assert best == min(v[0] for v in r["heuristics"].values()) and best >= 1
     assert json.loads(out.read_text())["config"]["seed"] == 3
+    # --held-out: the same tables on a fresh 3,000-job Lublin-1 trace
+    lines.clear()
+    res = RT.run_tables(shared_dir(), ["Lublin-1"], ["V"], False, [], 2, 64, 3, out=lines.append,
+                        held_out=(tmp_path, 3000))  # fmt: skip
+    assert "HELD-OUT JOBS" in "\n".join(lines) and res["config"]["held_out_jobs"] == 3000
+    info = res["traces"]["Lublin-1"]
+    assert info["path"].startswith(str(tmp_path)) and all(
+        0 <= s <= 3000 - 64 for s in info["starts"]
+    )
+    assert [r["model"] for r in res["tables"]["V"]] == [None, None]
+
+
+def test_held_out_starts_lie_after_the_training_jobs():
+    draw = RT.held_out_starts(10000)
+    s = draw(20000, 500, 1024, 7)
+    assert s.min() >= 10000 and s.max() <= 20000 - 1024 and len(set(s.tolist())) > 400
+    np.testing.assert_array_equal(s, draw(20000, 500, 1024, 7))  # the seed fixes the draw
+    assert not np.array_equal(s, draw(20000, 500, 1024, 8))
+    with pytest.raises(ValueError, match="no sequence of 1024 jobs after job 10000"):
+        draw(11000, 1, 1024, 7)
+
+
+def test_held_out_sources(tmp_path):
+    """A real trace keeps its file and draws after job 10,000; a Lublin trace gets a fresh twin
+    from its preset (another generator seed: other jobs than the shipped trace's, same
+    machine), drawn over all of it, written once."""
+    from shared_data import shared_dir
+
+    from jaxsched.workload import read_swf
+
+    path, draw = RT.held_out_source(shared_dir(), "SDSC-SP2", tmp_path, 3000)
+    assert (
+        path == RT.trace_path(shared_dir(), "SDSC-SP2") and draw(60000, 50, 1024, 1).min() >= 10000
+    )
+    path, draw = RT.held_out_source(shared_dir(), "Lublin-1", tmp_path, 3000)
+    assert path.parent == tmp_path and draw(3000, 50, 1024, 1).min() >= 0
+    fresh, shipped = read_swf(path), read_swf(REPO / "traces" / "lublin-1.swf")
+    assert fresh.n_jobs == 3000 and fresh.num_nodes == shipped.num_nodes
+    assert not np.array_equal(fresh.run[:3000], shipped.run[:3000])
+    assert f"--seed {RT.FRESH_LUBLIN_SEED}" in path.read_text()[:2000]
+    stamp = path.stat().st_mtime_ns
+    assert (
+        RT.held_out_source(shared_dir(), "Lublin-1", tmp_path, 3000)[0].stat().st_mtime_ns == stamp
+    )
