@@ -121,6 +121,8 @@ def make_sharded_rollout(env, steps: int, devices: int, env_as_argument: bool = 
         return state, ts, key[None], rew[None], ends[None], bad[None]
 
     spec_in = (P(), rows, rows, rows)
+    # closed over, not an operand of shard_map: the env's data stay compile-time constants
+    # and step compiles only its backfill mode's path (as make_rollout's closed mode)
     if env_as_argument:
         f = jax.shard_map(
             local, mesh=mesh, in_specs=spec_in, out_specs=(rows,) * 6, check_vma=False
@@ -171,13 +173,13 @@ def bench_one(
     state, ts = jax.jit(jax.vmap(wrapped.reset))(keys[1:])
     jax.block_until_ready((state, ts))
     if devices == 1:
-        rollout, prefix = make_rollout(wrapped, steps, env_as_argument)
+        fn, prefix = make_rollout(wrapped, steps, env_as_argument)
         key = keys[0]
     else:
-        rollout, prefix = make_sharded_rollout(wrapped, steps, devices, env_as_argument)
+        fn, prefix = make_sharded_rollout(wrapped, steps, devices, env_as_argument)
         key = jax.random.split(keys[0], devices)
     t0 = time.perf_counter()
-    compiled = rollout.lower(*prefix, state, ts, key).compile()  # trace + XLA compile
+    compiled = fn.lower(*prefix, state, ts, key).compile()  # trace + XLA compile
     compile_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     out = compiled(*prefix, state, ts, key)  # warm-up run

@@ -280,7 +280,8 @@ def _bucket(n: int) -> int:
 def use_all_cpu_cores() -> None:
     """Expose every CPU core as a JAX device (call before JAX initialises its backend, i.e. before
     the first computation). :func:`evaluate` then runs one share of the batch per core. Does
-    nothing if ``XLA_FLAGS`` already sets a device count or a GPU/TPU is the default backend."""
+    nothing if ``XLA_FLAGS`` already sets a device count; accelerators are unaffected (the flag
+    only adds host devices; :mod:`jaxsched.host_devices`)."""
     import os
 
     from jaxsched.host_devices import split_host

@@ -3,9 +3,10 @@ loop :func:`jaxsched.train.loop.run_epochs`: the inspector environment with auto
 inspector networks and the compiled PPO update of :func:`jaxsched.train.make_train`.
 
 Run directory (``--out DIR``): ``run.json`` ("system": "schedinspector", the
-:class:`RunConfig`, "devices": the device count it started on), ``log.jsonl`` (per epoch: mean reward, decisions per trajectory,
-trajectories kept, KL, losses, seconds; with validation the base and inspected values on the
-held-out sequences and the rejection ratio), checkpoints, ``best.ckpt`` with validation.
+:class:`RunConfig`, "devices": the device count it started on), ``log.jsonl`` (per epoch: mean
+reward, decisions per trajectory, trajectories kept, KL, losses, seconds; with validation the
+base and inspected values on the held-out sequences and the rejection ratio), checkpoints,
+``best.ckpt`` with validation.
 """
 
 from __future__ import annotations
