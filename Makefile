@@ -10,10 +10,10 @@ BIN := $(VENV)/bin
 
 .PHONY: run test install clean
 
-$(BIN)/.installed: pyproject.toml
+$(BIN)/.installed: pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[test]'
 	touch $@
 
 install: $(BIN)/.installed
