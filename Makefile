@@ -1,5 +1,6 @@
 # Two entry points (see README): `make run` and `make test`.
 # `make test` also runs the linter and the formatter check (ruff, configured in pyproject.toml),
+# the documentation's strict build (mkdocs.yml: a broken link between pages fails),
 # and the tests on every core (pytest-xdist, one test file per worker, the longest files first:
 # tests/conftest.py), printing the 25 slowest
 # (the suite has a 10-minute goal on the 2-core CI machine).
@@ -24,6 +25,7 @@ run: $(BIN)/.installed
 test: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mkdocs build --strict --quiet
 	$(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder --durations=25 tests
 
 clean:
