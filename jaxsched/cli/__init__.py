@@ -1,18 +1,15 @@
 """The ``jaxsched`` command line.
 
-    jaxsched trace info FILE [--first N] [--rules rlscheduler|default] [--skip-bad-lines] [--json]
-    jaxsched trace generate lublin (--preset lublin-1|lublin-2 | --nodes P) [--typed|--typeless]
-                                   [--jobs N] [--seed S] [--start-hour H] --out FILE
-    jaxsched evaluate TRACE [--compat rlscheduler] [--policy P,..] [--backfill B,..]
-                      [--metric M,..] [--jobs N] [--starts I,.. | --sequences K --seed S] [--json]
-    jaxsched demo [--sequences K] [--train-minutes M]
-    jaxsched train SYSTEM TRACE ...        (one subcommand per registered system; today:)
-    jaxsched train rlscheduler TRACE --epochs E --out DIR [--metric M] [--backfill B]
-                   [--compat rlscheduler] [--seed S] [--resume] [--trajectories N] ...
-    jaxsched evaluate ... --model DIR [--sample]
-    jaxsched plot DIR [--out FILE]
-    jaxsched plot schedule FILE [--from T --to T] [--out PNG]
-    jaxsched plot compare FILE FILE ... [--labels A,B,..] [--out PNG]
+    jaxsched trace info|generate ...     SWF statistics and cleaning; the Lublin generator
+    jaxsched evaluate TRACE ...           heuristics (and --model: a learned model) on sequences
+    jaxsched simulate TRACE ... --out F   one whole schedule written out (SWF or Batsim CSV)
+    jaxsched demo ...                     the demo of `make run`
+    jaxsched train SYSTEM TRACE ...       one subcommand per registered system (rlscheduler,
+                                          splitwindow, a2c, schedinspector, dras)
+    jaxsched plot DIR | schedule F | compare F F ...
+    jaxsched conformance FILE|DIR ...     reference files replayed through the engine
+
+Every flag: ``docs/cli.md``, written from this parser by :mod:`jaxsched.cli.reference`.
 
 ``train``'s subcommands, ``evaluate --model`` and ``plot`` come from the systems registry
 (:mod:`jaxsched.systems`): ``train <system>`` has the flags and the driver of that system, and

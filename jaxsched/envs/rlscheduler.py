@@ -54,7 +54,7 @@ Rules of the reference implemented here (spec ``rlscheduler.md``):
   utilisation metrics; metrics from :func:`jaxsched.sim.metrics.all_metrics` over all
   ``length`` jobs (backfilled ones included). ``fairness`` is the max over users of the
   per-user mean bounded slowdown (``HPCEnvFair`` with ``user_score_type`` 1); its extra
-  observation feature is not implemented.
+  observation feature is ``user_feature=True`` (below).
 * **Critic observation** (§5.2): the reference's value network reads the same 128 × 8
   observation as the policy (its whole-sequence "critic observation" is dead code), so
   ``Observation.critic_obs`` is ``obs``.

@@ -2,10 +2,11 @@
 ``jaxsched train <system>`` flags, its training driver (on :mod:`jaxsched.train.loop`), its
 evaluation adapter for ``jaxsched evaluate --model`` and its training-curve plot.
 
-* :mod:`jaxsched.systems.rlscheduler` — RLScheduler (kernel policy network, PPO):
-  ``config.py`` (RunConfig, environment, slot-prefix options), ``run.py`` (training driver),
-  ``evaluate.py`` (load a trained policy, run it, rows for ``evaluate --model``),
-  ``filtering.py`` (trajectory filter), ``cli.py`` (flags), ``plot.py`` (training curve).
+One package per system (``rlscheduler``, ``schedinspector``, ``dras``, ``a2cscheduler``,
+``splitwindow``), each with ``config.py`` (its run configuration, ``run.json``), ``cli.py``
+(its ``train`` flags), ``run.py`` (the training driver), ``evaluate.py`` (a trained model
+against its baselines) and ``plot.py`` (its training curve) where it has them; the system
+pages in ``docs/systems/`` describe each.
 
 Registry API.  A system is a package ``jaxsched.systems.<name>`` whose ``__init__`` defines
 ``SYSTEM``, a :class:`System`; it is registered by one line in :data:`SYSTEM_MODULES` below
