@@ -1,12 +1,16 @@
 """Split-window deep back-filling (Wang, Harwood, Rodriguez, HPCC 2022): an MLP actor-critic
 trained with minibatched PPO on :class:`jaxsched.envs.splitwindow.SplitWindowEnv`.
 
-* ``run.py`` — run configuration, training driver, greedy evaluation, model loading;
-* ``cli.py`` — the ``jaxsched train splitwindow`` flags.
+* ``config.py`` — the run configuration (``run.json``), the environment, PPO settings;
+* ``run.py`` — the training driver, model loading and export;
+* ``evaluate.py`` — greedy evaluation on fixed episodes and the model beside the heuristics;
+* ``cli.py`` — the ``jaxsched train splitwindow`` flags;
+* ``plot.py`` — the training curve.
 
 The heuristic baselines are :mod:`jaxsched.envs.splitwindow_baselines`. ``jaxsched evaluate
---model`` (RLScheduler's sequence protocol) does not apply to this system: its models are
-evaluated on split-window episodes with :func:`jaxsched.systems.splitwindow.run.greedy_metrics`.
+TRACE --model NAME`` prints the model beside FCFS and SJF with EASY back-filling on episodes of
+TRACE (:func:`jaxsched.systems.splitwindow.evaluate.report`); RLScheduler's sequence rows
+(``--json``, ``--table``) do not apply to this system.
 """
 
 from __future__ import annotations
@@ -24,9 +28,16 @@ def _load_model(path):
 
 def _model_rows(*args, **kwargs):
     raise ConfigError(
-        "splitwindow models run on split-window episodes, not on RLScheduler's job sequences; "
-        "use jaxsched.systems.splitwindow.run.greedy_metrics"
+        "splitwindow models run on split-window episodes, not on RLScheduler's job sequences "
+        "(--json, --table); without them, jaxsched evaluate TRACE --model NAME prints the model "
+        "beside the back-filling heuristics on episodes of TRACE"
     )
+
+
+def _report(model, trace, *, sample=False, **kw):
+    from jaxsched.systems.splitwindow.evaluate import report
+
+    return report(model, trace, sample=sample)
 
 
 def _plot(out, path=None):
@@ -44,4 +55,5 @@ SYSTEM = System(
     load_model=_load_model,
     model_rows=_model_rows,
     plot=_plot,
+    report=_report,
 )

@@ -22,7 +22,6 @@ by default).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import time
 from pathlib import Path
@@ -32,9 +31,17 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsched.envs import AutoResetWrapper
-from jaxsched.envs.splitwindow import SplitWindowEnv, run_episodes
+from jaxsched.envs.splitwindow import SplitWindowEnv
 from jaxsched.errors import CheckpointError, ConfigError
 from jaxsched.nets.splitwindow import SWActor, SWCritic
+from jaxsched.systems.splitwindow.config import (
+    SYSTEM_NAME,
+    VAL_METRICS,
+    RunConfig,
+    make_env,
+    new_run_config,
+)
+from jaxsched.systems.splitwindow.evaluate import eval_starts, fcfs_easy_util, greedy_metrics
 from jaxsched.train.checkpoint import load_checkpoint, save_checkpoint
 from jaxsched.train.loop import BestCheckpoint, EpochSpec, open_run, run_epochs, start_or_resume
 from jaxsched.train.ppo import PPOConfig, make_train
@@ -45,64 +52,6 @@ __all__ = [
     "export_policy", "check_obs_dim",
 ]  # fmt: skip
 
-SYSTEM_NAME = "splitwindow"
-#: the §8 metrics logged for validation (prefix ``val_``)
-VAL_METRICS = ("avg_wait", "util", "avg_queue_len", "avg_bsld", "job_load", "mean_invisible")
-
-
-@dataclasses.dataclass(frozen=True)
-class RunConfig:
-    """What a run trains (``run.json``)."""
-
-    trace: str
-    head: int
-    tail: int
-    placements: int = 1000
-    queue_cap: int = 4096
-    sigma: str = "remaining"
-    mask: bool = False
-    hidden: tuple = (1024, 512, 256)
-    activation: str = "relu"
-    seed: int = 0
-    val_episodes: int = 100
-    val_seed: int = 1
-    ppo: dict = dataclasses.field(default_factory=dict)
-    weights: tuple = (1 / 3, 1 / 3, 1 / 3)
-    max_util_loss: float | None = None
-
-    def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
-        return {"system": SYSTEM_NAME, **d, "hidden": list(self.hidden),
-                "weights": list(self.weights)}  # fmt: skip
-
-    @classmethod
-    def from_dict(cls, d: dict) -> RunConfig:
-        d = {k: v for k, v in d.items() if k != "system"}
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(d) - names)
-        if unknown:
-            raise ConfigError(f"run.json: unknown field(s) {', '.join(unknown)}")
-        tuples = {k: tuple(d[k]) for k in ("hidden", "weights") if k in d}
-        return cls(**{**d, **tuples})
-
-
-def make_env(jobs, rc: RunConfig) -> SplitWindowEnv:
-    """The run's environment (observation float32)."""
-    return SplitWindowEnv(
-        jobs, rc.head, rc.tail, placements=rc.placements, queue_cap=rc.queue_cap,
-        sigma=rc.sigma, mask=rc.mask, weights=rc.weights,
-    )  # fmt: skip
-
-
-def ppo_config(**over) -> PPOConfig:
-    """Spec §6 PPO settings (module docstring), overridable."""
-    base = dict(
-        num_envs=16, episodes_per_env=1, max_episode_steps=4096, gamma=0.99, gae_lambda=0.95,
-        clip_ratio=0.2, pi_lr=3e-4, vf_lr=3e-4, train_pi_iters=10, train_v_iters=10,
-        target_kl=None, minibatch_size=128, max_grad_norm=0.5, value_target="gae",
-    )  # fmt: skip
-    return PPOConfig(**{**base, **over})
-
 
 def make_trainer(env: SplitWindowEnv, rc: RunConfig):
     """The PPO trainer of a run."""
@@ -111,41 +60,6 @@ def make_trainer(env: SplitWindowEnv, rc: RunConfig):
     info = lambda ts: {"start": ts.extras["start"]}  # noqa: E731
     cfg = PPOConfig.from_dict(rc.ppo)
     return make_train(cfg, AutoResetWrapper(env), actor, critic, episode_info_fn=info), actor
-
-
-def eval_starts(env: SplitWindowEnv, n: int, seed: int) -> np.ndarray:
-    """The fixed evaluation episodes: ``n`` starts drawn with ``RandomState(seed)`` from the
-    environment's start range."""
-    return np.random.RandomState(seed).randint(0, env.cfg.sample_high + 1, size=n).astype(np.int32)
-
-
-@functools.lru_cache(maxsize=8)
-def _greedy_fn(actor):
-    """``jit((env, params, starts) -> metrics)`` of the greedy policy, one per actor module
-    (so repeated validations reuse the compiled code)."""
-
-    def run(env, params, starts):
-        def act(_, o, __):
-            logits = actor.apply(params, o.obs)
-            return jnp.argmax(jnp.where(o.mask, logits, -jnp.inf)).astype(jnp.int32)
-
-        return run_episodes(env, starts, act)
-
-    return jax.jit(run)
-
-
-def greedy_metrics(env: SplitWindowEnv, actor, params, starts) -> dict:
-    """§8 metrics (host arrays ``[B]``) of the greedy (argmax) policy on ``starts``."""
-    out = _greedy_fn(actor)(env, params, jnp.asarray(starts, jnp.int32))
-    return jax.tree_util.tree_map(np.asarray, out)
-
-
-def fcfs_easy_util(env: SplitWindowEnv, starts) -> float:
-    """FCFS + EASY's mean utilisation (§8, over each episode's span) on the episodes
-    ``starts``: the reference of ``--max-util-loss``."""
-    from jaxsched.envs.splitwindow_baselines import run_baselines
-
-    return float(np.mean(run_baselines(env, starts, ("fcfs",), ("easy",))["util"][0]))
 
 
 def _row(epoch, m, trainer) -> dict:
@@ -159,14 +73,6 @@ def _message(row) -> str:
     if "val_avg_wait" in row:
         msg += f" | val wait {row['val_avg_wait']:.0f} util {row['val_util']:.3f}"
     return msg
-
-
-def new_run_config(trace, head: int, tail: int, settings: dict) -> RunConfig:
-    """The :class:`RunConfig` of a fresh run (``settings``: its other fields, ``ppo`` a dict of
-    :class:`PPOConfig` overrides of :func:`ppo_config`)."""
-    settings = dict(settings)
-    ppo = ppo_config(**settings.pop("ppo", {})).to_dict()
-    return RunConfig(trace=str(trace), head=head, tail=tail, ppo=ppo, **settings)
 
 
 def epoch_spec(env, actor, trainer, rc: RunConfig, out: Path, validate_every: int) -> EpochSpec:

@@ -49,6 +49,20 @@ def test_train_one_update_validate_resume(tmp_path, capsys):
     png = tmp_path / "curve.png"
     assert main(["plot", str(out), "--out", str(png)]) == 0
     assert png.read_bytes()[:4] == b"\x89PNG" and str(png) in capsys.readouterr().out
+    # jaxsched evaluate TRACE --model DIR: the model beside FCFS and SJF with EASY, paired
+    assert main(["evaluate", str(trace), "--model", str(out)]) == 0
+    text = capsys.readouterr().out
+    means = {}
+    for line in text.splitlines():
+        for name in ("DBF 2-1 (epoch 1)", "fcfs + easy", "sjf + easy", "- fcfs + easy"):
+            if line.startswith(name):
+                means[name] = [float(c.split(" ± ")[0].replace(",", ""))
+                               for c in line[len(name):].split("  ") if " ± " in c]  # fmt: skip
+    assert len(means) == 4 and all(len(v) == 3 for v in means.values())
+    for got, a, b in zip(means["- fcfs + easy"], means["DBF 2-1 (epoch 1)"], means["fcfs + easy"]):
+        assert abs(got - (a - b)) <= 0.011  # the paired mean is the difference of the means
+    assert main(["evaluate", str(trace), "--model", str(out), "--sample"]) == 2
+    assert "greedily" in capsys.readouterr().err
 
 
 def test_resume_takes_the_runs_window_and_validation(tmp_path, capsys):
