@@ -4,7 +4,8 @@ the DeepRM-style data-centre cluster (:class:`jaxsched.envs.DataCenterEnv`).
 * ``config.py`` — :class:`RunConfig` (``run.json``), the environment and networks of a run;
 * ``run.py`` — the training driver on the generic host loop, :func:`load_model`;
 * ``evaluate.py`` — the learned policy next to the baselines on fixed jobsets;
-* ``cli.py`` — the ``jaxsched train a2c`` flags (``--evaluate-only`` for a trained run).
+* ``cli.py`` — the ``jaxsched train a2c`` flags (``--evaluate-only`` for a trained run);
+* ``plot.py`` — the training curve (``jaxsched plot DIR``).
 
 ``jaxsched evaluate TRACE --model DIR`` (the ``report`` hook) tests the model on the test
 slices of an SWF trace with memory (:func:`~jaxsched.systems.a2cscheduler.evaluate.trace_report`)
@@ -34,6 +35,12 @@ def _model_rows(model, *args, **kwargs):
     )
 
 
+def _plot(out, path=None):
+    from jaxsched.systems.a2cscheduler.plot import plot
+
+    return plot(out, path)
+
+
 def _report(model, trace, *, sample=False, **kw):
     from jaxsched.systems.a2cscheduler.evaluate import trace_report
 
@@ -49,4 +56,5 @@ SYSTEM = System(
     load_model=_load_model,
     model_rows=_model_rows,
     report=_report,
+    plot=_plot,
 )

@@ -14,7 +14,8 @@ with ε-greedy decisions (DRAS-DQL).
   --model DIR`` (the §10 report; also ``jaxsched evaluate TRACE --model DIR``, the
   ``report`` hook).
 * ``report.py`` — the evaluation table (§10–§11: metrics, Kiviat area, Table IV shares).
-* ``plot.py`` — the evaluation figures (Kiviat, wait vs size, weekly).
+* ``plot.py`` — the evaluation figures (Kiviat, wait vs size, weekly) and the training curve
+  (``jaxsched plot DIR``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,12 @@ def _model_rows(model, jobs, starts, length, backfills, metrics, compat, *, samp
                       name=name)  # fmt: skip
 
 
+def _plot(out, path=None):
+    from jaxsched.systems.dras.plot import plot_training
+
+    return plot_training(out, path)
+
+
 def _report(model, trace, *, sample=False, **kw):
     from jaxsched.systems.dras.evaluate import test_report
 
@@ -53,4 +60,5 @@ SYSTEM = System(
     load_model=_load_model,
     model_rows=_model_rows,
     report=_report,
+    plot=_plot,
 )

@@ -16,7 +16,7 @@ import numpy as np
 from jaxsched.plots import pyplot
 from jaxsched.sim.dras_metrics import CLASSES, KIVIAT_AXES, weekly
 
-__all__ = ["plot_kiviat", "plot_wait_vs_size", "plot_weekly"]
+__all__ = ["plot_kiviat", "plot_wait_vs_size", "plot_weekly", "plot_training"]
 
 _AXIS_LABELS = ("1/avg wait", "1/max wait", "1/avg slowdown", "1/avg response", "utilisation")
 
@@ -77,3 +77,25 @@ def plot_weekly(schedules: dict, path, t0: int | None = None) -> Path:
     bot.set(xlabel="week", ylabel="average wait (h)")
     top.legend(fontsize=8)
     return _save(fig, plt, path)
+
+
+def plot_training(out, path=None) -> Path:
+    """A DRAS run's training curve (``jaxsched plot DIR``): the mean wait of the training
+    jobsets and of the validation month per epoch, and the epoch's reward; a PNG (default
+    ``DIR/training.png``)."""
+    from jaxsched.plots import save_png
+    from jaxsched.train.loop import read_log
+
+    rows = read_log(out, nonempty=True)
+    plt = pyplot()
+    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    epochs = [r["epoch"] for r in rows]
+    ax[0].plot(epochs, [r["avg_wait"] / 3600 for r in rows], label="training jobsets")
+    val = [r for r in rows if "val_wait" in r]
+    ax[0].plot([r["epoch"] for r in val], [r["val_wait"] / 3600 for r in val], "o-",
+               label="validation month")  # fmt: skip
+    ax[0].set(xlabel="epoch", ylabel="average wait (h)")
+    ax[0].legend()
+    ax[1].plot(epochs, [r["reward"] for r in rows])
+    ax[1].set(xlabel="epoch", ylabel="reward per epoch")
+    return save_png(fig, path or Path(out) / "training.png")
