@@ -182,3 +182,19 @@ def test_utilisation_weighted_inspectors_record_their_options(
     assert (run["util_weight"], run["cap_reward"], run["seed"]) == (util_weight, cap_reward, seed)
     system, model = systems.load_model(name)
     assert system.name == "schedinspector" and model.epoch == epoch
+
+
+def test_every_shipped_model_loads_and_has_an_evaluate_route():
+    """All shipped models load by name, and `jaxsched evaluate TRACE --model NAME` has a way to
+    run each: rows beside the heuristics (RLScheduler), a comparison with its own base
+    (SchedInspector) or the system's report (DRAS, A2cScheduler, split window)."""
+    names = models.names()
+    assert len(names) >= 42
+    for name in names:
+        system, model = systems.load_model(name)
+        assert model.path.parent == models.ROOT / name or model.path == models.ROOT / name, name
+        route = {
+            "rlscheduler": system.model_rows,
+            "schedinspector": system.compare,
+        }.get(system.name, system.report)
+        assert route is not None, name
