@@ -10,13 +10,13 @@ waits up to 11 h) in a window of W = 8 and 16 nodes, about half busy (raw second
 The observation (:func:`jaxsched.envs.dras_features.pg_observation`) goes through
 :class:`jaxsched.nets.dras.DRASPolicy`; a slot is sampled (:func:`sample_slot`) and rewarded
 with the code's type-5 reward of the picked job (:func:`code_reward`); batches of 32 decisions
-are one :func:`jaxsched.train.pg.make_pg` update.  Printed: the mean reward of the batch
+are one :func:`jaxsched.systems.dras.pg.make_pg` update.  Printed: the mean reward of the batch
 against the best possible (the best job in each state), every 100 updates, and the policy's
 mean largest slot probability at initialisation (1/6 = uniform over the six jobs).
 
 ``--variant dql``: each of the six jobs is scored by :class:`DRASValue` on its
 ``[2 + N, 2]`` input (:func:`dql_observations`), picked ε-greedily (ε from 1.0, × 0.99 per
-update, floor 0.01), and :func:`jaxsched.train.dql.make_dql` updates with ``--sign`` (lr 0.001;
+update, floor 0.01), and :func:`jaxsched.systems.dras.dql.make_dql` updates with ``--sign`` (lr 0.001;
 ``--gamma`` / ``--lr`` are PG's).  Printed: mean reward, mean V of the picks and mean |Δ|.
 """
 
@@ -35,8 +35,8 @@ import jax.numpy as jnp  # noqa: E402
 
 from jaxsched.envs import dras_features as F  # noqa: E402
 from jaxsched.nets.dras import DRASPolicy, DRASValue, sample_slot, truncated_probs  # noqa: E402
-from jaxsched.train.dql import DQLBatch, DQLConfig, eps_greedy, make_dql  # noqa: E402
-from jaxsched.train.pg import PGBatch, PGConfig, make_pg  # noqa: E402
+from jaxsched.systems.dras.dql import DQLBatch, DQLConfig, eps_greedy, make_dql  # noqa: E402
+from jaxsched.systems.dras.pg import PGBatch, PGConfig, make_pg  # noqa: E402
 
 W, N, C, J = 8, 16, 32, 6
 

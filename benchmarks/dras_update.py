@@ -27,8 +27,8 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jaxsched.nets.dras import make_dras_net, param_count_of  # noqa: E402
-from jaxsched.train.dql import DQLBatch, make_dql  # noqa: E402
-from jaxsched.train.pg import PGBatch, make_pg  # noqa: E402
+from jaxsched.systems.dras.dql import DQLBatch, make_dql  # noqa: E402
+from jaxsched.systems.dras.pg import PGBatch, make_pg  # noqa: E402
 
 SIZES = {"sdsc": 128, "theta": 4360}
 PAPER_S = {"pg": 1.0, "dql": 2.0}

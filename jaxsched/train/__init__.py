@@ -14,8 +14,6 @@
 * :mod:`jaxsched.train.loop` — the host loop of every system (epochs, ``log.jsonl``,
   validation, best/last checkpoints, resume, progress) and :func:`fit`.
 * :mod:`jaxsched.train.checkpoint` — atomic, verified checkpoints (msgpack + JSON header).
-* :mod:`jaxsched.train.pg`, :mod:`jaxsched.train.dql` — DRAS-PG and DRAS-DQL updates (imported
-  on demand).
 * :mod:`jaxsched.train.a2c` — n-step advantage actor-critic; :mod:`jaxsched.train.mc_pg` —
   DeepRM's Monte-Carlo policy gradient with a per-step baseline over trajectories of the same
   episode start (both imported on demand).

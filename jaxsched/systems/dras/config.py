@@ -190,9 +190,9 @@ class RunConfig:
         return self.mode == "code" if self.online is None else bool(self.online)
 
     def dql_config(self):
-        """The :class:`~jaxsched.train.dql.DQLConfig` of a dql run (mode, sign, lr; targets
+        """The :class:`~jaxsched.systems.dras.dql.DQLConfig` of a dql run (mode, sign, lr; targets
         scaled by ``max |G|`` on Eq. 2, whose returns are negative, by ``max G`` otherwise)."""
-        from jaxsched.train.dql import DQLConfig
+        from jaxsched.systems.dras.dql import DQLConfig
 
         lr = {} if self.lr is None else {"lr": float(self.lr)}
         norm = "absmax" if self.reward_name == "capacity" else "max"

@@ -101,7 +101,7 @@ def _rollout_fn(rc: RunConfig, apply_fn, sample: bool, online: bool):
             n = env._config.length
             return dql_rollout(env, apply_fn, cfg, p, key, float(sample), record=n)
     elif online:
-        from jaxsched.train.pg import PGConfig, make_pg
+        from jaxsched.systems.dras.pg import PGConfig, make_pg
 
         pg = make_pg(apply_fn, PGConfig(mode=rc.mode, lr=rc.lr), capacity=rc.capacity)
 

@@ -40,9 +40,9 @@ from jaxsched.systems.dras.evaluate import (
     make_policy,
     run_model,
 )
+from jaxsched.systems.dras.pg import PGConfig, make_pg
 from jaxsched.systems.dras.trainer import from_pg, make_epoch
 from jaxsched.train.loop import BestCheckpoint, EpochSpec, open_run, run_epochs, start_or_resume
-from jaxsched.train.pg import PGConfig, make_pg
 
 __all__ = ["DRASTrainer", "build", "train"]
 
@@ -74,8 +74,8 @@ _EPOCH_FNS: dict = {}
 
 def _build_dql(rc: RunConfig, split):
     from jaxsched.nets.dras import dras_input_rows
+    from jaxsched.systems.dras.dql import make_dql
     from jaxsched.systems.dras.trainer_dql import make_epoch_dql
-    from jaxsched.train.dql import make_dql
 
     net, cfg = make_policy(rc), rc.dql_config()
     fns = make_dql(net.apply, cfg)

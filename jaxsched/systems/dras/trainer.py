@@ -1,7 +1,7 @@
 """The DRAS-PG trainer (spec ``dras.md`` §7.1–§7.2, §13): E jobsets vectorised as a stacked
 :class:`~jaxsched.envs.dras.DRASEnv` (vmap), decisions sampled from the truncated policy and
 collected per environment over 10 scheduling instances (the engine's ``passes`` counter) into
-fixed-capacity :class:`~jaxsched.train.pg.PGBatch` rows, then the PG update — averaged over
+fixed-capacity :class:`~jaxsched.systems.dras.pg.PGBatch` rows, then the PG update — averaged over
 the environments (``update="mean"``, :func:`make_pg`'s ``update_mean``) or each environment's
 batch in turn (``"sequential"``) — until every jobset is scheduled.  One epoch (= E episodes)
 is one compiled function of (state, envs); a new epoch's jobsets are a new ``envs`` argument of
@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxsched.nets.dras import sample_slot, truncated_probs
-from jaxsched.train.pg import PGBatch, PGState
+from jaxsched.systems.dras.pg import PGBatch, PGState
 
 __all__ = ["INSTANCES", "make_epoch", "to_pg", "from_pg", "rollout", "online_rollout"]
 
@@ -79,7 +79,7 @@ def _waits(env, es) -> jax.Array:
 def make_epoch(apply_fn, pg_fns, *, C: int, update: str):
     """``epoch(state, envs) -> (state, metrics)``: one episode on each of the stacked envs
     (leading axis E), PG updates every 10 instances per environment.  ``pg_fns`` = the
-    ``(init, update, update_mean)`` of :func:`jaxsched.train.pg.make_pg`."""
+    ``(init, update, update_mean)`` of :func:`jaxsched.systems.dras.pg.make_pg`."""
     _, upd_one, upd_mean = pg_fns
 
     def apply_update(pg, batches):
@@ -158,7 +158,7 @@ def online_rollout(env, apply_fn, pg_fns, params, key, *, sample: bool = False, 
     """One episode of ``env`` (from job 0) under the policy (greedy unless ``sample``) with
     PG's online adaptation of the code's test runs (spec §2.5, §12.9): the level-1 decisions
     of every 10 scheduling instances (at most ``C``; more end the batch early) are one PG
-    update (``pg_fns`` = :func:`jaxsched.train.pg.make_pg`'s, from a fresh optimiser state);
+    update (``pg_fns`` = :func:`jaxsched.systems.dras.pg.make_pg`'s, from a fresh optimiser state);
     level-2 decisions are not recorded.  ``learn`` (bool, may be traced) False skips the
     updates (the fixed policy's schedule).  Returns ``(sim state at the end, total reward
     float32, decisions int32, updates int32)``; jit it with ``env`` as an argument."""

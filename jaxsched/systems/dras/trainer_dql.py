@@ -1,7 +1,7 @@
 """The DRAS-DQL trainer (spec ``dras.md`` §7.1, §7.3): E jobsets vectorised as a stacked
 :class:`~jaxsched.envs.dras_dql.DRASDQLEnv` (vmap), ε-greedy decisions over the window's
 candidate values, the executed decisions of 10 scheduling instances collected per environment
-into a fixed-capacity record, then :func:`jaxsched.train.dql.make_dql`'s per-decision updates
+into a fixed-capacity record, then :func:`jaxsched.systems.dras.dql.make_dql`'s per-decision updates
 — each environment's batch in turn from one shared network (``update="sequential"``; DQL's
 sequential Adam steps have no averaged form).
 
@@ -29,8 +29,8 @@ from jaxsched.envs.dras import W
 from jaxsched.envs.dras_dql import type5_after
 from jaxsched.sim.cqsim import engine as CE
 from jaxsched.sim.cqsim.types import LEVEL2
+from jaxsched.systems.dras.dql import DQLBatch, DQLConfig, DQLState, decay_epsilon, eps_greedy
 from jaxsched.systems.dras.trainer import INSTANCES, _waits
-from jaxsched.train.dql import DQLBatch, DQLConfig, DQLState, decay_epsilon, eps_greedy
 
 __all__ = ["DQLRecord", "empty_record", "dql_step", "make_epoch_dql", "dql_rollout"]
 
@@ -120,7 +120,7 @@ def _collect(env, apply_fn, cfg, C: int, es, params, key, eps, used):
 def make_epoch_dql(apply_fn, dql_fns, cfg: DQLConfig, *, C: int):
     """``epoch(state, envs) -> (state, metrics)``: one episode on each of the stacked envs
     (leading axis E), the DQL updates of every environment's batch in turn every 10 instances.
-    ``dql_fns`` = :func:`jaxsched.train.dql.make_dql`'s ``(init, update)``."""
+    ``dql_fns`` = :func:`jaxsched.systems.dras.dql.make_dql`'s ``(init, update)``."""
     _, upd = dql_fns
     cfg = cfg.resolved()
 

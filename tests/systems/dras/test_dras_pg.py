@@ -1,4 +1,4 @@
-"""DRAS-PG updates (jaxsched.train.pg, spec dras.md §7.2) and the masked return helpers of
+"""DRAS-PG updates (jaxsched.systems.dras.pg, spec dras.md §7.2) and the masked return helpers of
 jaxsched.train.returns, on hand-computed numbers and a tiny network (W = 3, N = 4)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from jaxsched.errors import ConfigError
 from jaxsched.nets.dras import DRASPolicy
-from jaxsched.train.pg import PGBatch, PGConfig, make_pg, pg_advantages, pg_loss
+from jaxsched.systems.dras.pg import PGBatch, PGConfig, make_pg, pg_advantages, pg_loss
 from jaxsched.train.returns import masked_discounted_cumsum, masked_standardize
 
 W, N = 3, 4

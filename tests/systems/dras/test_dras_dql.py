@@ -1,4 +1,4 @@
-"""DRAS-DQL (jaxsched.train.dql, spec dras.md §7.3): hand-computed Ĝ and Δ, the sign of each
+"""DRAS-DQL (jaxsched.systems.dras.dql, spec dras.md §7.3): hand-computed Ĝ and Δ, the sign of each
 update rule, the per-decision Adam steps against a plain loop, padding, ε-greedy and decay."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from jaxsched.errors import ConfigError
 from jaxsched.nets.dras import DRASValue
-from jaxsched.train.dql import (
+from jaxsched.systems.dras.dql import (
     DQLBatch,
     DQLConfig,
     decay_epsilon,
