@@ -6,6 +6,7 @@
     jaxsched demo ...                     the demo of `make run`
     jaxsched train SYSTEM TRACE ...       one subcommand per registered system (rlscheduler,
                                           splitwindow, a2c, schedinspector, dras)
+    jaxsched select RUN [RUN ...]         the model of training runs, by their validation logs
     jaxsched plot DIR | schedule F | compare F F ...
     jaxsched conformance FILE|DIR ...     reference files replayed through the engine
 
@@ -47,7 +48,7 @@ from jaxsched.compile_cache import enable_compile_cache
 from jaxsched.errors import JaxschedError, SWFWarning
 
 #: the subcommand modules; importing one registers its commands, in this order (``--help``)
-SUBCOMMAND_MODULES = ("trace", "evaluate", "simulate", "demo", "train", "conformance")
+SUBCOMMAND_MODULES = ("trace", "evaluate", "simulate", "demo", "train", "select", "conformance")
 for _name in SUBCOMMAND_MODULES:
     importlib.import_module(f"jaxsched.cli.{_name}")
 

@@ -85,6 +85,9 @@ class System:
             then prints ``text`` (SchedInspector: base alone vs base + inspector, paired
             difference ± s.e., rejection ratio) and uses the result's rows for ``--json`` /
             ``--table``; None for the others.
+        selection_rule: ``(run_dir, options: dict) -> jaxsched.train.select.Rule``, how
+            ``jaxsched select`` chooses an epoch from the run's own validation log (options:
+            ``max_util_loss``, ``bound``).
     """
 
     name: str
@@ -98,6 +101,7 @@ class System:
     schedule: Callable | None = None
     report: Callable | None = None
     compare: Callable | None = None
+    selection_rule: Callable | None = None
 
 
 _REGISTRY: dict[str, System] = {}

@@ -47,6 +47,12 @@ def _report(model, trace, *, sample=False, **kw):
     return trace_report(model, trace, sample=sample)
 
 
+def _selection_rule(run_dir, options):
+    from jaxsched.systems.a2cscheduler.evaluate import selection_rule
+
+    return selection_rule(run_dir, options)
+
+
 SYSTEM = System(
     name=SYSTEM_NAME,
     help=_cli.HELP,
@@ -57,4 +63,5 @@ SYSTEM = System(
     model_rows=_model_rows,
     report=_report,
     plot=_plot,
+    selection_rule=_selection_rule,
 )

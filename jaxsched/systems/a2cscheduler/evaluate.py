@@ -216,3 +216,15 @@ def trace_report(model, trace, *, sample: bool = False, sequences: int = 100) ->
     rc = dataclasses.replace(rc, eval_sequences=min(sequences, len(env.eval_jobsets)))
     text = comparison_text(model, env, rc, ("sampled",) if sample else ())
     return f"{trace}: {sl.summary()}\n{text}"
+
+
+def selection_rule(run_dir, options: dict):
+    """``jaxsched select``'s rule for A2cScheduler runs: the epoch with the lowest mean
+    slowdown of the greedy policy on the run's validation jobsets (``eval_slowdown``,
+    ``--validate-every``). No bound."""
+    from jaxsched.train.select import Rule
+
+    return Rule(
+        key="eval_slowdown",
+        describe=lambda r: f"epoch {r['epoch']}: validation slowdown {r['eval_slowdown']:.4f}",
+    )

@@ -227,3 +227,37 @@ def model_rows(model, jobs, starts, length, backfills, metrics, compat, *, sampl
                 rows.append({"start": int(s), "jobs": int(length), "policy": name,
                              "backfill": bf, "metric": metric, "value": float(m[metric])})  # fmt: skip
     return rows
+
+
+def fcfs_max_wait(run_dir) -> float:
+    """FCFS + EASY's maximum wait (s) on the validation month of the run ``run_dir``."""
+    import json
+
+    from jaxsched.systems.dras.config import resolve_trace
+
+    run_dir = Path(run_dir)
+    rc = RunConfig.from_dict(json.loads((run_dir / "run.json").read_text()))
+    cj = env_jobs(load_split(resolve_trace(rc.trace, run_dir)).val, rc.priority)
+    start = baseline_schedules(cj, ["fcfs"])["fcfs"]["start"]
+    return float(np.max(start - np.asarray(cj.submit)))
+
+
+def selection_rule(run_dir, options: dict):
+    """``jaxsched select``'s rule for DRAS runs: the lowest average wait on the validation month
+    (``val_wait``) among the epochs whose maximum wait there is at most ``options["bound"]`` ×
+    FCFS + EASY's (``--best-by bounded-wait``'s rule; runs that did not log ``val_max_wait``
+    have no epoch within it). The bound is computed once per trace (the oracle on the
+    validation month)."""
+    from jaxsched.train.select import Rule
+
+    k = float(options.get("bound", 1.5))
+    limit = k * fcfs_max_wait(run_dir)
+    hours = lambda r: (  # noqa: E731
+        f" (max {r['val_max_wait'] / 3600:.2f} h)" if "val_max_wait" in r else ""
+    )
+    return Rule(
+        key="val_wait",
+        bound=lambda r: r.get("val_max_wait", float("inf")) <= limit,
+        bound_text=f"maximum wait within {k:g} x FCFS + EASY's ({limit / 3600:.2f} h)",
+        describe=lambda r: f"epoch {r['epoch']}: average wait {r['val_wait']:,.1f} s{hours(r)}",
+    )

@@ -48,6 +48,12 @@ def _plot(out, path=None):
     return plot(out, path)
 
 
+def _selection_rule(run_dir, options):
+    from jaxsched.systems.rlscheduler.evaluate import selection_rule
+
+    return selection_rule(run_dir, options)
+
+
 SYSTEM = System(
     name=SYSTEM_NAME,
     help=_cli.HELP,
@@ -58,4 +64,5 @@ SYSTEM = System(
     model_rows=_model_rows,
     plot=_plot,
     schedule=_schedule,
+    selection_rule=_selection_rule,
 )

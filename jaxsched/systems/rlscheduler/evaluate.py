@@ -184,3 +184,16 @@ def model_rows(
                     }
                 )
     return rows
+
+
+def selection_rule(run_dir, options: dict):
+    """``jaxsched select``'s rule for RLScheduler runs: the epoch with the best greedy
+    validation value of the run's metric (``val_<metric>`` of ``--validate K``; lower is better
+    unless the metric is a utilisation). No bound."""
+    import json
+
+    from jaxsched.sim.metrics import HIGHER_IS_BETTER
+    from jaxsched.train.select import Rule
+
+    metric = json.loads((Path(run_dir) / "run.json").read_text()).get("metric", "bsld")
+    return Rule(key=f"val_{metric}", higher_is_better=metric in HIGHER_IS_BETTER)

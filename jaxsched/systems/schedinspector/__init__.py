@@ -68,6 +68,12 @@ def _compare(model, trace, **kw):
     return evaluate_model(model, trace, **kw)
 
 
+def _selection_rule(run_dir, options):
+    from jaxsched.systems.schedinspector.evaluate import selection_rule
+
+    return selection_rule(run_dir, options)
+
+
 SYSTEM = System(
     name=SYSTEM_NAME,
     help=_cli.HELP,
@@ -78,4 +84,5 @@ SYSTEM = System(
     model_rows=_model_rows,
     compare=_compare,
     plot=_plot,
+    selection_rule=_selection_rule,
 )

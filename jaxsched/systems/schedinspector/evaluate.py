@@ -225,3 +225,28 @@ def evaluate_model(
     metrics = list(COMPARE_METRICS) + ["rejection_ratio"]
     ev = EvalResult(rows, np.asarray(starts, np.int64), [rc.base, name], bfs, metrics, None, {})
     return ev, "\n\n".join(texts)
+
+
+def selection_rule(run_dir, options: dict):
+    """``jaxsched select``'s rule for SchedInspector runs: the best greedy validation value of
+    the inspected scheduler (``val_inspected``; lower is better unless the metric is ``util``),
+    among the epochs that lost at most ``options["max_util_loss"]`` points of utilisation
+    against the base on the same sequences (the rule of ``si-lublin1-sjf-u1`` and ``-uw``)."""
+    import json
+
+    from jaxsched.train.select import Rule
+
+    metric = json.loads((Path(run_dir) / "run.json").read_text()).get("metric", "bsld")
+    p = float(options.get("max_util_loss", 1.0))
+    lost = lambda r: 100.0 * (r["val_util_base"] - r["val_util"])  # noqa: E731
+    return Rule(
+        key="val_inspected",
+        higher_is_better=metric == "util",
+        bound=lambda r: lost(r) <= p,
+        bound_text=f"within {p:g} point(s) of the base's utilisation",
+        describe=lambda r: (
+            f"epoch {r['epoch']}: {r['val_inspected']:.2f} (base {r['val_base']:.2f}; "
+            f"utilisation {lost(r):+.1f} points lost; rejection ratio {r['val_rejection']:.2f})"
+        ),
+        comparable=lambda r: r["val_base"],
+    )

@@ -46,6 +46,12 @@ def _plot(out, path=None):
     return plot(out, path)
 
 
+def _selection_rule(run_dir, options):
+    from jaxsched.systems.splitwindow.evaluate import selection_rule
+
+    return selection_rule(run_dir, options)
+
+
 SYSTEM = System(
     name="splitwindow",
     help=_cli.HELP,
@@ -56,4 +62,5 @@ SYSTEM = System(
     model_rows=_model_rows,
     plot=_plot,
     report=_report,
+    selection_rule=_selection_rule,
 )

@@ -107,3 +107,31 @@ def report(model, trace, *, sample: bool = False, episodes: int = 20, seed: int 
         )
         lines.append(f"{'- ' + n:{width}s}{cells}")
     return "\n".join(lines)
+
+
+def selection_rule(run_dir, options: dict):
+    """``jaxsched select``'s rule for split-window runs: the lowest greedy validation average
+    wait among the epochs at most ``options["max_util_loss"]`` points of utilisation below FCFS
+    + EASY's on the same episodes (logged by ``train splitwindow --max-util-loss``; a run that
+    did not log it has no epoch within the bound)."""
+    from jaxsched.train.select import Rule
+
+    p = float(options.get("max_util_loss", 1.0))
+
+    def gap(r):
+        ref = r.get("val_util_fcfs_easy")
+        return None if ref is None else 100.0 * (ref - r["val_util"])
+
+    def describe(r):
+        below = "" if gap(r) is None else f", {gap(r):+.2f} points below FCFS + EASY"
+        return (
+            f"epoch {r['epoch']}: wait {r['val_avg_wait']:,.0f} s, util {r['val_util']:.4f}{below}"
+        )
+
+    return Rule(
+        key="val_avg_wait",
+        bound=lambda r: gap(r) is not None and gap(r) <= p,
+        bound_text=f"within {p:g} point(s) of FCFS + EASY's utilisation",
+        describe=describe,
+        comparable=lambda r: r.get("val_util_fcfs_easy", 0.0),
+    )
