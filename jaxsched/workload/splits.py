@@ -48,6 +48,7 @@ __all__ = [
     "GENERATOR_SPLITS",
     "seed_split",
     "run_json_fields",
+    "training_record",
     "jobs_seen_of",
     "ranges_overlap",
     "check_unseen",
@@ -291,6 +292,15 @@ def run_json_fields(split: Split, name: str, jobs_seen) -> dict:
     split.range(name)  # checks the name
     first, last = (int(x) for x in jobs_seen)
     return {"split": {"name": name, **split.to_json()}, "jobs_seen": [first, last]}
+
+
+def training_record(n_jobs: int, fractions=DEFAULT_FRACTIONS, validated: bool = True) -> dict:
+    """:func:`run_json_fields` of a run that trains on the ``train`` part of the
+    :func:`chronological_split` of ``n_jobs`` jobs and, when ``validated``, chooses its model
+    on the ``validation`` part: ``jobs_seen`` = ``[0, validation end)``, else ``[0, train
+    end)``."""
+    sp = chronological_split(n_jobs, fractions)
+    return run_json_fields(sp, "train", (0, sp.validation[1] if validated else sp.train[1]))
 
 
 def jobs_seen_of(run: dict):

@@ -30,6 +30,7 @@ Example::
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import math
 import os
@@ -60,6 +61,7 @@ from jaxsched.train.loop import (
 )
 from jaxsched.train.ppo import PPOConfig, make_train
 from jaxsched.workload import read_swf
+from jaxsched.workload.splits import DEFAULT_FRACTIONS
 
 __all__ = ["train", "FILTER_FILE"]
 
@@ -275,6 +277,26 @@ def check_settings(rc: RunConfig, epochs: int) -> None:
         raise ConfigError(f"--filter-epochs must be >= 0 (got {rc.filter_epochs})")
 
 
+def with_split(rc: RunConfig, split, fractions, validate) -> RunConfig:
+    """``rc`` trained on the ``split`` part (``"train"``, or None: ``rc`` itself) of the
+    chronological split of its trace (:mod:`jaxsched.workload.splits`, ``fractions``):
+    training sequences from the training range (``job_slice`` = its end), validation ones
+    from the validation range; ``split`` and ``jobs_seen`` recorded for ``run.json``."""
+    if split is None:
+        if fractions is not None:
+            raise ConfigError("--split-fractions needs --split")
+        return rc
+    from jaxsched.workload.splits import training_record
+
+    if split != "train":
+        raise ConfigError(f"--split {split}: a run trains on the train split only")
+    if rc.job_slice:
+        raise ConfigError("--split and --job-slice do not go together (the split sets the slice)")
+    n_jobs = read_swf(rc.trace).jobs(rc.rules).n_jobs
+    rec = training_record(n_jobs, fractions or DEFAULT_FRACTIONS, validated=bool(validate))
+    return dataclasses.replace(rc, job_slice=rec["split"]["train"][1], **rec)
+
+
 def check_validate(validate) -> None:
     if int(validate) < 0:
         raise ConfigError(f"--validate must be >= 0 (got {validate})")
@@ -311,6 +333,8 @@ def train(
     init_from=None,
     keep_checkpoints: int = 1,
     devices=None,
+    split: str | None = None,
+    split_fractions=None,
     log: Callable[[str], None] = print,
 ) -> dict:
     """Train an RLScheduler policy for ``epochs`` epochs in total (``resume`` continues the
@@ -345,6 +369,11 @@ def train(
     (:func:`jaxsched.systems.rlscheduler.sweep.train_sweep`; returns ``{"epochs",
     "histories", "runs", "dirs"}``).
 
+    ``split`` = ``"train"``: draw the training sequences only from the training part of the
+    trace's chronological split (:func:`jaxsched.workload.splits.chronological_split` with
+    ``split_fractions``, default 50 / 10 / 40 %) and the validation ones only from its
+    validation part; ``run.json`` records ``split`` and ``jobs_seen`` (:func:`with_split`).
+
     ``devices``: train data-parallel on this many devices (``"all"``, an int; None: the
     ``JAXSCHED_DEVICES`` environment variable, else 1; :mod:`jaxsched.train.parallel`): the
     same training up to float rounding; the trajectories per epoch must be divisible by it.
@@ -373,6 +402,8 @@ def train(
         filter=filter,
         filter_epochs=filter_epochs,
     )
+    if not resume:  # a resumed run keeps its own split (run.json)
+        rc = with_split(rc, split, split_fractions, validate)
     _check_keep(keep_checkpoints)
     n_dev = parallel.resolve_devices(devices)
     if seeds is not None and n_dev > 1:
@@ -450,6 +481,17 @@ def _follow(trainers, state, out: Path, resume: bool, epochs: int, rc: RunConfig
     return {"epochs": epochs, "history": [], "run": rc}
 
 
+def _split_starts(job_range, length: int, n: int, seed: int) -> np.ndarray:
+    """Validation starts inside ``job_range`` (ConfigError naming ``--val-jobs`` if it is too
+    short)."""
+    from jaxsched.workload.splits import starts_in_range
+
+    try:
+        return starts_in_range(job_range, length, n, seed)
+    except ConfigError as e:
+        raise ConfigError(f"--val-jobs {length} with --split: {e}") from None
+
+
 class _Validator:
     """Greedy validation runs of a training run (compiled once) and the best checkpoint."""
 
@@ -457,8 +499,10 @@ class _Validator:
         from jaxsched.sim.metrics import HIGHER_IS_BETTER
         from jaxsched.workload import reference_starts
 
-        # drawn from the run's job slice, as its training sequences (0: the whole trace)
-        self.starts = reference_starts(seed, n, length, jobs.n_jobs, rc.job_slice)
+        if rc.split:  # only from the validation jobs of the run's split
+            self.starts = _split_starts(rc.split["validation"], length, n, seed)
+        else:  # drawn from the run's job slice, as its training sequences (0: the whole trace)
+            self.starts = reference_starts(seed, n, length, jobs.n_jobs, rc.job_slice)
         self.length = int(length)
         env = make_env(jobs, rc, length)
         self.fn = episodes_fn(env, nets.make_policy(rc.policy), False)
