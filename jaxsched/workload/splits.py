@@ -319,15 +319,24 @@ def jobs_seen_of(run: dict):
     return None
 
 
+#: file names of the same jobs under another name: the RLScheduler repository's Lublin traces
+#: are this repository's ``traces/lublin-1.swf`` and ``lublin-2.swf`` (same submit, run and size
+#: of every job)
+TRACE_ALIASES = {"lublin_256.swf": "lublin-1.swf", "lublin_256_new2.swf": "lublin-2.swf"}
+
+
 def _trace_name(path) -> str:
-    """A trace's file name without ``.gz`` (the same trace under another folder matches)."""
+    """A trace's file name without ``.gz`` (the same trace under another folder matches), its
+    :data:`TRACE_ALIASES` name where it has one."""
     name = Path(str(path)).name
-    return name[: -len(".gz")] if name.endswith(".gz") else name
+    name = name[: -len(".gz")] if name.endswith(".gz") else name
+    return TRACE_ALIASES.get(name, name)
 
 
 def check_unseen(run: dict, model_name: str, trace, test_range, allow_seen: bool) -> bool:
     """Whether a model may be reported on the jobs ``test_range = (first, last)`` of
-    ``trace``: False (not seen) when its run trained on another trace (by file name) or its
+    ``trace``: False (not seen) when its run trained on another trace (by file name, ``.gz``
+    and :data:`TRACE_ALIASES` aside) or its
     ``jobs_seen`` (:func:`jobs_seen_of`) lies outside the range; otherwise True ("in-sample")
     with ``allow_seen``, else a one-line ConfigError naming the model and the overlap."""
     own = run.get("trace")

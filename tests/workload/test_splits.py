@@ -131,6 +131,9 @@ def test_run_json_fields_and_jobs_seen():
 def test_check_unseen_refuses_overlap_in_one_line():
     test = (600, 1000)
     trace = "traces/t.swf"
+    with pytest.raises(ConfigError, match="end of the trace"):  # lublin_256 = lublin-1
+        S.check_unseen({"trace": "lublin_256.swf.gz", "job_slice": 0}, "m", "x/lublin-1.swf",
+                       test, False)  # fmt: skip
     assert (
         S.check_unseen({"trace": "t.swf", "jobs_seen": [0, 600]}, "m", trace, test, False) is False
     )
