@@ -49,6 +49,8 @@ __all__ = [
     "seed_split",
     "run_json_fields",
     "training_record",
+    "with_training_split",
+    "validation_starts",
     "jobs_seen_of",
     "ranges_overlap",
     "check_unseen",
@@ -301,6 +303,35 @@ def training_record(n_jobs: int, fractions=DEFAULT_FRACTIONS, validated: bool = 
     end)``."""
     sp = chronological_split(n_jobs, fractions)
     return run_json_fields(sp, "train", (0, sp.validation[1] if validated else sp.train[1]))
+
+
+def with_training_split(rc, count_jobs, split, fractions=None, *, validated: bool):
+    """A run configuration ``rc`` (a frozen dataclass with fields ``job_slice``, ``split`` and
+    ``jobs_seen``) trained on the ``split`` part (``"train"``; None: ``rc`` itself) of the
+    chronological split (``fractions``, default :data:`DEFAULT_FRACTIONS`) of its trace, whose
+    job count ``count_jobs()`` gives (called only with a split): ``job_slice`` = the training
+    part's end (the trainers draw their sequences from the first ``job_slice`` jobs) and
+    :func:`training_record`'s ``split`` and ``jobs_seen``; the trainer must draw its validation
+    sequences from ``rc.split["validation"]``.  One-line ConfigErrors for ``fractions``
+    without ``split`` and another part than ``train``."""
+    if split is None:
+        if fractions is not None:
+            raise ConfigError("--split-fractions needs --split")
+        return rc
+    if split != "train":
+        raise ConfigError(f"--split {split}: a run trains on the train split only")
+    rec = training_record(count_jobs(), fractions or DEFAULT_FRACTIONS, validated=validated)
+    return dataclasses.replace(rc, job_slice=rec["split"]["train"][1], **rec)
+
+
+def validation_starts(split_record: dict, length: int, n: int, seed: int, flag: str):
+    """A split run's ``n`` validation starts (int64 ``[n]``): :func:`starts_in_range` over the
+    ``validation`` range of its ``split`` record (``run.json``'s ``split``); a too-short range
+    is a ConfigError naming the length flag ``flag`` (e.g. ``--val-jobs``)."""
+    try:
+        return starts_in_range(split_record["validation"], length, n, seed)
+    except ConfigError as e:
+        raise ConfigError(f"{flag} {length} with --split: {e}") from None
 
 
 def jobs_seen_of(run: dict):

@@ -30,7 +30,6 @@ Example::
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 import math
 import os
@@ -61,7 +60,6 @@ from jaxsched.train.loop import (
 )
 from jaxsched.train.ppo import PPOConfig, make_train
 from jaxsched.workload import read_swf
-from jaxsched.workload.splits import DEFAULT_FRACTIONS
 
 __all__ = ["train", "FILTER_FILE"]
 
@@ -279,22 +277,20 @@ def check_settings(rc: RunConfig, epochs: int) -> None:
 
 def with_split(rc: RunConfig, split, fractions, validate) -> RunConfig:
     """``rc`` trained on the ``split`` part (``"train"``, or None: ``rc`` itself) of the
-    chronological split of its trace (:mod:`jaxsched.workload.splits`, ``fractions``):
+    chronological split of its trace (:func:`jaxsched.workload.splits.with_training_split`):
     training sequences from the training range (``job_slice`` = its end), validation ones
     from the validation range; ``split`` and ``jobs_seen`` recorded for ``run.json``."""
-    if split is None:
-        if fractions is not None:
-            raise ConfigError("--split-fractions needs --split")
-        return rc
-    from jaxsched.workload.splits import training_record
+    from jaxsched.workload.splits import with_training_split
 
-    if split != "train":
-        raise ConfigError(f"--split {split}: a run trains on the train split only")
-    if rc.job_slice:
+    if split is not None and rc.job_slice:
         raise ConfigError("--split and --job-slice do not go together (the split sets the slice)")
-    n_jobs = read_swf(rc.trace).jobs(rc.rules).n_jobs
-    rec = training_record(n_jobs, fractions or DEFAULT_FRACTIONS, validated=bool(validate))
-    return dataclasses.replace(rc, job_slice=rec["split"]["train"][1], **rec)
+    return with_training_split(
+        rc,
+        lambda: read_swf(rc.trace).jobs(rc.rules).n_jobs,
+        split,
+        fractions,
+        validated=bool(validate),
+    )
 
 
 def check_validate(validate) -> None:
@@ -481,26 +477,16 @@ def _follow(trainers, state, out: Path, resume: bool, epochs: int, rc: RunConfig
     return {"epochs": epochs, "history": [], "run": rc}
 
 
-def _split_starts(job_range, length: int, n: int, seed: int) -> np.ndarray:
-    """Validation starts inside ``job_range`` (ConfigError naming ``--val-jobs`` if it is too
-    short)."""
-    from jaxsched.workload.splits import starts_in_range
-
-    try:
-        return starts_in_range(job_range, length, n, seed)
-    except ConfigError as e:
-        raise ConfigError(f"--val-jobs {length} with --split: {e}") from None
-
-
 class _Validator:
     """Greedy validation runs of a training run (compiled once) and the best checkpoint."""
 
     def __init__(self, jobs, rc: RunConfig, out: Path, n: int, length: int, seed: int):
         from jaxsched.sim.metrics import HIGHER_IS_BETTER
         from jaxsched.workload import reference_starts
+        from jaxsched.workload.splits import validation_starts
 
         if rc.split:  # only from the validation jobs of the run's split
-            self.starts = _split_starts(rc.split["validation"], length, n, seed)
+            self.starts = validation_starts(rc.split, length, n, seed, "--val-jobs")
         else:  # drawn from the run's job slice, as its training sequences (0: the whole trace)
             self.starts = reference_starts(seed, n, length, jobs.n_jobs, rc.job_slice)
         self.length = int(length)
