@@ -227,9 +227,7 @@ def _check_split_models(args, loaded) -> None:
     from jaxsched.errors import ConfigError
 
     for arg, (system, _) in zip(args.model, loaded):
-        if system.compare is not None or (
-            system.report is not None and not (args.json or args.table)
-        ):
+        if system.compare is not None or system.report is not None:
             raise ConfigError(
                 f"--split {args.split} with --model {arg}: a {system.name} model draws its own "
                 "test sequences (or reports its own test period); not supported yet"

@@ -149,3 +149,15 @@ def test_check_unseen_refuses_overlap_in_one_line():
         assert S.check_unseen(run, "m", trace, test, True) is True
     with pytest.raises(ConfigError, match=r"jobs \[0, 10000\), which overlap .*\[6000, 10000\)"):
         S.check_unseen({"trace": "t.swf", "job_slice": 10000}, "m", trace, (6000, 10000), False)
+
+
+def test_dras_load_split_is_the_months_split():
+    from shared_data import SHARED
+
+    from jaxsched.systems.dras.config import load_split
+
+    s = load_split(str(SHARED / "traces" / "SDSC-SP2-1998-4.2-cln.swf.gz"))
+    sp = s.split
+    assert sp.basis == "months" and sp.months == (2, 1)
+    sizes = [b - a for a, b in (sp.train, sp.validation, sp.test)]
+    assert sizes == [s.train.n_jobs, s.val.n_jobs, s.test.n_jobs] == [5178, 2751, 46070]
