@@ -135,11 +135,14 @@ def _print_cell(args, path, res, job_range=None) -> None:
     )
     print(format_table(res, sem=args.sem))
     if args.versus:
+        versus = args.versus
+        if versus not in res.policies and f"{versus} (in-sample)" in res.policies:
+            versus = f"{versus} (in-sample)"  # --allow-seen renamed the model's rows
         print(
-            f"\npaired difference to {args.versus} on the same sequences (mean ± standard "
+            f"\npaired difference to {versus} on the same sequences (mean ± standard "
             f"error over the {len(res.starts)} sequences):\n"
         )
-        print(format_table(res, versus=args.versus))
+        print(format_table(res, versus=versus))
     t = res.timing
     print(
         f"\n{t['decisions']} decisions in {t['run_s']:.2f} s "

@@ -121,6 +121,22 @@ def test_allow_seen_labels_the_rows_in_sample(runs, capsys):
     )  # fmt: skip
     assert rc == 0, err
     assert "test split, jobs [240, 400)" in text and "rl (in-sample)" in text
+    rc, text, err = _run(
+        capsys, "evaluate", trace, "--compat", "rlscheduler", "--policy", "fcfs", "--backfill",
+        "none", "--jobs", LENGTH, "--sequences", 3, "--split", "test", "--model", whole,
+        "--allow-seen", "--versus", "rl",
+    )  # fmt: skip
+    assert rc == 0, err
+    assert "paired difference to rl (in-sample)" in text
+
+
+def test_sweep_records_the_split_for_every_seed(runs, tmp_path, capsys):
+    out = tmp_path / "sweep"
+    rc, _, err = _train(capsys, runs[0], out, "--seeds", "0,1", "--split", "train")
+    assert rc == 0, err
+    for seed in (0, 1):
+        run = json.loads((out / f"seed-{seed}" / "run.json").read_text())
+        assert run["seed"] == seed and run["jobs_seen"] == [0, 200] and run["job_slice"] == 200
 
 
 @pytest.mark.parametrize(
