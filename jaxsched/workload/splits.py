@@ -336,17 +336,22 @@ def validation_starts(split_record: dict, length: int, n: int, seed: int, flag: 
 
 def jobs_seen_of(run: dict):
     """The job index range ``(first, last)`` a run's training and validation drew from, read
-    from its ``run.json`` dict: its ``jobs_seen``; for runs written before it existed, inferred
-    from ``job_slice`` (> 0: the first ``job_slice`` jobs, from which the RLScheduler trainer
-    drew both training and validation sequences; 0: the whole trace, ``(0, None)``); None when
-    the run records neither (unknown)."""
+    from its ``run.json`` dict (``last`` None: to the end of the trace).  Its ``jobs_seen``;
+    for runs written before it existed, inferred conservatively: an RLScheduler run's
+    ``job_slice`` N > 0 gives ``(0, N)`` (its trainer drew training and validation sequences
+    from the first N jobs); any other run on a trace (``job_slice`` 0, a SchedInspector run,
+    whose validation drew from the whole trace, a run without ``job_slice``) gives
+    ``(0, None)``; None when the run names no trace either (unknown)."""
     seen = run.get("jobs_seen")
     if seen is not None:
         first, last = seen
         return int(first), None if last is None else int(last)
     job_slice = run.get("job_slice")
-    if isinstance(job_slice, int) and not isinstance(job_slice, bool):
+    rlscheduler = run.get("system", "rlscheduler") == "rlscheduler"
+    if rlscheduler and isinstance(job_slice, int) and not isinstance(job_slice, bool):
         return (0, job_slice if job_slice > 0 else None)
+    if run.get("trace") or job_slice is not None:
+        return (0, None)
     return None
 
 

@@ -125,7 +125,10 @@ def test_run_json_fields_and_jobs_seen():
     assert S.jobs_seen_of(rec) == (0, 600)
     assert S.jobs_seen_of({"job_slice": 10000}) == (0, 10000)  # the shipped paper models
     assert S.jobs_seen_of({"job_slice": 0}) == (0, None)  # the whole trace
-    assert S.jobs_seen_of({"system": "a2c"}) is None  # unknown
+    assert S.jobs_seen_of({"system": "a2c", "trace": ""}) is None  # unknown
+    # SchedInspector validated on the whole trace; a run without job_slice drew from all of it
+    assert S.jobs_seen_of({"system": "schedinspector", "job_slice": 10000}) == (0, None)
+    assert S.jobs_seen_of({"system": "dras", "trace": "t.swf"}) == (0, None)
 
 
 def test_check_unseen_refuses_overlap_in_one_line():
