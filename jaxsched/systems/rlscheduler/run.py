@@ -30,6 +30,7 @@ Example::
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import math
 import os
@@ -279,18 +280,41 @@ def with_split(rc: RunConfig, split, fractions, validate) -> RunConfig:
     """``rc`` trained on the ``split`` part (``"train"``, or None: ``rc`` itself) of the
     chronological split of its trace (:func:`jaxsched.workload.splits.with_training_split`):
     training sequences from the training range (``job_slice`` = its end), validation ones
-    from the validation range; ``split`` and ``jobs_seen`` recorded for ``run.json``."""
+    from the validation range; ``split`` and ``jobs_seen`` recorded for ``run.json``. With
+    ``rc.init_from`` the jobs its source run saw count as seen too (``jobs_seen`` widens to
+    cover them; to the trace's end when the source's are unknown)."""
     from jaxsched.workload.splits import with_training_split
 
     if split is not None and rc.job_slice:
         raise ConfigError("--split and --job-slice do not go together (the split sets the slice)")
-    return with_training_split(
+    rc = with_training_split(
         rc,
         lambda: read_swf(rc.trace).jobs(rc.rules).n_jobs,
         split,
         fractions,
         validated=bool(validate),
     )
+    if split is None or not rc.init_from:
+        return rc
+    first, last = rc.jobs_seen
+    src = _source_jobs_seen(rc.init_from)
+    if src is None or src[1] is None:
+        return dataclasses.replace(rc, jobs_seen=[0, rc.split["n_jobs"]])
+    return dataclasses.replace(rc, jobs_seen=[min(first, src[0]), max(last, src[1])])
+
+
+def _source_jobs_seen(init_from):
+    """The ``jobs_seen`` (:func:`jaxsched.workload.splits.jobs_seen_of`) of the run whose
+    checkpoint ``init_from`` names (a checkpoint file or a run directory); None if unknown."""
+    from jaxsched.systems import RUN_FILE
+    from jaxsched.workload.splits import jobs_seen_of
+
+    p = Path(init_from)
+    f = (p if p.is_dir() else p.parent) / RUN_FILE
+    try:
+        return jobs_seen_of(json.loads(f.read_text()))
+    except (OSError, ValueError):
+        return None
 
 
 def check_validate(validate) -> None:

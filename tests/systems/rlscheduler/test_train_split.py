@@ -130,6 +130,15 @@ def test_allow_seen_labels_the_rows_in_sample(runs, capsys):
     assert "paired difference to rl (in-sample)" in text
 
 
+def test_init_from_widens_jobs_seen_to_the_source_runs(runs, tmp_path, capsys):
+    trace, plain, validated, whole = runs
+    for src, seen in ((plain, [0, 200]), (validated, [0, 240]), (whole, [0, N_JOBS])):
+        out = tmp_path / src.name
+        rc, _, err = _train(capsys, trace, out, "--split", "train", "--init-from", src)
+        assert rc == 0, err
+        assert json.loads((out / "run.json").read_text())["jobs_seen"] == seen
+
+
 def test_sweep_records_the_split_for_every_seed(runs, tmp_path, capsys):
     out = tmp_path / "sweep"
     rc, _, err = _train(capsys, runs[0], out, "--seeds", "0,1", "--split", "train")
