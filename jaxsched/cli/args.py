@@ -21,6 +21,8 @@ __all__ = [
     "FLAGS_FILE",
     "session_flags",
     "add_devices_argument",
+    "split_fractions",
+    "add_split_arguments",
 ]
 
 #: the file of a run directory that keeps the flags of how the run is carried out
@@ -190,4 +192,30 @@ def add_devices_argument(p) -> None:
         "$JAXSCHED_DEVICES, else 1). On a CPU, N > 1 splits the host into N devices "
         "(XLA_FLAGS=--xla_force_host_platform_device_count=N, set by the command), each "
         "running its share on its own core",
+    )
+
+
+def split_fractions(text: str) -> tuple[float, float, float]:
+    """argparse type of ``--split-fractions``: ``TRAIN,VALIDATION,TEST`` (e.g. ``0.5,0.1,0.4``;
+    :func:`jaxsched.workload.splits.parse_fractions`)."""
+    from jaxsched.errors import ConfigError
+    from jaxsched.workload.splits import parse_fractions
+
+    try:
+        return parse_fractions(text)
+    except ConfigError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--split-fractions ")) from None
+
+
+def add_split_arguments(p, parts: tuple[str, ...], help_split: str) -> None:
+    """``--split PART`` (one of ``parts``) and ``--split-fractions`` of the chronological
+    split (:mod:`jaxsched.workload.splits`), the same in ``train`` and ``evaluate``."""
+    p.add_argument("--split", choices=parts, default=None, help=help_split)
+    p.add_argument(
+        "--split-fractions",
+        type=split_fractions,
+        default=None,
+        metavar="T,V,E",
+        help="with --split: the fractions of the jobs in train, validation and test, in "
+        "trace order (default 0.5,0.1,0.4; see docs/splits.md)",
     )

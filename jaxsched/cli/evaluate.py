@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from jaxsched.cli.args import (
+    add_split_arguments,
     command,
     csv_ints,
     csv_list,
@@ -23,8 +24,68 @@ def _traces(args) -> list:
     return traces
 
 
-def _evaluate_cell(args, path, jobs, seed, pols, names):
-    """Heuristics and models on the sequences of one trace and one seed: an EvalResult."""
+#: the RLScheduler paper's test protocol (``--protocol paper``): starts drawn as its reference
+#: test script draws them, from the first 10,000 jobs (spec rlscheduler.md §8.2)
+PAPER_SLICE = 10_000
+
+
+def _check_split_flags(args) -> None:
+    """One-line ConfigErrors for flags that do not go with ``--split`` / ``--protocol``."""
+    from jaxsched.errors import ConfigError
+
+    if args.split is None:
+        if args.allow_seen or args.split_fractions is not None:
+            flag = "--allow-seen" if args.allow_seen else "--split-fractions"
+            raise ConfigError(f"{flag} needs --split")
+        return
+    for flag, given in (
+        ("--starts", args.starts is not None),
+        ("--slice", bool(args.slice)),
+        ("--protocol paper", args.protocol == "paper"),
+    ):
+        if given:
+            raise ConfigError(f"--split {args.split} and {flag} do not go together")
+
+
+def _split_range(args, jobs):
+    """The job index range ``(first, last)`` of ``--split`` in ``jobs`` (None without it)."""
+    if args.split is None:
+        return None
+    from jaxsched.workload.splits import DEFAULT_FRACTIONS, chronological_split
+
+    sp = chronological_split(jobs.n_jobs, args.split_fractions or DEFAULT_FRACTIONS)
+    return sp.range(args.split)
+
+
+def _run_json_of(model_arg) -> dict:
+    """The ``run.json`` of a ``--model`` argument (a run directory, a checkpoint in one or a
+    shipped model's name); ``{}`` where there is none."""
+    from jaxsched.models import resolve
+    from jaxsched.systems import RUN_FILE
+
+    p = resolve(model_arg)
+    f = (p if p.is_dir() else p.parent) / RUN_FILE
+    return json.loads(f.read_text()) if f.is_file() else {}
+
+
+def _seen_names(args, path, job_range, names) -> list:
+    """The row names of the models on the jobs ``job_range`` of the trace ``path``: a model
+    whose ``jobs_seen`` overlaps them is refused (one-line ConfigError), or with
+    ``--allow-seen`` named ``<name> (in-sample)`` (:func:`jaxsched.workload.splits.check_unseen`)."""
+    if job_range is None:
+        return names
+    from jaxsched.workload.splits import check_unseen
+
+    out = []
+    for arg, name in zip(getattr(args, "model_args", []), names):
+        seen = check_unseen(_run_json_of(arg), str(arg), path, job_range, args.allow_seen)
+        out.append(f"{name} (in-sample)" if seen else name)
+    return out
+
+
+def _evaluate_cell(args, path, jobs, seed, pols, names, job_range=None):
+    """Heuristics and models on the sequences of one trace and one seed: an EvalResult.
+    ``job_range``: ``--split``'s ``(first, last)``, the sequences lie wholly inside it."""
     from jaxsched.sim.evaluate import evaluate
     from jaxsched.workload import reference_starts
 
@@ -32,9 +93,14 @@ def _evaluate_cell(args, path, jobs, seed, pols, names):
     backfills = args.backfill or (["none", "rlscheduler"] if compat else ["none", "easy"])
     if args.starts is not None:
         starts = args.starts
+    elif job_range is not None:
+        from jaxsched.workload.splits import starts_in_range
+
+        starts = starts_in_range(job_range, args.jobs, args.sequences, seed)
     else:
+        slice_ = args.slice or (PAPER_SLICE if args.protocol == "paper" else 0)
         starts = reference_starts(
-            seed, args.sequences, args.jobs, jobs.n_jobs, batch_job_slice=args.slice
+            seed, args.sequences, args.jobs, jobs.n_jobs, batch_job_slice=slice_
         )
     res = evaluate(
         jobs, starts, args.jobs, args.policy, backfills, compat=compat, metrics=args.metric
@@ -55,21 +121,28 @@ def _evaluate_cell(args, path, jobs, seed, pols, names):
     return res
 
 
-def _print_cell(args, path, res) -> None:
+def _print_cell(args, path, res, job_range=None) -> None:
     from jaxsched.sim.evaluate import format_table
 
     mode = "reference SchedGym (compat)" if args.compat == "rlscheduler" else "correct mode"
+    if job_range is not None:
+        mode += f"; {args.split} split, jobs [{job_range[0]}, {job_range[1]})"
+    elif args.protocol == "paper":
+        mode += f"; paper protocol, starts from the first {args.slice or PAPER_SLICE} jobs"
     print(
         f"{path}: {len(res.starts)} sequences x {args.jobs} jobs, {mode}; "
         f"starts {', '.join(map(str, res.starts[:10]))}{' ...' if len(res.starts) > 10 else ''}"
     )
     print(format_table(res, sem=args.sem))
     if args.versus:
+        versus = args.versus
+        if versus not in res.policies and f"{versus} (in-sample)" in res.policies:
+            versus = f"{versus} (in-sample)"  # --allow-seen renamed the model's rows
         print(
-            f"\npaired difference to {args.versus} on the same sequences (mean ± standard "
+            f"\npaired difference to {versus} on the same sequences (mean ± standard "
             f"error over the {len(res.starts)} sequences):\n"
         )
-        print(format_table(res, versus=args.versus))
+        print(format_table(res, versus=versus))
     t = res.timing
     print(
         f"\n{t['decisions']} decisions in {t['run_s']:.2f} s "
@@ -83,6 +156,7 @@ def _cmd_evaluate(args) -> int:
     from jaxsched.workload import read_swf
 
     traces = _traces(args)
+    _check_split_flags(args)
     if args.table:
         table_format(args.table)
     seeds = [None] if args.starts is not None else list(args.seed)
@@ -93,6 +167,9 @@ def _cmd_evaluate(args) -> int:
         loaded = [systems.load_model(d) for d in args.model]  # (system, model) pairs
         own = [sm for sm in loaded if sm[0].compare is not None]  # compared with own baseline
         pols = [sm for sm in loaded if sm[0].compare is None]
+        args.model_args = [d for d, sm in zip(args.model, loaded) if sm[0].compare is None]
+        if args.split is not None:
+            _check_split_models(args, loaded)
         if not (args.json or args.table):  # systems with their own report print it instead
             pols = _print_reports(args, traces, pols)
             if not pols and not own:  # only reporting models: their reports are the answer
@@ -101,13 +178,17 @@ def _cmd_evaluate(args) -> int:
     if args.versus is not None:
         check_versus(args.versus, list(args.policy) + names)
     own_jobs, args.jobs = args.jobs, args.jobs or 1024
-    cells, texts = [], {}
+    cells, texts, ranges = [], {}, {}
     for path in traces:
         if pols or not own:
             trace = read_swf(path, on_error="skip" if args.skip_bad_lines else "raise")
             jobs = trace.jobs(args.rules)
+            job_range = _split_range(args, jobs)
+            ranges[path] = job_range
+            cell_names = _seen_names(args, path, job_range, names)
             for seed in seeds:
-                cells.append((path, seed, _evaluate_cell(args, path, jobs, seed, pols, names)))
+                res = _evaluate_cell(args, path, jobs, seed, pols, cell_names, job_range)
+                cells.append((path, seed, res))
         for seed in seeds:
             for (system, model), name in zip(own, _own_names(own)):
                 res, text = system.compare(
@@ -139,8 +220,21 @@ def _cmd_evaluate(args) -> int:
             if id(res) in texts:
                 _print_own(path, seed, res, texts[id(res)])
             else:
-                _print_cell(args, path, res)
+                _print_cell(args, path, res, ranges.get(path))
     return 0
+
+
+def _check_split_models(args, loaded) -> None:
+    """``--split`` with models that draw their own sequences or report on their own test
+    period (SchedInspector, DRAS): a one-line ConfigError, not a silent in-sample table."""
+    from jaxsched.errors import ConfigError
+
+    for arg, (system, _) in zip(args.model, loaded):
+        if system.compare is not None or system.report is not None:
+            raise ConfigError(
+                f"--split {args.split} with --model {arg}: a {system.name} model draws its own "
+                "test sequences (or reports its own test period); not supported yet"
+            )
 
 
 def _print_own(path, seed, res, text) -> None:
@@ -316,6 +410,27 @@ def _add_evaluate(sub) -> None:
         metavar="U",
         help="draw starts from the first U jobs only (the reference's "
         "batch_job_slice; the paper used 10000 for SDSC-SP2 and HPC2N)",
+    )
+    add_split_arguments(
+        p,
+        ("train", "validation", "test"),
+        "draw the sequences only from this part of the trace's chronological split (test: "
+        "the last 40%% of the jobs; docs/splits.md); a --model whose run.json jobs_seen "
+        "overlaps it is refused",
+    )
+    p.add_argument(
+        "--allow-seen",
+        action="store_true",
+        help="with --split: report a model that saw those jobs anyway, its rows named "
+        "'<name> (in-sample)'",
+    )
+    p.add_argument(
+        "--protocol",
+        choices=("paper",),
+        default=None,
+        help="paper: the RLScheduler paper's test sequences, drawn as its reference does from "
+        "the first 10,000 jobs (the jobs its models trained on; --slice overrides the 10,000); "
+        "default: as paper, but from the whole trace (or --slice)",
     )
     p.add_argument(
         "--rules",

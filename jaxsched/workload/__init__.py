@@ -11,6 +11,8 @@
 * :mod:`jaxsched.workload.bundled`: the demo's default trace (checkout, or regenerated).
 * :mod:`jaxsched.workload.dras`: DRAS's trace split and curriculum jobsets (sampled, weekly,
   synthetic; imported on demand).
+* :mod:`jaxsched.workload.splits`: the named train / validation / test splits of every trace
+  and generator, and run.json's ``jobs_seen`` (imported on demand; docs/splits.md).
 """
 
 from __future__ import annotations

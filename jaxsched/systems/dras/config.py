@@ -206,19 +206,23 @@ class RunConfig:
 @dataclasses.dataclass(frozen=True)
 class TraceSplit:
     """The §9 periods as :class:`~jaxsched.workload.jobs.Jobs` (``train``, ``val``, ``test``),
-    N, and ``wide`` (jobs dropped for being wider than N)."""
+    N, ``wide`` (jobs dropped for being wider than N) and ``split``: the same periods as the
+    project's :class:`~jaxsched.workload.splits.Split` (job index ranges of CQSim's job list,
+    :func:`~jaxsched.workload.splits.months_split`)."""
 
     train: object
     val: object
     test: object
     num_nodes: int
     wide: int
+    split: object = None
 
 
 def load_split(trace: str, *, months: tuple = (2, 1)) -> TraceSplit:
     """CQSim's job list of ``trace`` split by §9 (``months``: training, validation)."""
     from jaxsched.workload.cqsim import cqsim_slice, load_cqsim
     from jaxsched.workload.dras import MONTH, split_trace
+    from jaxsched.workload.splits import months_split
 
     tr = load_cqsim(trace)
     sl = cqsim_slice(tr)
@@ -228,7 +232,8 @@ def load_split(trace: str, *, months: tuple = (2, 1)) -> TraceSplit:
     for name, part in (("training", train), ("validation", val), ("test", test)):
         if part.n_jobs < 2:
             raise ConfigError(f"{trace}: the {name} period has {part.n_jobs} jobs (need >= 2)")
-    return TraceSplit(train, val, test, int(tr.num_nodes), int(wide.sum()))
+    split = months_split(jobs.submit, *months)
+    return TraceSplit(train, val, test, int(tr.num_nodes), int(wide.sum()), split)
 
 
 def env_jobs(jobs, priority: float | None = None):

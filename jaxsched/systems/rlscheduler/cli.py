@@ -6,6 +6,7 @@ import argparse
 
 from jaxsched.cli.args import (
     add_devices_argument,
+    add_split_arguments,
     finite_float,
     int_arg,
     nonneg_float,
@@ -117,6 +118,13 @@ def _add_run_arguments(p) -> None:
         help="draw the training and validation sequences from the first N jobs of the trace "
         "(the reference's batch_job_slice; the paper used 10000 for SDSC-SP2 and HPC2N, whose "
         "test sequences come from their first 10,000 jobs; default 0: the whole trace)",
+    )
+    add_split_arguments(
+        p,
+        ("train",),
+        "draw the training sequences only from the first 50%% of the jobs and the "
+        "validation ones only from the next 10%% (docs/splits.md); run.json records the "
+        "split and jobs_seen (with --resume: the run's own)",
     )
     p.add_argument(
         "--init-from",
@@ -313,6 +321,8 @@ def train_from_args(args) -> int:
         init_from=args.init_from,
         keep_checkpoints=session["keep_checkpoints"],
         devices=args.devices,
+        split=args.split,
+        split_fractions=args.split_fractions,
     )
     if not parallel.is_main_process():
         return 0

@@ -46,6 +46,12 @@ class RunConfig:
       user_feature: observation rows with the per-user feature of the reference's fairness
         environment (``HPCEnvFair``; 9 features instead of 8). Off in run.json files written
         before it existed.
+      split: with ``--split train`` the run's split (:func:`jaxsched.workload.splits.run_json_fields`:
+        name, fractions, the three job index ranges; ``job_slice`` is then the training
+        range's end and validation draws from the validation range); empty otherwise.
+      jobs_seen: ``[first, last)``, the job index range training and validation drew from
+        (recorded with ``split``; empty otherwise, :func:`~jaxsched.workload.splits.jobs_seen_of`
+        then infers it from ``job_slice``).
     """
 
     trace: str
@@ -65,12 +71,20 @@ class RunConfig:
     filter_epochs: int = 0
     init_from: str = ""
     user_feature: bool = False
+    split: dict = dataclasses.field(default_factory=dict)
+    jobs_seen: list = dataclasses.field(default_factory=list)
 
     def ppo_config(self) -> PPOConfig:
         return PPOConfig.from_dict(self.ppo)
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """The fields as a dict; ``split`` and ``jobs_seen`` only when set (the run.json of a
+        run without a split is as before they existed)."""
+        d = dataclasses.asdict(self)
+        for key in ("split", "jobs_seen"):
+            if not d[key]:
+                del d[key]
+        return d
 
     def to_run_json(self) -> dict:
         """The content of ``run.json``: ``{"system": "rlscheduler", **to_dict()}``."""

@@ -30,6 +30,7 @@ Example::
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import math
 import os
@@ -275,6 +276,47 @@ def check_settings(rc: RunConfig, epochs: int) -> None:
         raise ConfigError(f"--filter-epochs must be >= 0 (got {rc.filter_epochs})")
 
 
+def with_split(rc: RunConfig, split, fractions, validate) -> RunConfig:
+    """``rc`` trained on the ``split`` part (``"train"``, or None: ``rc`` itself) of the
+    chronological split of its trace (:func:`jaxsched.workload.splits.with_training_split`):
+    training sequences from the training range (``job_slice`` = its end), validation ones
+    from the validation range; ``split`` and ``jobs_seen`` recorded for ``run.json``. With
+    ``rc.init_from`` the jobs its source run saw count as seen too (``jobs_seen`` widens to
+    cover them; to the trace's end when the source's are unknown)."""
+    from jaxsched.workload.splits import with_training_split
+
+    if split is not None and rc.job_slice:
+        raise ConfigError("--split and --job-slice do not go together (the split sets the slice)")
+    rc = with_training_split(
+        rc,
+        lambda: read_swf(rc.trace).jobs(rc.rules).n_jobs,
+        split,
+        fractions,
+        validated=bool(validate),
+    )
+    if split is None or not rc.init_from:
+        return rc
+    first, last = rc.jobs_seen
+    src = _source_jobs_seen(rc.init_from)
+    if src is None or src[1] is None:
+        return dataclasses.replace(rc, jobs_seen=[0, rc.split["n_jobs"]])
+    return dataclasses.replace(rc, jobs_seen=[min(first, src[0]), max(last, src[1])])
+
+
+def _source_jobs_seen(init_from):
+    """The ``jobs_seen`` (:func:`jaxsched.workload.splits.jobs_seen_of`) of the run whose
+    checkpoint ``init_from`` names (a checkpoint file or a run directory); None if unknown."""
+    from jaxsched.systems import RUN_FILE
+    from jaxsched.workload.splits import jobs_seen_of
+
+    p = Path(init_from)
+    f = (p if p.is_dir() else p.parent) / RUN_FILE
+    try:
+        return jobs_seen_of(json.loads(f.read_text()))
+    except (OSError, ValueError):
+        return None
+
+
 def check_validate(validate) -> None:
     if int(validate) < 0:
         raise ConfigError(f"--validate must be >= 0 (got {validate})")
@@ -311,6 +353,8 @@ def train(
     init_from=None,
     keep_checkpoints: int = 1,
     devices=None,
+    split: str | None = None,
+    split_fractions=None,
     log: Callable[[str], None] = print,
 ) -> dict:
     """Train an RLScheduler policy for ``epochs`` epochs in total (``resume`` continues the
@@ -345,6 +389,11 @@ def train(
     (:func:`jaxsched.systems.rlscheduler.sweep.train_sweep`; returns ``{"epochs",
     "histories", "runs", "dirs"}``).
 
+    ``split`` = ``"train"``: draw the training sequences only from the training part of the
+    trace's chronological split (:func:`jaxsched.workload.splits.chronological_split` with
+    ``split_fractions``, default 50 / 10 / 40 %) and the validation ones only from its
+    validation part; ``run.json`` records ``split`` and ``jobs_seen`` (:func:`with_split`).
+
     ``devices``: train data-parallel on this many devices (``"all"``, an int; None: the
     ``JAXSCHED_DEVICES`` environment variable, else 1; :mod:`jaxsched.train.parallel`): the
     same training up to float rounding; the trajectories per epoch must be divisible by it.
@@ -373,6 +422,8 @@ def train(
         filter=filter,
         filter_epochs=filter_epochs,
     )
+    if not resume:  # a resumed run keeps its own split (run.json)
+        rc = with_split(rc, split, split_fractions, validate)
     _check_keep(keep_checkpoints)
     n_dev = parallel.resolve_devices(devices)
     if seeds is not None and n_dev > 1:
@@ -456,9 +507,12 @@ class _Validator:
     def __init__(self, jobs, rc: RunConfig, out: Path, n: int, length: int, seed: int):
         from jaxsched.sim.metrics import HIGHER_IS_BETTER
         from jaxsched.workload import reference_starts
+        from jaxsched.workload.splits import validation_starts
 
-        # drawn from the run's job slice, as its training sequences (0: the whole trace)
-        self.starts = reference_starts(seed, n, length, jobs.n_jobs, rc.job_slice)
+        if rc.split:  # only from the validation jobs of the run's split
+            self.starts = validation_starts(rc.split, length, n, seed, "--val-jobs")
+        else:  # drawn from the run's job slice, as its training sequences (0: the whole trace)
+            self.starts = reference_starts(seed, n, length, jobs.n_jobs, rc.job_slice)
         self.length = int(length)
         env = make_env(jobs, rc, length)
         self.fn = episodes_fn(env, nets.make_policy(rc.policy), False)

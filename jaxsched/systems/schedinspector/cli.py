@@ -6,6 +6,7 @@ import argparse
 
 from jaxsched.cli.args import (
     add_devices_argument,
+    add_split_arguments,
     finite_float,
     int_arg,
     nonneg_float,
@@ -66,9 +67,15 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--slice",
         type=nonneg_int,
-        default=10000,
+        default=None,
         metavar="U",
         help="training starts from the first U jobs (0 = all; default 10000)",
+    )
+    add_split_arguments(
+        p,
+        ("train",),
+        "train on the first 50%% of the jobs and validate on the next 10%% (instead of "
+        "--slice; docs/splits.md); run.json records the split and jobs_seen",
     )
     p.add_argument("--pi-iters", type=positive_int, default=80, metavar="K")
     p.add_argument("--v-iters", type=positive_int, default=80, metavar="K")
@@ -124,7 +131,7 @@ def train_from_args(args: argparse.Namespace) -> int:
         backfill=args.backfill,
         mode=args.mode,
         length=args.length,
-        job_slice=args.slice,
+        job_slice=10000 if args.slice is None else args.slice,
         seed=args.seed,
         num_envs=args.trajectories,
         max_steps=args.max_steps or 10 * args.length,
@@ -139,6 +146,8 @@ def train_from_args(args: argparse.Namespace) -> int:
         eval_length=args.eval_length,
         max_util_loss=args.max_util_loss,
     )
+    if not args.resume:  # a resumed run keeps its own (run.json)
+        rc = _with_split(rc, args)
     train(
         rc,
         args.out,
@@ -149,6 +158,23 @@ def train_from_args(args: argparse.Namespace) -> int:
         devices=args.devices,
     )
     return 0
+
+
+def _with_split(rc, args):
+    """``rc`` with ``--split`` (:func:`jaxsched.workload.splits.with_training_split`)."""
+    from jaxsched.errors import ConfigError
+    from jaxsched.systems.schedinspector.config import load_jobs
+    from jaxsched.workload.splits import with_training_split
+
+    if args.split is not None and args.slice is not None:
+        raise ConfigError("--split and --slice do not go together (the split sets the slice)")
+    return with_training_split(
+        rc,
+        lambda: load_jobs(rc.trace, rc.mode)[0].n_jobs,
+        args.split,
+        args.split_fractions,
+        validated=bool(rc.validate),
+    )
 
 
 def evaluate_main(argv=None) -> int:

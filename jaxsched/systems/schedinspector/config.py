@@ -23,7 +23,10 @@ class RunConfig:
     validation (``validate`` held-out sequences of ``eval_length`` jobs every
     ``validate_every`` epochs, starts drawn with ``validate_seed``; with ``max_util_loss`` an
     epoch whose validation utilisation is more than that many percentage points below the
-    base's is never kept as the best checkpoint)."""
+    base's is never kept as the best checkpoint). ``split`` / ``jobs_seen``: with ``--split
+    train`` the run's split and the job range it drew from
+    (:func:`jaxsched.workload.splits.with_training_split`; validation then draws from the
+    validation range); empty otherwise and left out of ``run.json``."""
 
     trace: str
     base: str = "sjf"
@@ -50,9 +53,15 @@ class RunConfig:
     validate_seed: int = 2
     eval_length: int = 256
     max_util_loss: float | None = None
+    split: dict = dataclasses.field(default_factory=dict)
+    jobs_seen: list = dataclasses.field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {"system": SYSTEM_NAME, **dataclasses.asdict(self)}
+        d = {"system": SYSTEM_NAME, **dataclasses.asdict(self)}
+        for key in ("split", "jobs_seen"):  # only with --split: run.json as before otherwise
+            if not d[key]:
+                del d[key]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> RunConfig:

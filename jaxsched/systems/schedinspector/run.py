@@ -41,9 +41,15 @@ def build(rc: RunConfig, devices: int = 1):
 def _validation(rc: RunConfig, jobs, wait, out: Path):
     """The validation callback: greedy inspector vs base on ``rc.validate`` sequences."""
     from jaxsched.workload import reference_starts
+    from jaxsched.workload.splits import validation_starts
 
     env = make_env(rc, jobs, wait, length=rc.eval_length, evaluation=True)
-    starts = reference_starts(rc.validate_seed, rc.validate, rc.eval_length, jobs.n_jobs)
+    if rc.split:  # only from the validation jobs of the run's split
+        starts = validation_starts(
+            rc.split, rc.eval_length, rc.validate, rc.validate_seed, "--eval-length"
+        )
+    else:
+        starts = reference_starts(rc.validate_seed, rc.validate, rc.eval_length, jobs.n_jobs)
     best = BestCheckpoint(out, higher_is_better=True, extra={"starts": list(map(int, starts))})
 
     def validate(state, epoch, ck):

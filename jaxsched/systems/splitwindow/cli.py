@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from jaxsched.cli.args import (
+    add_split_arguments,
     csv_ints,
     int_arg,
     nonneg_float,
@@ -74,6 +75,10 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --validate: best.ckpt only among validations whose utilisation "
                    "is at most P percentage points below FCFS + EASY's on the same episodes "
                    "(default: any)")  # fmt: skip
+    add_split_arguments(
+        p, ("train",), "episodes only from the first 50%% of the jobs, validation episodes only "
+        "from the next 10%% (docs/splits.md); run.json records the split and jobs_seen",
+    )  # fmt: skip
     p.add_argument("--val-episodes", type=positive_int, default=100, metavar="N")
     p.add_argument("--val-seed", type=int_arg, default=1, metavar="S")
     p.add_argument("--no-progress", action="store_true", help="log lines instead of a bar")
@@ -100,7 +105,8 @@ def train_from_args(args) -> int:
         validate_every=validate, progress=not args.no_progress, placements=args.placements,
         queue_cap=args.queue_cap, sigma=args.sigma, mask=args.mask, hidden=tuple(args.hidden),
         activation=args.activation, val_episodes=args.val_episodes, val_seed=args.val_seed,
-        ppo=ppo, max_util_loss=args.max_util_loss,
+        ppo=ppo, max_util_loss=args.max_util_loss, split=args.split,
+        split_fractions=args.split_fractions, validated=bool(validate),
     )  # fmt: skip
     if args.weights is not None:
         common["weights"] = tuple(args.weights)

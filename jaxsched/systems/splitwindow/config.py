@@ -10,7 +10,10 @@ from jaxsched.envs.splitwindow import SplitWindowEnv
 from jaxsched.errors import ConfigError
 from jaxsched.train.ppo import PPOConfig
 
-__all__ = ["SYSTEM_NAME", "VAL_METRICS", "RunConfig", "make_env", "ppo_config", "new_run_config"]
+__all__ = [
+    "SYSTEM_NAME", "VAL_METRICS", "RunConfig", "make_env", "run_envs", "ppo_config",
+    "new_run_config",
+]  # fmt: skip
 
 SYSTEM_NAME = "splitwindow"
 #: the §8 metrics logged for validation (prefix ``val_``)
@@ -19,7 +22,12 @@ VAL_METRICS = ("avg_wait", "util", "avg_queue_len", "avg_bsld", "job_load", "mea
 
 @dataclasses.dataclass(frozen=True)
 class RunConfig:
-    """What a run trains (``run.json``)."""
+    """What a run trains (``run.json``). ``job_slice``: episodes only from the first
+    ``job_slice`` jobs (0: the whole trace); ``split`` / ``jobs_seen``: with ``--split train``
+    the run's split and the job range it drew from
+    (:func:`jaxsched.workload.splits.with_training_split`: ``job_slice`` = the training part's
+    end, validation episodes from the validation part); the three are left out of
+    ``run.json`` when unset."""
 
     trace: str
     head: int
@@ -36,9 +44,13 @@ class RunConfig:
     ppo: dict = dataclasses.field(default_factory=dict)
     weights: tuple = (1 / 3, 1 / 3, 1 / 3)
     max_util_loss: float | None = None
+    job_slice: int = 0
+    split: dict = dataclasses.field(default_factory=dict)
+    jobs_seen: list = dataclasses.field(default_factory=list)
 
     def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
+        d = {k: v for k, v in dataclasses.asdict(self).items()
+             if k not in ("job_slice", "split", "jobs_seen") or v}  # fmt: skip
         return {"system": SYSTEM_NAME, **d, "hidden": list(self.hidden),
                 "weights": list(self.weights)}  # fmt: skip
 
@@ -61,6 +73,21 @@ def make_env(jobs, rc: RunConfig) -> SplitWindowEnv:
     )  # fmt: skip
 
 
+def run_envs(jobs, rc: RunConfig) -> tuple[SplitWindowEnv, SplitWindowEnv]:
+    """``(training env, validation env)`` of a run: the training episodes on the first
+    ``rc.job_slice`` jobs (all with 0), the validation episodes on ``rc.split``'s validation
+    jobs (without a split: the training env). Each env's run-time normaliser r_max is its own
+    jobs' largest run time."""
+    train_env = make_env(jobs.select(slice(0, rc.job_slice)) if rc.job_slice else jobs, rc)
+    if not rc.split:
+        return train_env, train_env
+    first, last = rc.split["validation"]
+    try:
+        return train_env, make_env(jobs.select(slice(first, last)), rc)
+    except ConfigError as e:
+        raise ConfigError(f"--split: the validation jobs [{first}, {last}): {e}") from None
+
+
 def ppo_config(**over) -> PPOConfig:
     """Spec §6 PPO settings (module docstring), overridable."""
     base = dict(
@@ -73,7 +100,15 @@ def ppo_config(**over) -> PPOConfig:
 
 def new_run_config(trace, head: int, tail: int, settings: dict) -> RunConfig:
     """The :class:`RunConfig` of a fresh run (``settings``: its other fields, ``ppo`` a dict of
-    :class:`PPOConfig` overrides of :func:`ppo_config`)."""
+    :class:`PPOConfig` overrides of :func:`ppo_config`; ``split`` / ``split_fractions``: the
+    ``--split`` flags, see :func:`jaxsched.workload.splits.with_training_split`)."""
+    from jaxsched.workload import read_swf
+    from jaxsched.workload.splits import with_training_split
+
     settings = dict(settings)
+    split, fractions = settings.pop("split", None), settings.pop("split_fractions", None)
+    validated = bool(settings.pop("validated", False))
     ppo = ppo_config(**settings.pop("ppo", {})).to_dict()
-    return RunConfig(trace=str(trace), head=head, tail=tail, ppo=ppo, **settings)
+    rc = RunConfig(trace=str(trace), head=head, tail=tail, ppo=ppo, **settings)
+    count = lambda: read_swf(rc.trace).jobs("rlscheduler").n_jobs  # noqa: E731
+    return with_training_split(rc, count, split, fractions, validated=validated)

@@ -40,6 +40,7 @@ from jaxsched.systems.splitwindow.config import (
     RunConfig,
     make_env,
     new_run_config,
+    run_envs,
 )
 from jaxsched.systems.splitwindow.evaluate import eval_starts, fcfs_easy_util, greedy_metrics
 from jaxsched.train.checkpoint import load_checkpoint, save_checkpoint
@@ -103,7 +104,8 @@ def epoch_spec(env, actor, trainer, rc: RunConfig, out: Path, validate_every: in
 def train(trace, out, *, head: int, tail: int, epochs: int, resume: bool = False,
           validate_every: int = 0, progress: bool = True, log=print, **settings) -> Path:  # fmt: skip
     """Train (or resume) a run; ``settings`` are :class:`RunConfig` fields (``ppo`` a dict of
-    :class:`PPOConfig` overrides). Returns the run directory."""
+    :class:`PPOConfig` overrides; ``split``, ``split_fractions`` and ``validated`` as
+    :func:`new_run_config`). Returns the run directory."""
     out = Path(out)
     t0 = time.perf_counter()
     saved = open_run(out, resume)
@@ -111,13 +113,13 @@ def train(trace, out, *, head: int, tail: int, epochs: int, resume: bool = False
         trace, head, tail, settings
     )  # fmt: skip
     jobs = read_swf(rc.trace).jobs("rlscheduler")
-    env = make_env(jobs, rc)
+    env, val_env = run_envs(jobs, rc)
     trainer, actor = make_trainer(env, rc)
     state = trainer.init(jax.random.PRNGKey(rc.seed))
     state, history, done = start_or_resume(
         out, state, trainer, resume=resume, run_json=rc.to_dict(), log=log
     )
-    spec = epoch_spec(env, actor, trainer, rc, out, validate_every)
+    spec = epoch_spec(val_env, actor, trainer, rc, out, validate_every)
     run_epochs(out, state, history, spec, done_epochs=done, epochs=epochs, t0=t0,
                progress=progress, log=log)  # fmt: skip
     return out

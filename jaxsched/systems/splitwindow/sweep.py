@@ -15,9 +15,9 @@ from pathlib import Path
 from jaxsched.systems.splitwindow.run import (
     RunConfig,
     epoch_spec,
-    make_env,
     make_trainer,
     new_run_config,
+    run_envs,
 )
 from jaxsched.train.sweep import (
     run_sweep_epochs,
@@ -42,7 +42,7 @@ def train_sweep(trace, out, seeds: Sequence[int], *, head: int, tail: int, epoch
     base = new_run_config(trace, head, tail, settings)
     rcs = seed_run_configs(outs, base, seeds, resume=resume, from_dict=RunConfig.from_dict)
     jobs = read_swf(rcs[0].trace).jobs("rlscheduler")
-    env = make_env(jobs, rcs[0])
+    env, val_env = run_envs(jobs, rcs[0])
     trainer, actor = make_trainer(env, rcs[0])
     states, histories, done_epochs = start_or_resume_seeds(
         outs, rcs, trainer, resume=resume, run_json=lambda r: r.to_dict(), log=log
@@ -50,7 +50,7 @@ def train_sweep(trace, out, seeds: Sequence[int], *, head: int, tail: int, epoch
     if done_epochs >= epochs:
         log(f"{out}: already trained for {done_epochs} epochs (asked for {epochs})")
         return outs
-    specs = [epoch_spec(env, actor, trainer, r, o, validate_every) for o, r in zip(outs, rcs)]
+    specs = [epoch_spec(val_env, actor, trainer, r, o, validate_every) for o, r in zip(outs, rcs)]
     run_sweep_epochs(
         outs, stack_trees(states), histories, specs, done_epochs=done_epochs, epochs=epochs,
         t0=t0, progress=progress, log=log,
