@@ -269,7 +269,8 @@ def _add_evaluate(sub) -> None:
         type=csv_list,
         default=None,
         metavar="B[,B...]",
-        help="none, rlscheduler, easy (default: none,rlscheduler with --compat, else none,easy)",
+        help="none, rlscheduler, easy, and the shortest-job-first backfilling variants "
+        "rlscheduler-sjbf, easy-sjbf (default: none,rlscheduler with --compat, else none,easy)",
     )
     p.add_argument(
         "--metric",

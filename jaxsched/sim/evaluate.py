@@ -309,7 +309,8 @@ def evaluate(
       starts: 0-based start indices into ``jobs``; each sequence is ``length`` consecutive jobs
         on an idle cluster with the clock at the first submit time.
       policies: heuristic names (:data:`jaxsched.policies.heuristics.POLICIES`).
-      backfills: ``"none"``, ``"rlscheduler"`` and/or ``"easy"``.
+      backfills: ``"none"``, ``"rlscheduler"``, ``"easy"``, ``"rlscheduler-sjbf"`` and/or
+        ``"easy-sjbf"`` (:data:`jaxsched.sim.types.BACKFILLS`).
       compat: True = the reference SchedGym semantics, False = the correct default mode,
         ``"cqsim"`` = the CQSim engine mode (``jobs`` from
         :func:`jaxsched.workload.cqsim.load_cqsim`; :mod:`jaxsched.sim.cqsim.evaluate`).
@@ -393,11 +394,12 @@ def _check_names(policies, backfills, metrics, compat):
     for m in metrics:
         if m not in METRICS:
             raise ConfigError(f"unknown metric {m!r}; choose from {', '.join(METRICS)}")
-    if compat and E.BACKFILL_EASY in bcodes:
-        raise ConfigError(
-            "backfill 'easy' is not part of the reference simulator; "
-            "use it without --compat (the correct mode)"
-        )
+    for code in (E.BACKFILL_EASY, E.BACKFILL_EASY_SJBF):
+        if compat and code in bcodes:
+            raise ConfigError(
+                f"backfill {E.BACKFILLS[code]!r} is not part of the reference simulator; "
+                "use it without --compat (the correct mode)"
+            )
     return [H.POLICIES[c] for c in pcodes], pcodes, [E.BACKFILLS[c] for c in bcodes], bcodes
 
 
