@@ -280,6 +280,7 @@ class _Run:
         self.waiting[0] = True
         self.zero_k = 0 in k
         self.sjbf = backfill.endswith("-sjbf")
+        self.bf_len = q  # the run length EASY backfills by (EASY++'s subclass: predictions)
 
     # -- engine primitives ---------------------------------------------------------------------
     def advance(self) -> None:
@@ -399,13 +400,16 @@ class _Run:
 
     def _scan_order(self, queue: list) -> list:
         """A backfill pass's candidates: a copy of ``queue`` in list order, or stably sorted by
-        requested time for the ``-sjbf`` modes."""
-        return sorted(queue, key=self.q.__getitem__) if self.sjbf else list(queue)
+        requested time for the ``-sjbf`` modes (EASY++: by prediction, ``bf_len``)."""
+        return sorted(queue, key=self.bf_len.__getitem__) if self.sjbf else list(queue)
+
+    def end_estimate(self, x: int) -> int:
+        """EASY's estimated end of the running job ``x``: ``max(start + q, t)``."""
+        return max(self.est[x], self.t)
 
     def _easy_reservation(self, j: int) -> tuple:
-        """(shadow, extra nodes) from effective estimated ends e' = max(start + q, t)."""
-        t = self.t
-        ends = sorted((max(self.est[x], t), self.k[x]) for x in self.running)
+        """(shadow, extra nodes) from the running jobs' :meth:`end_estimate`."""
+        ends = sorted((self.end_estimate(x), self.k[x]) for x in self.running)
         avail, shadow = self.F, None
         for e, kx in ends:
             if shadow is not None and e > shadow:
@@ -432,7 +436,7 @@ class _Run:
                 kb = self.k[b]
                 if b == j or kb > self.F:
                     continue
-                if self.t + self.q[b] <= shadow:
+                if self.t + self.bf_len[b] <= shadow:
                     self.start_job(b, backfilled=True)
                 elif kb <= extra:
                     self.start_job(b, backfilled=True)
