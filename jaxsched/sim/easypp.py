@@ -20,15 +20,28 @@ Shapes: ``L`` jobs, ``Q`` queue slots, ``R`` running slots; times int64.
 
 from __future__ import annotations
 
+import time
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxsched.errors import ConfigError
+from jaxsched.policies import heuristics as H
+from jaxsched.policies import tuned as T
 from jaxsched.sim import engine as E
 from jaxsched.sim.primitives import next_event
 
-__all__ = ["NAME", "predict", "user_ids", "correct_running", "run_easypp", "run_easypp_batch"]
+__all__ = [
+    "NAME",
+    "predict",
+    "user_ids",
+    "correct_running",
+    "run_easypp",
+    "run_easypp_batch",
+    "evaluate_easypp",
+    "evaluate_with_easypp",
+]
 
 #: the backfill-mode name of EASY++ in tables and ``jaxsched evaluate --backfill``
 NAME = "easy++"
@@ -128,3 +141,112 @@ def run_easypp_batch(seq, uid, prank, policy, queue_cap: int, run_cap: int):
     return jax.vmap(lambda q, u, p, c: run_easypp(q, u, p, c, queue_cap, run_cap))(
         seq, uid, prank, policy
     )
+
+
+_COMPILED: dict = {}
+
+
+def _batch(Q: int, R: int):
+    """jit of the batched episodes + metrics for capacities ``(Q, R)`` (built once)."""
+    from jaxsched.sim import metrics as M
+
+    def fn(submit, run, req, procs, nodes, user, uid, prank, policy, num_nodes, num_procs):
+        B, L = submit.shape
+        seq = E.Sequence(
+            submit=submit, run=run, req=req, procs=procs, nodes=nodes,
+            n_jobs=jnp.full((B,), L, jnp.int32), num_nodes=jnp.full((B,), num_nodes, jnp.int32),
+        )  # fmt: skip
+        st, _ = run_easypp_batch(seq, uid, prank, policy, Q, R)
+        valid = jnp.ones(L, bool)
+        m = jax.vmap(lambda s, r, p, x, u: M.all_metrics(s, r, p, x, valid, num_procs, False, u))(
+            submit, run, procs, st.start, user
+        )
+        return st.start, m, st.overflow | st.stuck.astype(jnp.int32) * 8
+
+    key = (Q, R)
+    if key not in _COMPILED:
+        _COMPILED[key] = jax.jit(fn)
+    return _COMPILED[key]
+
+
+def evaluate_easypp(arrays: dict, pcodes, num_nodes: int, num_procs: float, prank_fn):
+    """EASY++ for every sequence × main order (correct mode), for :func:`jaxsched.sim.evaluate.
+    evaluate`'s ``easy++`` backfill mode.
+
+    Args:
+      arrays: :func:`jaxsched.sim.evaluate.window_arrays`'s dict of ``[S, L]`` arrays (with
+        ``user``); pcodes: static heuristic codes of the main orders; prank_fn(i, arrays) ->
+        int32 ``[S, L]`` the exact host ranks of main order number ``i``.
+    Returns:
+      ``(start int64 [S, P, L], metrics {name: float64 [S, P]})``.
+    """
+    S, L = arrays["submit"].shape
+    uid = user_ids(arrays["user"])
+    R = min(L, int(num_nodes))  # every job takes >= 1 node (evaluate checks it)
+    starts, mets = [], []
+    for i, code in enumerate(pcodes):
+        if code in (H.WFP3, H.UNICEP):
+            raise ConfigError("EASY++ takes a static main order (fcfs, sjf, f1, ...)")
+        prank = prank_fn(i, arrays)
+        out = _batch(L, R)(
+            *(jnp.asarray(arrays[k]) for k in ("submit", "run", "req", "procs", "nodes", "user")),
+            jnp.asarray(uid), jnp.asarray(prank, jnp.int32),
+            jnp.full((S,), code, jnp.int32), jnp.asarray(num_nodes, jnp.int32),
+            jnp.asarray(num_procs, jnp.float64),
+        )  # fmt: skip
+        start, m, bad = jax.tree_util.tree_map(np.asarray, out)
+        if bad.any():
+            raise ConfigError("internal error: an EASY++ run overflowed or got stuck")
+        starts.append(start)
+        mets.append(m)
+    start = np.stack(starts, axis=1)
+    metrics = {k: np.stack([m[k] for m in mets], axis=1) for k in mets[0]}
+    return start, metrics
+
+
+def evaluate_with_easypp(jobs, starts, length: int, policies, backfills, **kw):
+    """:func:`jaxsched.sim.evaluate.evaluate` with ``"easy++"`` among ``backfills`` (correct
+    mode only): the other modes as usual, EASY++ here, merged into one
+    :class:`~jaxsched.sim.evaluate.EvalResult` in the order of ``backfills``."""
+    from jaxsched.sim import evaluate as V
+
+    if kw.get("compat", True):
+        raise ConfigError("EASY++ is not part of the reference simulator; use the correct mode")
+    names = [b.strip().lower() for b in backfills]
+    names = [b if b == NAME else E.BACKFILLS[E.backfill_code(b)] for b in names]
+    rest = [b for b in names if b != NAME]
+    metrics = list(kw.get("metrics", ("bsld", "wait", "turnaround", "sld", "util")))
+    base = V.evaluate(jobs, starts, length, policies, rest, **kw) if rest else None
+    pols, pcodes, _, _ = V._check_names(policies, rest, metrics, False)
+    starts = np.asarray(list(starts), np.int64)
+    arrays = V.window_arrays(jobs, starts, length)
+
+    tuned = [T.as_tuned(p) for p in policies]
+
+    def prank_fn(i, a):
+        if tuned[i] is not None:
+            return tuned[i].rank(a["submit"], a["req"], a["procs"])
+        return H.host_rank(pcodes[i], a["submit"], a["req"], a["procs"])
+
+    t0 = time.perf_counter()
+    st_pp, m_pp = evaluate_easypp(arrays, pcodes, jobs.num_nodes, jobs.num_procs, prank_fn)
+    run_s = time.perf_counter() - t0
+    S, P = len(starts), len(pcodes)
+    out = np.full((S, P, len(names), length), -1, np.int64)
+    rows = list(base.rows) if base else []
+    for b_i, b in enumerate(names):
+        if b == NAME:
+            out[:, :, b_i] = st_pp
+        else:
+            out[:, :, b_i] = base.start_times[:, :, rest.index(b)]
+    rows += [
+        {"start": int(starts[s]), "jobs": length, "policy": pols[p], "backfill": NAME,
+         "metric": m, "value": float(m_pp[m][s, p])}
+        for s in range(S) for p in range(P) for m in metrics
+    ]  # fmt: skip
+    timing = dict(base.timing) if base else {"compile_s": 0.0, "run_s": 0.0, "runs": 0}
+    timing["easypp_s"] = run_s
+    return V.EvalResult(
+        rows=rows, starts=starts, policies=pols, backfills=names, metrics=metrics,
+        start_times=out, timing=timing,
+    )  # fmt: skip

@@ -128,3 +128,40 @@ def test_no_user_ids_is_refused():
         user_ids(np.full((2, 5), -1))
     with pytest.raises(ConfigError, match="Lublin"):
         simulate_easypp([0, 1], [1, 1], [1, 1], [1, 1], [-1, -1], num_nodes=1, procs_per_node=1)
+
+
+def test_evaluate_easypp_mode(tmp_path):
+    """``evaluate(..., backfills=[..., "easy++"])`` = the oracle's EASY++, merged in order."""
+    from tiny_traces import schedinspector_tiny
+
+    from jaxsched.sim.evaluate import evaluate
+    from jaxsched.workload import read_swf
+
+    path = schedinspector_tiny(tmp_path / "t.swf")
+    text = path.read_text().splitlines()
+    # give the tiny trace three users (SWF field 12)
+    rows = [ln.split() for ln in text[2:]]
+    for i, r in enumerate(rows):
+        r[11] = str(1 + i % 3)
+    path.write_text("\n".join(text[:2] + [" ".join(r) for r in rows]) + "\n")
+    jobs = read_swf(path).jobs("rlscheduler")
+    res = evaluate(jobs, [0, 25], 40, ["fcfs", "sjf"], ["easy++", "easy"], compat=False,
+                   metrics=("bsld", "wait"))  # fmt: skip
+    assert res.backfills == ["easy++", "easy"]
+    w = [jobs.submit, jobs.run, jobs.req_time, jobs.procs, jobs.user]
+    for k, st in enumerate((0, 25)):
+        for p_i, p in enumerate(("fcfs", "sjf")):
+            sl = [a[st : st + 40] for a in w]
+            want = simulate_easypp(*sl, num_nodes=jobs.num_nodes,
+                                   procs_per_node=jobs.procs_per_node, policy=p)  # fmt: skip
+            assert res.start_times[k, p_i, 0].tolist() == want.starts
+            easy = O.simulate(*sl[:4], num_nodes=jobs.num_nodes,
+                              procs_per_node=jobs.procs_per_node, policy=p, backfill="easy",
+                              compat=False)  # fmt: skip
+            assert res.start_times[k, p_i, 1].tolist() == easy
+            want_wait = np.mean(np.asarray(want.starts) - sl[0])
+            got = [r["value"] for r in res.rows if (r["start"], r["policy"], r["backfill"],
+                   r["metric"]) == (st, p, "easy++", "wait")]  # fmt: skip
+            assert got == [pytest.approx(want_wait)]
+    with pytest.raises(ConfigError, match="EASY\\+\\+"):
+        evaluate(jobs, [0], 40, ["fcfs"], ["easy++"], compat=True)
