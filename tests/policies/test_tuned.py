@@ -96,3 +96,22 @@ def test_tune_script_end_to_end(tmp_path):
     jobs = read_swf(trace).jobs("rlscheduler")
     res = evaluate(jobs, [40], 20, [f"tuned:{out}"], ["easy"], compat=False)
     assert np.isfinite(res.table("bsld")[(f"tuned:{out}", "easy")])
+
+
+def test_cli_tuned_policy_with_the_new_backfill_modes(capsys, tmp_path):
+    from jaxsched.cli import main
+
+    path = schedinspector_tiny(tmp_path / "t.swf")
+    save(tmp_path / "m", [1.0, 0.0, 0.0])  # = SJF
+    rc = main(["evaluate", str(path), "--policy", f"sjf,tuned:{tmp_path / 'm'}", "--backfill",
+               "none,easy-sjbf", "--jobs", "30", "--starts", "0,10", "--json"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert rc == 0
+    rows = json.loads(out)["results"]
+    by = {}
+    for r in rows:
+        by.setdefault((r["policy"].split(":")[0], r["backfill"], r["start"]), r["value"])
+    assert {b for _, b, _ in by} == {"none", "easy-sjbf"}
+    for (p, b, s), v in by.items():
+        if p == "tuned":
+            assert v == by[("sjf", b, s)]

@@ -165,3 +165,12 @@ def test_evaluate_easypp_mode(tmp_path):
             assert got == [pytest.approx(want_wait)]
     with pytest.raises(ConfigError, match="EASY\\+\\+"):
         evaluate(jobs, [0], 40, ["fcfs"], ["easy++"], compat=True)
+
+
+def test_cli_easypp_on_a_trace_without_users_is_a_one_line_error(capsys):
+    from jaxsched.cli import main
+
+    rc = main(["evaluate", "traces/lublin-1.swf", "--backfill", "easy,easy++", "--jobs", "64",
+               "--starts", "0"])  # fmt: skip
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc != 0 and len(err) == 1 and "no user ids" in err[0], err
