@@ -15,7 +15,8 @@ unit norm). FCFS is ``(0, 0, 1)``, SJF ``(1, 0, 0)``, smallest-first ``(0, 1, 0)
 
 A model file is JSON: ``{"kind": "tuned-priority", "features": [...], "weights": [w_q, w_n,
 w_s], ...}`` with what it was tuned on (trace, job range, backfilling, metric, the command);
-``jaxsched evaluate --policy tuned:PATH`` runs it (``benchmarks/tune_priority.py`` writes it).
+``jaxsched evaluate --policy tuned:PATH`` runs it (``benchmarks/tune_priority.py`` writes it;
+``tuned:tuned-sdsc-easy`` and ``tuned:tuned-lublin1-easy`` are shipped in ``jaxsched/models``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from jaxsched.policies.heuristics import rank_by
 __all__ = ["FEATURES", "PREFIX", "TunedPriority", "as_tuned", "load", "save"]
 
 FEATURES = ("log10_req", "log10_procs", "submit_hours")
+#: the shipped models' folder (``tuned:NAME`` finds ``SHIPPED / NAME``)
+SHIPPED = Path(__file__).resolve().parents[1] / "models"
 PREFIX = "tuned:"
 
 
@@ -68,8 +71,11 @@ def as_tuned(policy) -> TunedPriority | None:
 
 
 def load(path) -> TunedPriority:
-    """Read a model file (``path`` or ``path/model.json``); ConfigError if it is not one."""
+    """Read a model file (``path``, ``path/model.json``, or the name of a shipped model under
+    ``jaxsched/models``, e.g. ``tuned-sdsc-easy``); ConfigError if it is not one."""
     p = Path(path)
+    if not p.exists() and (SHIPPED / str(path)).is_dir():
+        p = SHIPPED / str(path)
     if p.is_dir():
         p = p / "model.json"
     try:

@@ -115,3 +115,9 @@ def test_cli_tuned_policy_with_the_new_backfill_modes(capsys, tmp_path):
     for (p, b, s), v in by.items():
         if p == "tuned":
             assert v == by[("sjf", b, s)]
+
+
+def test_shipped_models_load_by_name():
+    for name in ("tuned-sdsc-easy", "tuned-lublin1-easy"):
+        tp = as_tuned(f"tuned:{name}")
+        assert tp.name == f"tuned:{name}" and np.linalg.norm(tp.weights) == pytest.approx(1.0)
