@@ -363,7 +363,9 @@ def _add_evaluate(sub) -> None:
         type=csv_list,
         default=None,
         metavar="B[,B...]",
-        help="none, rlscheduler, easy (default: none,rlscheduler with --compat, else none,easy)",
+        help="none, rlscheduler, easy, and the shortest-job-first backfilling variants "
+        "rlscheduler-sjbf, easy-sjbf; easy++ (EASY++, run time predictions from user history; "
+        "traces with user ids) (default: none,rlscheduler with --compat, else none,easy)",
     )
     p.add_argument(
         "--metric",

@@ -57,8 +57,10 @@ from jaxsched.sim.primitives import (
 from jaxsched.sim.types import (
     ABORTED,
     BACKFILL_EASY,
+    BACKFILL_EASY_SJBF,
     BACKFILL_NONE,
     BACKFILL_RLSCHEDULER,
+    BACKFILL_RLSCHEDULER_SJBF,
     BACKFILLS,
     BIG,
     I32MAX,
@@ -69,6 +71,8 @@ from jaxsched.sim.types import (
     SimParams,
     SimState,
     backfill_code,
+    is_easy,
+    is_sjbf,
     key_dtype,
 )
 
@@ -94,6 +98,8 @@ __all__ = [
     "BACKFILL_NONE",
     "BACKFILL_RLSCHEDULER",
     "BACKFILL_EASY",
+    "BACKFILL_RLSCHEDULER_SJBF",
+    "BACKFILL_EASY_SJBF",
     "BACKFILLS",
     "backfill_code",
     "reservation",
@@ -227,13 +233,14 @@ def _backfill_slot(seq: Sequence, params: SimParams, st: SimState, cur_slot, sha
 
     Compat scan order (spec §2.8.3): jobs that arrived before the commit by (submit, policy
     rank) -- queue_bf_key -- then the later arrivals by index; all earlier arrivals come first since
-    submit times are non-decreasing in the index. Correct mode: (submit, index) = index."""
+    submit times are non-decreasing in the index. Correct mode: (submit, index) = index. The
+    ``-sjbf`` codes scan by requested time first, then in that order."""
     L = seq.submit.shape[0]
     Q = st.queue_job.shape[0]
     i32 = jnp.int32
     qi = jnp.arange(Q, dtype=i32)
     bf = params.backfill
-    easy = bf == BACKFILL_EASY
+    easy = is_easy(bf)
     KD = st.queue_bf_key.dtype
     late = st.queue_job >= st.next_at_commit
     qj = st.queue_job.astype(KD)
@@ -243,9 +250,12 @@ def _backfill_slot(seq: Sequence, params: SimParams, st: SimState, cur_slot, sha
     elig = (st.queue_req <= bound) | (easy & (st.queue_nodes <= extra))
     elig = elig & (st.queue_job >= 0) & (qi != cur_slot) & (st.queue_nodes <= st.free)
     elig = elig & (bf != BACKFILL_NONE)
+    # SJBF: only the eligible jobs of the shortest requested time compete on the scan key
+    short = st.queue_req == jnp.min(jnp.where(elig, st.queue_req, I32MAX))
+    first = elig & jnp.where(is_sjbf(bf), short, True)
     # keys are distinct: one reduction over key * Q + slot
     bdt = jnp.int32 if (L * L + L + 1) * Q < 2**31 else jnp.int64
-    bslot = argmin_unique(bkey.astype(bdt), elig, L * L + L)
+    bslot = argmin_unique(bkey.astype(bdt), first, L * L + L)
     return bslot, elig[bslot]
 
 
@@ -263,7 +273,7 @@ def _select(seq: Sequence, params: SimParams, st: SimState, choice) -> _Plan:
     cur_k = st.queue_nodes[cur_slot]
     fits = cur_k <= st.free
 
-    easy = params.backfill == BACKFILL_EASY
+    easy = is_easy(params.backfill)
     e_eff = jnp.where(easy, jnp.maximum(st.run_est_finish, st.t), st.run_est_finish)
     shadow_now, nodes_at = reservation(
         e_eff, st.run_nodes, st.run_cum_nodes, rv, st.free, cur_k, st.t

@@ -31,6 +31,7 @@ import numpy as np
 from jaxsched import formatting as F
 from jaxsched.errors import ConfigError
 from jaxsched.policies import heuristics as H
+from jaxsched.policies import tuned as T
 from jaxsched.sim import engine as E
 from jaxsched.sim import metrics as M
 
@@ -308,8 +309,11 @@ def evaluate(
       jobs: a :class:`jaxsched.workload.swf.Jobs` (``read_swf(path).jobs(rules)``).
       starts: 0-based start indices into ``jobs``; each sequence is ``length`` consecutive jobs
         on an idle cluster with the clock at the first submit time.
-      policies: heuristic names (:data:`jaxsched.policies.heuristics.POLICIES`).
-      backfills: ``"none"``, ``"rlscheduler"`` and/or ``"easy"``.
+      policies: heuristic names (:data:`jaxsched.policies.heuristics.POLICIES`), or tuned
+        priorities (``"tuned:PATH"`` or :class:`jaxsched.policies.tuned.TunedPriority`).
+      backfills: ``"none"``, ``"rlscheduler"``, ``"easy"``, ``"rlscheduler-sjbf"`` and/or
+        ``"easy-sjbf"`` (:data:`jaxsched.sim.types.BACKFILLS`); ``"easy++"`` (correct mode,
+        traces with user ids: :mod:`jaxsched.sim.easypp`).
       compat: True = the reference SchedGym semantics, False = the correct default mode,
         ``"cqsim"`` = the CQSim engine mode (``jobs`` from
         :func:`jaxsched.workload.cqsim.load_cqsim`; :mod:`jaxsched.sim.cqsim.evaluate`).
@@ -324,7 +328,14 @@ def evaluate(
         from jaxsched.sim.cqsim.evaluate import evaluate_cqsim
 
         return evaluate_cqsim(jobs, starts, length, policies, backfills, metrics)
+    if any(b.strip().lower() == "easy++" for b in backfills):  # EASY++ (sim/easypp)
+        from jaxsched.sim.easypp import evaluate_with_easypp
+
+        return evaluate_with_easypp(jobs, starts, length, policies, backfills, compat=compat,
+                                    metrics=metrics, queue_cap=queue_cap, run_cap=run_cap,
+                                    seed=seed)  # fmt: skip
     starts = np.asarray(list(starts), dtype=np.int64)
+    tuned = {i: tp for i, tp in enumerate(map(T.as_tuned, policies)) if tp is not None}
     policies, pcodes, backfills, bcodes = _check_names(policies, backfills, metrics, compat)
     arrays = window_arrays(jobs, starts, length)
     S, P, B, L = len(starts), len(pcodes), len(bcodes), length
@@ -333,7 +344,7 @@ def evaluate(
     pol = np.asarray(pcodes)[pi]
     bfc = np.asarray(bcodes)[bi]
     n = len(si)
-    prank = _policy_ranks(arrays, si, pi, pcodes, L, seed)
+    prank = _policy_ranks(arrays, si, pi, pcodes, L, seed, tuned)
     dyn_mask = (~np.asarray(compat)) & ((pol == H.WFP3) | (pol == H.UNICEP))
     timing = {
         "compile_s": 0.0,
@@ -388,26 +399,35 @@ def evaluate(
 def _check_names(policies, backfills, metrics, compat):
     """Canonical ``(policies, policy codes, backfills, backfill codes)``; ConfigError for an
     unknown name or EASY in the reference semantics."""
-    pcodes = [H.policy_code(p.strip().lower()) for p in policies]
+    tuned = [T.as_tuned(p) for p in policies]
+    # a tuned priority runs as a static key (its host rank; FCFS's code is any static code)
+    pcodes = [H.POLICY_CODE["fcfs"] if tp else H.policy_code(p.strip().lower())
+              for p, tp in zip(policies, tuned)]  # fmt: skip
     bcodes = [E.backfill_code(b) for b in backfills]
     for m in metrics:
         if m not in METRICS:
             raise ConfigError(f"unknown metric {m!r}; choose from {', '.join(METRICS)}")
-    if compat and E.BACKFILL_EASY in bcodes:
-        raise ConfigError(
-            "backfill 'easy' is not part of the reference simulator; "
-            "use it without --compat (the correct mode)"
-        )
-    return [H.POLICIES[c] for c in pcodes], pcodes, [E.BACKFILLS[c] for c in bcodes], bcodes
+    for code in (E.BACKFILL_EASY, E.BACKFILL_EASY_SJBF):
+        if compat and code in bcodes:
+            raise ConfigError(
+                f"backfill {E.BACKFILLS[code]!r} is not part of the reference simulator; "
+                "use it without --compat (the correct mode)"
+            )
+    names = [tp.name if tp else H.POLICIES[c] for c, tp in zip(pcodes, tuned)]
+    return names, pcodes, [E.BACKFILLS[c] for c in bcodes], bcodes
 
 
-def _policy_ranks(arrays, si, pi, pcodes, L, seed) -> np.ndarray:
-    """int32 ``[runs, L]``: each run's static priority rank of its jobs (host keys, exact)."""
+def _policy_ranks(arrays, si, pi, pcodes, L, seed, tuned=None) -> np.ndarray:
+    """int32 ``[runs, L]``: each run's static priority rank of its jobs (host keys, exact);
+    ``tuned``: ``{policy index: TunedPriority}`` ranked by their own keys."""
     prank = np.zeros((len(si), L), np.int32)
     rng = np.random.default_rng(seed)
     for p_i, code in enumerate(pcodes):
         rows = np.nonzero(pi == p_i)[0]
         sub = {k: arrays[k][si[rows]] for k in ("submit", "req", "procs")}
+        if tuned and p_i in tuned:
+            prank[rows] = tuned[p_i].rank(sub["submit"], sub["req"], sub["procs"])
+            continue
         rand_u = rng.random((len(rows), L)) if code == H.RANDOM else None
         prank[rows] = H.host_rank(code, sub["submit"], sub["req"], sub["procs"], rand_u)
     return prank

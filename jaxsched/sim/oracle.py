@@ -37,6 +37,10 @@ finish go to the job started first; WFP3/UNICEP use the real waiting time ``w = 
 decision time; every backfill scan goes in (submit, index) order; ``backfill="easy"`` is true EASY
 (reservation recomputed at entry and after every event, extra-nodes rule).
 
+``backfill="rlscheduler-sjbf"`` / ``"easy-sjbf"``: the same backfilling with every pass scanning
+its candidates shortest requested time first, ties in the mode's own scan order (a stable sort
+by requested time of the list the plain mode scans; the queue list itself keeps its order).
+
 Policies (smaller key first, ties to the lower sequence index): fcfs (s), sjf (q, s), wfp3,
 unicep, f1..f4 (§4), smallest (n, s), saf (q·n), srf (q/n), ljf (-q), lcfs (-s).
 
@@ -69,7 +73,7 @@ __all__ = [
 ]
 
 POLICIES = tuple("fcfs sjf wfp3 unicep f1 f2 f3 f4 smallest saf srf ljf lcfs".split())
-BACKFILLS = ("none", "rlscheduler", "easy")
+BACKFILLS = ("none", "rlscheduler", "easy", "rlscheduler-sjbf", "easy-sjbf")
 
 _INF = float("inf")
 
@@ -221,8 +225,8 @@ def _checked_inputs(submit, run, req_time, procs, num_nodes, procs_per_node, pol
         raise ConfigError(f"unknown policy {policy!r}; expected one of {POLICIES}")
     if backfill not in BACKFILLS:
         raise ConfigError(f"unknown backfill {backfill!r}; expected one of {BACKFILLS}")
-    if backfill == "easy" and compat:
-        raise ConfigError("backfill='easy' has no reference counterpart; use compat=False")
+    if backfill in ("easy", "easy-sjbf") and compat:
+        raise ConfigError(f"backfill={backfill!r} has no reference counterpart; use compat=False")
     N = int(num_nodes)
     ppn = float(procs_per_node)
     if N <= 0 or not ppn > 0:
@@ -275,6 +279,8 @@ class _Run:
         self.waiting = [False] * L
         self.waiting[0] = True
         self.zero_k = 0 in k
+        self.sjbf = backfill.endswith("-sjbf")
+        self.bf_len = q  # the run length EASY backfills by (EASY++'s subclass: predictions)
 
     # -- engine primitives ---------------------------------------------------------------------
     def advance(self) -> None:
@@ -383,18 +389,27 @@ class _Run:
         while self.k[j] > self.F:
             if self.compat:
                 self.queue.sort(key=self.s.__getitem__)  # stable; persists
+            scan = self._scan_order(self.queue)  # a snapshot
             if self.record:
-                self.res.pass_log.append((self.t, j, n_arrived, tuple(self.queue)))
+                self.res.pass_log.append((self.t, j, n_arrived, tuple(scan)))
             if self.F > 0 or self.zero_k:  # (nothing can fit when no node is free)
-                for b in list(self.queue):  # snapshot
+                for b in scan:
                     if self.t + self.q[b] < shadow and self.k[b] <= self.F:
                         self.start_job(b, backfilled=True)
             self.advance()
 
+    def _scan_order(self, queue: list) -> list:
+        """A backfill pass's candidates: a copy of ``queue`` in list order, or stably sorted by
+        requested time for the ``-sjbf`` modes (EASY++: by prediction, ``bf_len``)."""
+        return sorted(queue, key=self.bf_len.__getitem__) if self.sjbf else list(queue)
+
+    def end_estimate(self, x: int) -> int:
+        """EASY's estimated end of the running job ``x``: ``max(start + q, t)``."""
+        return max(self.est[x], self.t)
+
     def _easy_reservation(self, j: int) -> tuple:
-        """(shadow, extra nodes) from effective estimated ends e' = max(start + q, t)."""
-        t = self.t
-        ends = sorted((max(self.est[x], t), self.k[x]) for x in self.running)
+        """(shadow, extra nodes) from the running jobs' :meth:`end_estimate`."""
+        ends = sorted((self.end_estimate(x), self.k[x]) for x in self.running)
         avail, shadow = self.F, None
         for e, kx in ends:
             if shadow is not None and e > shadow:
@@ -414,14 +429,14 @@ class _Run:
                 self.res.entry_shadow[j] = shadow
                 self.res.entry_extra[j] = extra
                 first = False
+            scan = self._scan_order(self.queue)  # index order = (submit, index), or SJBF's
             if self.record:
-                scan = tuple(b for b in self.queue if b != j)
-                self.res.pass_log.append((self.t, j, n_arrived, scan))
-            for b in list(self.queue):  # index order = (submit, index)
+                self.res.pass_log.append((self.t, j, n_arrived, tuple(b for b in scan if b != j)))
+            for b in scan:
                 kb = self.k[b]
                 if b == j or kb > self.F:
                     continue
-                if self.t + self.q[b] <= shadow:
+                if self.t + self.bf_len[b] <= shadow:
                     self.start_job(b, backfilled=True)
                 elif kb <= extra:
                     self.start_job(b, backfilled=True)
@@ -434,6 +449,8 @@ class _Run:
             "none": self.wait_without_backfilling,
             "rlscheduler": self.wait_rlscheduler,
             "easy": self.wait_easy,
+            "rlscheduler-sjbf": self.wait_rlscheduler,
+            "easy-sjbf": self.wait_easy,
         }[self.backfill]
         while True:  # at a decision point: the queue is non-empty
             j = self.pick()
@@ -493,7 +510,8 @@ def simulate(
     """Start time of every job of one sequence scheduled by a heuristic ``policy``.
 
     policy: fcfs, sjf, wfp3, unicep, f1, f2, f3, f4, smallest, saf, srf, ljf, lcfs.
-    backfill: "none", "rlscheduler" (reference greedy backfilling), "easy" (compat=False only).
+    backfill: "none", "rlscheduler" (reference greedy backfilling), "easy" (compat=False only),
+    "rlscheduler-sjbf", "easy-sjbf" (the same, candidates shortest requested time first).
     """
     return simulate_detailed(
         submit,

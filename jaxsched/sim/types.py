@@ -23,7 +23,11 @@ __all__ = [
     "BACKFILL_NONE",
     "BACKFILL_RLSCHEDULER",
     "BACKFILL_EASY",
+    "BACKFILL_RLSCHEDULER_SJBF",
+    "BACKFILL_EASY_SJBF",
     "BACKFILLS",
+    "is_easy",
+    "is_sjbf",
     "ABORTED",
     "backfill_code",
     "key_dtype",
@@ -37,22 +41,42 @@ BIG = jnp.iinfo(jnp.int64).max // 4  # "infinite" time
 IMAX = jnp.iinfo(jnp.int64).max  # argmin sentinel for composite keys
 I32MIN, I32MAX = -(2**31), 2**31 - 1
 
-#: Backfilling codes.
+#: Backfilling codes. The ``-sjbf`` modes are the same backfilling with the candidates scanned
+#: shortest requested time first (ties in the mode's own scan order) instead of queue order
+#: (docs/baselines.md).
 BACKFILL_NONE, BACKFILL_RLSCHEDULER, BACKFILL_EASY = 0, 1, 2
-BACKFILLS = ("none", "rlscheduler", "easy")
+BACKFILL_RLSCHEDULER_SJBF, BACKFILL_EASY_SJBF = 3, 4
+BACKFILLS = ("none", "rlscheduler", "easy", "rlscheduler-sjbf", "easy-sjbf")
+_BACKFILL_ALIASES = {
+    "greedy": "rlscheduler",
+    "off": "none",
+    "no": "none",
+    "greedy-sjbf": "rlscheduler-sjbf",
+    "sjbf": "easy-sjbf",
+}
 
 #: ``overflow`` bit of runs stopped unfinished because most of their batch overflowed
 ABORTED = 4
 
 
 def backfill_code(name: str) -> int:
-    """``"none"|"rlscheduler"|"easy"`` (also ``"greedy"`` for rlscheduler) → int code."""
-    key = {"greedy": "rlscheduler", "off": "none", "no": "none"}.get(
-        name.strip().lower(), name.strip().lower()
-    )
+    """A name of :data:`BACKFILLS` (also ``"greedy"`` for rlscheduler, ``"greedy-sjbf"``,
+    ``"sjbf"`` for easy-sjbf) → int code."""
+    key = name.strip().lower()
+    key = _BACKFILL_ALIASES.get(key, key)
     if key not in BACKFILLS:
         raise ConfigError(f"unknown backfill mode {name!r}; choose from {', '.join(BACKFILLS)}")
     return BACKFILLS.index(key)
+
+
+def is_easy(code):
+    """True (bool, traced or Python) for the EASY codes (with or without SJBF)."""
+    return (code == BACKFILL_EASY) | (code == BACKFILL_EASY_SJBF)
+
+
+def is_sjbf(code):
+    """True for the codes that scan backfill candidates shortest requested time first."""
+    return (code == BACKFILL_RLSCHEDULER_SJBF) | (code == BACKFILL_EASY_SJBF)
 
 
 def key_dtype(L: int):
