@@ -21,7 +21,8 @@
 # tool's 8 files of 16 MB. SHARED: a folder with traces/SDSC-SP2-1998-4.2-cln.swf.gz (e.g. a
 # copy of ../shared in .gpu/shared: ../shared does not travel). SEEDS: default 0-15.
 # GG_EPOCHS / GG_TRAJECTORIES / GG_VAL / GG_LUBLIN_JOBS shrink the rows for a smoke test on a
-# CPU; GG_ROWS picks rows (default both). Python: $PYTHON (default python3, with jax[cuda12]);
+# CPU, GG_EXTRA adds flags to every row (e.g. "--length 16 --val-jobs 64"); GG_ROWS picks rows
+# (default both). Python: $PYTHON (default python3, with jax[cuda12]);
 # the checkout on PYTHONPATH. XLA_PYTHON_CLIENT_MEM_FRACTION: each process's share (0.4).
 set -u
 OUT=${1:?usage: gpu_generalise.sh OUT SECONDS SHARED [SEEDS]}
@@ -70,6 +71,8 @@ train() { # row, then more flags
   [ -n "${GG_EPOCHS:-}" ] && extra+=(--epochs "$GG_EPOCHS")
   [ -n "${GG_TRAJECTORIES:-}" ] && extra+=(--trajectories "$GG_TRAJECTORIES")
   [ -n "${GG_VAL:-}" ] && extra+=(--val-sequences "$GG_VAL")
+  # shellcheck disable=SC2206  # GG_EXTRA: more flags, a list of words (smoke tests)
+  [ -n "${GG_EXTRA:-}" ] && extra+=(${GG_EXTRA})
   timeout -s TERM -k 10 "$LIMIT" "$PY" -m jaxsched.cli train rlscheduler "$@" "${extra[@]}" \
     --compat rlscheduler --pi-lr 1e-3 --keep-checkpoints 0 --no-compare --no-progress
 }
