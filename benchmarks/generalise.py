@@ -107,6 +107,8 @@ def choose_checkpoint(run: Path, how: str, metric: str):
 
 def _validation_settings(run: Path) -> tuple:
     flags = run / "flags.json"
+    if not flags.exists():  # a sweep's seed: the sweep's flags
+        flags = run.parent / "flags.json"
     f = json.loads(flags.read_text()) if flags.exists() else {}
     return tuple(f.get(k) for k in ("val_sequences", "val_jobs", "val_seed"))
 

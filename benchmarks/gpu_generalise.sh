@@ -95,6 +95,8 @@ from score_checkpoints import top_validated  # noqa: E402
 out, runs, row, keep = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 seeds = sorted((runs / row).glob("seed-*"), key=lambda d: int(d.name.split("-")[1]))
 with tarfile.open(out / f"{row}.tgz", "w:gz") as tar:
+    if (runs / row / "flags.json").exists():  # the sweep's flags (validation settings)
+        tar.add(runs / row / "flags.json", arcname=f"{row}/flags.json")
     for seed in seeds:
         best = top_validated(seed, keep, "bsld")
         print(f"{row} {seed.name}: best validated epochs {sorted(best)}")

@@ -52,6 +52,8 @@ def test_study_tests_on_the_test_split_and_pairs_with_the_best_heuristic(runs, c
     assert res["test_range"] == [240, 400]
     assert [r["name"].split("@")[0] for r in res["runs"]] == ["held", "seed-3", "seed-4"]
     assert not any(r["in_sample"] for r in res["runs"])
+    assert len({r["val_settings"] for r in res["runs"]}) == 1  # a seed reads its sweep's flags
+    assert res["runs"][1]["val_settings"] == (2, LENGTH, 2)
     (tab,) = res["tables"]
     summ = tab["test"]
     best = summ["best"]
