@@ -16,9 +16,11 @@ lowest-indexed free nodes (first fit).
 Availability profile (§2.3, :class:`Profile`): points ``(time, free)``; the first point is (now,
 free nodes now) and is never merged; then the running jobs by estimated end, equal ends merged
 (a running job whose estimated end is ``now`` makes a second point at ``now``).  Reservation
-search, placement ("subtract in [start, start + d), a point at start + d unless one exists") and
-the Fits test as in the README.  Durations ``d``: ``durations="run"`` (code: the waiting job's
-actual run time) or ``"estimate"`` (paper: its req_time).
+search, placement ("subtract in [start, start + d), a point at start + d unless one exists";
+subtracted from the point the search found on, so a reservation at the second point at now
+leaves the first point as it was, as CQSim does, issue 46) and the Fits test as in the README.
+Durations ``d``: ``durations="run"`` (code: the waiting job's actual run time) or
+``"estimate"`` (paper: its req_time).
 
 Modes (``mode=``):
 
