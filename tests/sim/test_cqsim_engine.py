@@ -273,3 +273,37 @@ def test_conformance_on_a_file_from_the_plain_python_oracle(tmp_path, capsys):
     f.write_text(json.dumps(doc))
     assert main([str(f), "--traces", str(tmp_path)]) == 1
     assert "53/54 values matched" in capsys.readouterr().out
+
+
+#: capacities (issue 46): jobs 0 and 1 (64 nodes, 100 s) run together, jobs 2-7 (the whole
+#: machine, 10 s) queue up behind them, six at once: 100, 110, ..., 150
+CAPS = CQSimJobs(
+    job_id=np.arange(1, 9), submit=np.array([0, 0, 1, 2, 3, 4, 5, 6]),
+    run=np.array([100, 100] + [10] * 6), req_time=np.array([100, 100] + [10] * 6),
+    nodes=np.array([64, 64] + [128] * 6), priority=np.zeros(8, np.int32), num_nodes=128,
+)  # fmt: skip
+CAPS_STARTS = [0, 0, 100, 110, 120, 130, 140, 150]
+
+
+def test_queue_and_running_capacities_grow_or_stop_naming_them():
+    """A queue of 6 in 4 slots, 2 running jobs in 1 slot: with ``grow=False`` the run stops
+    with one line naming the capacity; by default it is doubled and the schedule is exact."""
+    from jaxsched.errors import ConfigError
+    from jaxsched.sim.cqsim import run as RUN
+
+    with pytest.raises(ConfigError, match=r"capacity exceeded: queue slots \(Q = 4\)"):
+        simulate_cqsim(CAPS, ["easy"], queue_cap=4, grow=False)
+    (r,) = simulate_cqsim(CAPS, ["easy"], queue_cap=4)
+    assert r.start.tolist() == CAPS_STARTS
+    with pytest.raises(ConfigError, match=r"capacity exceeded: running slots \(R = 1\)"):
+        simulate_cqsim(CAPS, ["easy"], queue_cap=8, run_cap=1, grow=False)
+    (r,) = simulate_cqsim(CAPS, ["cons"], queue_cap=8, run_cap=1)
+    assert r.start.tolist() == CAPS_STARTS
+    # the profile's points (R + Q + 2) cannot run out while the queue and running slots hold;
+    # a full profile is flagged by place, and the driver names it
+    pt, pa, n = _prof([(0, 1), (10, 4)], P=2)
+    *_, full = place(pt, pa, n, 0, 5, 1, jnp.asarray(True))
+    assert bool(full)
+    out = (np.zeros(8, np.int64), np.zeros(8, np.int32), 4, False, 0, 0, 0)
+    with pytest.raises(ConfigError, match=r"profile points \(P = R \+ Q \+ 2 = 14\)"):
+        RUN._result(CAPS, "easy", out, 128, 8, 4)
