@@ -3,10 +3,11 @@
 
 The files in ``tests/data/cqsim`` are ``cqsim-reference/1`` files (the schema of
 shared/reference/cqsim) written by ``benchmarks/cqsim_sweep.py --write-ref`` from CQSim master
-d8bdbb0's schedules (start times; metrics computed from them). HPC2N slice a0: before issue 46,
-19 start times of EASY (from slice index 1334) differed from CQSim's, in the JAX engine and
-the oracle alike (a reservation found at the second point at now also took its nodes from the
-first point)."""
+d8bdbb0's schedules (start times; metrics computed from them). Before issue 46 the JAX engine
+and the oracle alike took a reservation's nodes from the first point too when it was found at
+the second point at now; EASY then differed from CQSim on HPC2N slice a0 (19 start times, from
+slice index 1334) and on SDSC-SP2 slice a10000 (240 start times, from slice index 1576, in a
+backlog with waits over 100,000 s)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ FILES = sorted((DATA / "cqsim").glob("*.json"))
 
 
 def test_files_present():
-    assert [p.name for p in FILES] == ["HPC2N-2002-2.2-cln-a0-n2000.json"]
+    assert [p.name for p in FILES] == ["HPC2N-2002-2.2-cln-a0-n2000.json",
+                                       "SDSC-SP2-1998-4.2-cln-a10000-n2000.json"]  # fmt: skip
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
