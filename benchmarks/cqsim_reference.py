@@ -120,10 +120,10 @@ def parse_rst(text: str) -> dict:
     return out
 
 
-def config_sys(shipped: str, trace_name: str, debug_lvl: int = 0) -> str:
+def config_sys(shipped: str, trace_name: str, debug_lvl: int = 0, backfill: int = 1) -> str:
     """The shipped ``config_sys.set`` text with the module docstring's changes (keys that are
-    missing are appended)."""
-    new = {"job_trace": trace_name, "node_struc": trace_name, "backfill": "1",
+    missing are appended); ``backfill``: CQSim's mode (0 none, 1 EASY, 2 conservative)."""
+    new = {"job_trace": trace_name, "node_struc": trace_name, "backfill": str(int(backfill)),
            "read_num": "0", "anchor": "0", "start": "0", "debug_lvl": str(int(debug_lvl))}  # fmt: skip
     lines = []
     for line in shipped.splitlines():
@@ -132,9 +132,9 @@ def config_sys(shipped: str, trace_name: str, debug_lvl: int = 0) -> str:
     return "\n".join(lines + [f"{k}={v}" for k, v in new.items()]) + "\n"
 
 
-def run_cqsim(src, jobs, debug_lvl: int = 0, name: str = "slice") -> dict:
-    """Run CQSim FCFS + EASY on one slice in a temporary copy of ``src`` (see the module
-    docstring). Returns ``{"wall_s", "sim_s", "passes", "schedule": {id: (start, end)}}``."""
+def run_cqsim(src, jobs, debug_lvl: int = 0, name: str = "slice", backfill: int = 1) -> dict:
+    """Run CQSim FCFS + EASY (``backfill`` 1; 0 none, 2 conservative) on one slice in a
+    temporary copy of ``src`` (see the module docstring). Returns ``{"wall_s", "sim_s", "passes", "schedule": {id: (start, end)}}``."""
     src = cqsim_src(src)
     with tempfile.TemporaryDirectory(prefix="jaxsched-cqsim-") as tmp:
         root = Path(tmp)
@@ -144,7 +144,7 @@ def run_cqsim(src, jobs, debug_lvl: int = 0, name: str = "slice") -> dict:
         (data / "InputFiles").mkdir(parents=True, exist_ok=True)
         write_swf(jobs, data / "InputFiles" / f"{name}.swf")
         shipped = (work / "Config" / "config_sys.set").read_text()
-        cfg = config_sys(shipped, f"{name}.swf", debug_lvl)
+        cfg = config_sys(shipped, f"{name}.swf", debug_lvl, backfill)
         (work / "Config" / "jaxsched_easy.set").write_text(cfg)
         cmd = [sys.executable, "-c", DRIVER, "-C", "jaxsched_easy.set"]
         t0 = time.perf_counter()

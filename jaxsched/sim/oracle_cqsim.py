@@ -16,9 +16,11 @@ lowest-indexed free nodes (first fit).
 Availability profile (§2.3, :class:`Profile`): points ``(time, free)``; the first point is (now,
 free nodes now) and is never merged; then the running jobs by estimated end, equal ends merged
 (a running job whose estimated end is ``now`` makes a second point at ``now``).  Reservation
-search, placement ("subtract in [start, start + d), a point at start + d unless one exists") and
-the Fits test as in the README.  Durations ``d``: ``durations="run"`` (code: the waiting job's
-actual run time) or ``"estimate"`` (paper: its req_time).
+search, placement ("subtract in [start, start + d), a point at start + d unless one exists";
+subtracted from the point the search found on, so a reservation at the second point at now
+leaves the first point as it was, as CQSim does, issue 46) and the Fits test as in the README.
+Durations ``d``: ``durations="run"`` (code: the waiting job's actual run time) or
+``"estimate"`` (paper: its req_time).
 
 Modes (``mode=``):
 
@@ -125,6 +127,11 @@ class Profile:
     def earliest(self, n: int, d: int) -> int:
         """Start time of the reservation search for ``n`` nodes during ``d`` s (ConfigError if
         no point ever has ``n`` free nodes)."""
+        return self.t[self.search(n, d)]
+
+    def search(self, n: int, d: int) -> int:
+        """Index of the point where the reservation search for ``n`` nodes during ``d`` s
+        starts (ConfigError if no point ever has ``n`` free nodes)."""
         t, f, P = self.t, self.f, len(self.t)
         i = 0
         while i < P:
@@ -135,12 +142,15 @@ class Profile:
             while k < P and t[k] < end and f[k] >= n:
                 k += 1
             if k == P or t[k] >= end:
-                return t[i]
+                return i
             i = k + 1
         raise ConfigError(f"no reservation possible for a job of {n} nodes")
 
-    def place(self, start: int, n: int, d: int) -> None:
-        """Enter ``n`` nodes used during [start, start + d)."""
+    def place(self, start: int, n: int, d: int, first: int = 0) -> None:
+        """Enter ``n`` nodes used during [start, start + d): taken at every point from index
+        ``first`` (the point where the reservation starts; 0 for a job started now) on that lies
+        before start + d. A reservation found at the second point at now thus leaves the first
+        point as it was, as CQSim's ``Node_struc.reserve`` does (issue 46)."""
         t, f = self.t, self.f
         end = start + d
         pos = len(t)
@@ -149,15 +159,15 @@ class Profile:
         if t[pos - 1] != end:  # a point at the end gives the nodes back (value before use)
             t.insert(pos, end)
             f.insert(pos, f[pos - 1])
-        for i in range(pos):
-            if start <= t[i] < end:
+        for i in range(first, pos):
+            if t[i] < end:
                 f[i] -= n
 
     def reserve(self, n: int, d: int) -> int:
         """Search and place a reservation; returns its start."""
-        s = self.earliest(n, d)
-        self.place(s, n, d)
-        return s
+        i = self.search(n, d)
+        self.place(self.t[i], n, d, i)
+        return self.t[i]
 
     def fits(self, n: int, d: int) -> bool:
         """True iff every point before now + d has at least ``n`` free nodes."""

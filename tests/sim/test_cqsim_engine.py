@@ -78,10 +78,48 @@ def test_reserve_restarts_after_a_failing_point():
 
 def test_place_inserts_the_end_point_once():
     pt, pa, n = _prof([(0, 2), (10, 4), (30, 8)])
-    pt2, pa2, n2, full = _both(place, pt, pa, n, 10, 20, 3, jnp.asarray(True))
+    pt2, pa2, n2, full = _both(place, pt, pa, n, 1, 20, 3, jnp.asarray(True))  # from point 1
     assert _points(pt2, pa2, n2) == [(0, 2), (10, 1), (20, 4), (30, 8)] and not bool(full)
-    pt3, pa3, n3, _ = place(pt2, pa2, n2, 0, 20, 1, jnp.asarray(True))  # point at 20 exists
+    pt3, pa3, n3, _ = place(
+        pt2, pa2, n2, 0, 20, 1, jnp.asarray(True)
+    )  # point at 20 exists (from point 0)
     assert _points(pt3, pa3, n3) == [(0, 1), (10, 0), (20, 4), (30, 8)]
+
+
+def test_reservation_at_the_second_point_at_now_leaves_the_first():
+    """Issue 46 (CQSim's ``Node_struc.reserve`` walks the points from the one its search
+    returned): now = 10 with 1 free node and 3 more released at 10 (a finish still pending); a
+    2-node reservation for 20 s starts at the second point, so only it and the later points
+    lose the nodes; the first keeps its 1 free node, and a 1-node job of 50 s fits now."""
+    pt, pa, n = _prof([(10, 1), (10, 4), (100, 5)])
+    i, ok = _both(reserve_search, pt, pa, n, 2, 20)
+    assert bool(ok) and int(i) == 1
+    pt2, pa2, n2, _ = _both(place, pt, pa, n, i, 30, 2, jnp.asarray(True))
+    assert _points(pt2, pa2, n2) == [(10, 1), (10, 2), (30, 4), (100, 5)]
+    ok = fits_now(pt2, pa2, n2, jnp.int64(10), jnp.asarray([1, 2], jnp.int32),
+                  jnp.asarray([50, 5], jnp.int64))  # fmt: skip
+    assert ok.tolist() == [True, False]  # 2 nodes: the first point has only 1
+
+
+#: issue 46 by hand, 4 "nodes" of 32 on the reference's 128-node machine (the compiled program of
+#: the reference shape): jobs 0-2 fill the machine at 0, jobs 0 and 1 (1 and 2 nodes) both end at
+#: 10; job 3 (2 nodes, 20 s), job 4 (3 nodes, 10 s), job 5 (1 node, 50 s) wait. At 10, in the
+#: pass after job 0's finish (job 1's is pending), job 3 is reserved at the second point at 10;
+#: the first point keeps its 1 free node, so job 5 is backfilled at 10 (EASY, DRAS-FCFS), and
+#: job 4 waits for it until 60. CQSim master d8bdbb0 gives these start times; subtracting job
+#: 3's nodes from the first point too (the engine before issue 46) gave 10, 30, 40.
+SECOND_POINT = CQSimJobs(
+    job_id=np.arange(1, 7), submit=np.array([0, 0, 0, 5, 5, 6]),
+    run=np.array([10, 10, 100, 20, 10, 50]), req_time=np.array([10, 10, 100, 20, 10, 50]),
+    nodes=np.array([1, 2, 1, 2, 3, 1]) * 32, priority=np.zeros(6, np.int32), num_nodes=128,
+)  # fmt: skip
+SECOND_POINT_STARTS = {"easy": [0, 0, 0, 10, 60, 10], "dras-fcfs": [0, 0, 0, 10, 60, 10],
+                       "cons": [0, 0, 0, 10, 30, 40], "none": [0, 0, 0, 10, 30, 40]}  # fmt: skip
+
+
+def test_second_point_at_now_schedule():
+    runs = simulate_cqsim(SECOND_POINT, list(SECOND_POINT_STARTS), queue_cap=256)
+    assert {r.mode: r.start.tolist() for r in runs} == SECOND_POINT_STARTS
 
 
 def test_fits_over_now_to_now_plus_d():
@@ -235,3 +273,37 @@ def test_conformance_on_a_file_from_the_plain_python_oracle(tmp_path, capsys):
     f.write_text(json.dumps(doc))
     assert main([str(f), "--traces", str(tmp_path)]) == 1
     assert "53/54 values matched" in capsys.readouterr().out
+
+
+#: capacities (issue 46): jobs 0 and 1 (64 nodes, 100 s) run together, jobs 2-7 (the whole
+#: machine, 10 s) queue up behind them, six at once: 100, 110, ..., 150
+CAPS = CQSimJobs(
+    job_id=np.arange(1, 9), submit=np.array([0, 0, 1, 2, 3, 4, 5, 6]),
+    run=np.array([100, 100] + [10] * 6), req_time=np.array([100, 100] + [10] * 6),
+    nodes=np.array([64, 64] + [128] * 6), priority=np.zeros(8, np.int32), num_nodes=128,
+)  # fmt: skip
+CAPS_STARTS = [0, 0, 100, 110, 120, 130, 140, 150]
+
+
+def test_queue_and_running_capacities_grow_or_stop_naming_them():
+    """A queue of 6 in 4 slots, 2 running jobs in 1 slot: with ``grow=False`` the run stops
+    with one line naming the capacity; by default it is doubled and the schedule is exact."""
+    from jaxsched.errors import ConfigError
+    from jaxsched.sim.cqsim import run as RUN
+
+    with pytest.raises(ConfigError, match=r"capacity exceeded: queue slots \(Q = 4\)"):
+        simulate_cqsim(CAPS, ["easy"], queue_cap=4, grow=False)
+    (r,) = simulate_cqsim(CAPS, ["easy"], queue_cap=4)
+    assert r.start.tolist() == CAPS_STARTS
+    with pytest.raises(ConfigError, match=r"capacity exceeded: running slots \(R = 1\)"):
+        simulate_cqsim(CAPS, ["easy"], queue_cap=8, run_cap=1, grow=False)
+    (r,) = simulate_cqsim(CAPS, ["cons"], queue_cap=8, run_cap=1)
+    assert r.start.tolist() == CAPS_STARTS
+    # the profile's points (R + Q + 2) cannot run out while the queue and running slots hold;
+    # a full profile is flagged by place, and the driver names it
+    pt, pa, n = _prof([(0, 1), (10, 4)], P=2)
+    *_, full = place(pt, pa, n, 0, 5, 1, jnp.asarray(True))
+    assert bool(full)
+    out = (np.zeros(8, np.int64), np.zeros(8, np.int32), 4, False, 0, 0, 0)
+    with pytest.raises(ConfigError, match=r"profile points \(P = R \+ Q \+ 2 = 14\)"):
+        RUN._result(CAPS, "easy", out, 128, 8, 4)

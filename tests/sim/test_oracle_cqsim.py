@@ -106,6 +106,26 @@ def test_profile_reserve_restart_and_place():
         q.earliest(9, 1)
 
 
+def test_profile_reservation_at_the_second_point_leaves_the_first():
+    """Issue 46: a reservation found at the second point at now takes its nodes from that
+    point on (CQSim's ``Node_struc.reserve``), not from the first point."""
+    p = C.Profile(10, 1, [(10, 3), (100, 1)])
+    assert p.reserve(2, 20) == 10
+    assert (p.t, p.f) == ([10, 10, 30, 100], [1, 2, 4, 5])
+    assert p.fits(1, 50) and not p.fits(2, 5)
+
+
+def test_second_point_schedule_by_hand():
+    """The 6-job case of tests/sim/test_cqsim_engine.py (CQSim master's start times): job 5 is
+    backfilled at 10 in EASY and DRAS-FCFS because the first point keeps its free node."""
+    s, n, r = [0, 0, 0, 5, 5, 6], [1, 2, 1, 2, 3, 1], [10, 10, 100, 20, 10, 50]
+    for mode, want in (("easy", [0, 0, 0, 10, 60, 10]), ("cons", [0, 0, 0, 10, 30, 40]),
+                       ("none", [0, 0, 0, 10, 30, 40])):  # fmt: skip
+        assert C.simulate_cqsim(s, n, r, r, num_nodes=4, mode=mode).start == want, mode
+    dras = C.simulate_cqsim(s, n, r, r, num_nodes=4, mode="dras", policy=C.fixed_policy("fcfs"))
+    assert dras.start == [0, 0, 0, 10, 60, 10]
+
+
 # ----------------------------------------------------------------------------------------------
 # 3. Events and nodes
 # ----------------------------------------------------------------------------------------------

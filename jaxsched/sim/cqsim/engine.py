@@ -269,7 +269,7 @@ def _after_stop(seq: Sequence, params: CQParams, st: CQState, stop, empty, pick)
     pt, pa, npf = build_profile(st.t, st.free, st.run_est, st.run_nodes, st.n_running, P)
     dR = _dur(seq, params, jnp.maximum(R, 0))
     i, ok = reserve_search(pt, pa, npf, seq.nodes[jnp.maximum(R, 0)], dR)
-    pt2, pa2, np2, full = place(pt, pa, npf, pt[i], pt[i] + dR, seq.nodes[jnp.maximum(R, 0)], to2)
+    pt2, pa2, np2, full = place(pt, pa, npf, i, pt[i] + dR, seq.nodes[jnp.maximum(R, 0)], to2)
     bad = to2 & ~ok
     st = st.replace(
         reserved=jnp.where(stop & ~dql, R, st.reserved),
@@ -322,7 +322,7 @@ def _level2_pick(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
     q, some = _candidate_at(st, slot)
     j = jnp.maximum(st.queue_job[q], 0)
     d = _dur(seq, params, j)
-    pt, pa, npf, full = place(st.prof_t, st.prof_a, st.n_prof, st.t, st.t + d, seq.nodes[j], some)
+    pt, pa, npf, full = place(st.prof_t, st.prof_a, st.n_prof, 0, st.t + d, seq.nodes[j], some)
     qi = jnp.arange(st.queue_job.shape[0], dtype=i32)
     st = st.replace(
         prof_t=pt, prof_a=pa, n_prof=npf,
@@ -345,8 +345,8 @@ def _cons(seq: Sequence, params: CQParams, st: CQState, slot) -> CQState:
     d, n = _dur(seq, params, j), seq.nodes[j]
     i, ok = reserve_search(st.prof_t, st.prof_a, st.n_prof, n, d)
     t0 = st.prof_t[i]
-    pt, pa, npf, full = place(st.prof_t, st.prof_a, st.n_prof, t0, t0 + d, n, more & ok)
-    now = more & ok & (t0 == st.t)
+    pt, pa, npf, full = place(st.prof_t, st.prof_a, st.n_prof, i, t0 + d, n, more & ok)
+    now = more & ok & (i == 0)  # it fits now (a reservation at the second point at now does not)
     qi = jnp.arange(st.queue_job.shape[0], dtype=i32)
     bad = more & ~ok
     return st.replace(

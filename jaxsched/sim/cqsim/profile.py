@@ -9,9 +9,15 @@ Rules: the first point is ``(now, free now)`` and is never merged; every running
 nodes at its estimated end, equal ends merged (a running job ending at ``now`` gives a second
 point at ``now``); a reservation starts at the first point from which every point before
 ``start + d`` has enough nodes (the search restarts after a failing point); placing it
-subtracts its nodes at every point in ``[start, start + d)`` and inserts a point at
-``start + d`` (with the nodes given back) unless one exists; a job fits now if every point in
-``[now, now + d)`` has enough free nodes.
+subtracts its nodes at every point from the start point *by index* up to ``start + d``
+(exclusive) and inserts a point at ``start + d`` (with the nodes given back) unless one exists;
+a job fits now if every point in ``[now, now + d)`` has enough free nodes.
+
+"By index" matters once: a reservation found at the second point at ``now`` (the first point
+lacks the nodes, the pending releases at ``now`` give them) leaves the first point unchanged,
+as CQSim's ``Node_struc.reserve`` walks the points from the one the search returned (issue 46).
+The first point then keeps more free nodes than the second, and a job fits now only if both
+have enough.
 """
 
 from __future__ import annotations
@@ -59,10 +65,12 @@ def reserve_search(prof_t, prof_a, n_prof, need, d):
     return argmax_bool(good), jnp.any(good)
 
 
-def place(prof_t, prof_a, n_prof, start, end, need, enabled):
-    """The profile with ``need`` nodes taken over ``[start, end)`` (``start`` must be a point's
-    time, ``end > start``) where ``enabled``; returns ``(prof_t, prof_a, n_prof, full)`` with
-    ``full`` (bool) set when a point was needed but the arrays were full."""
+def place(prof_t, prof_a, n_prof, first, end, need, enabled):
+    """The profile with ``need`` nodes taken at every point from index ``first`` (int32, the
+    reservation's start point; 0 for a job started now) on whose time is before ``end``
+    (int64, ``end`` > that point's time), where ``enabled``; points before ``first`` are left
+    as they are even at the same time (module docstring). Returns ``(prof_t, prof_a, n_prof,
+    full)`` with ``full`` (bool) set when a point was needed but the arrays were full."""
     P = prof_t.shape[0]
     pi = jnp.arange(P, dtype=jnp.int32)
     valid = pi < n_prof
@@ -73,7 +81,7 @@ def place(prof_t, prof_a, n_prof, start, end, need, enabled):
     prof_t = running_insert(prof_t, pos, end, ins)
     prof_a = running_insert(prof_a, pos, val, ins)
     n_prof = n_prof + ins.astype(jnp.int32)
-    take = enabled & (pi < n_prof) & (prof_t >= start) & (prof_t < end)
+    take = enabled & (pi < n_prof) & (pi >= first) & (prof_t < end)
     full = ins & (n_prof > P)
     return prof_t, prof_a - jnp.where(take, need, 0), jnp.minimum(n_prof, P), full
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from jaxsched.errors import ConfigError
 from jaxsched.sim.cqsim import engine as CE
-from jaxsched.sim.cqsim.types import OVER_PROFILE, OVER_QUEUE, cq_params
+from jaxsched.sim.cqsim.types import OVER_PROFILE, OVER_QUEUE, OVER_RUNNING, cq_params
 from jaxsched.sim.types import Sequence
 
 __all__ = ["CQRun", "simulate_cqsim", "simulate_cqsim_batch", "cqsim_metrics", "sequence_of"]
@@ -77,37 +77,61 @@ def _run_fn(N: int, Q: int, R: int, batched: bool):
     return jax.jit(jax.vmap(one) if batched else one)
 
 
+def _grown(L: int, n_jobs: int, N: int, Q: int, R: int, batched: bool, args, grow: bool):
+    """Run ``_run_fn(N, Q, R, batched)(*args)``; while a run overflows (``grow``), double the
+    capacity it names and run again: the running slots ``R`` up to ``L`` (every running job
+    holds a slot), the queue slots ``Q`` (the profile's ``R + Q + 2`` points grow with it) up
+    to ``n_jobs + 64``, which no queue exceeds. Returns ``(out, Q, R)``."""
+    while True:
+        out = jax.device_get(_run_fn(N, Q, R, batched)(*args))
+        over = int(np.bitwise_or.reduce(np.ravel(np.asarray(out[2], np.int64))))
+        if grow and over & OVER_RUNNING and R < L:
+            R = min(2 * R, L)
+        elif grow and over & (OVER_QUEUE | OVER_PROFILE) and Q < n_jobs + 64:
+            Q = 2 * Q
+        else:
+            return out, Q, R
+
+
 def simulate_cqsim(
-    jobs, modes=("easy",), runtime: str = "code", queue_cap: int = 256, pad_to: int | None = None
-) -> list:
+    jobs, modes=("easy",), runtime: str = "code", queue_cap: int = 256, pad_to: int | None = None,
+    run_cap: int | None = None, grow: bool = True,
+) -> list:  # fmt: skip
     """Run ``jobs`` (:class:`~jaxsched.workload.cqsim.CQSimJobs`) under each reference mode
     (``none``, ``easy``, ``cons``, ``dras-fcfs``, ``dras-smallest``, ``dras-largest``), one
-    compiled call per mode (unbatched: each micro-step runs only its own phase); the queue
-    capacity doubles until the run does not overflow. Returns a list of :class:`CQRun`.
-    :class:`~jaxsched.errors.ConfigError` if a run cannot finish (a job wider than the
+    compiled call per mode (unbatched: each micro-step runs only its own phase). Capacities:
+    ``queue_cap`` queue slots (Q), ``run_cap`` running slots (R; default ``min(N, padded
+    length)``: every job holds a node), ``R + Q + 2`` profile points; a run that overflows one
+    is run again with it doubled (``grow``; with ``grow=False``, or past the largest useful
+    size, :class:`~jaxsched.errors.ConfigError` names it). Returns a list of :class:`CQRun`.
+    :class:`~jaxsched.errors.ConfigError` also if a run cannot finish (a job wider than the
     machine). ``pad_to``: compile for at least this many jobs; by default runs are padded to
     ``max(2048, next power of two)`` jobs, so runs of different lengths share one compiled
     program (padding costs little: a micro-step's work does not grow with the length)."""
     seq = sequence_of(jobs, pad_to or _bucket(jobs.n_jobs))
     prio = jnp.zeros(seq.submit.shape, jnp.int32).at[: jobs.n_jobs].set(jobs.priority)
-    N = int(jobs.num_nodes)
-    R = min(N, int(seq.submit.shape[0]))  # every job holds >= 1 node
+    N, L = int(jobs.num_nodes), int(seq.submit.shape[0])
+    R = max(1, int(run_cap)) if run_cap is not None else min(N, L)
     Q = max(int(queue_cap), 4)
     runs = []
     for m in modes:
         params = cq_params(m, runtime)
-        while True:
-            out = jax.device_get(_run_fn(N, Q, R, False)(seq, prio, params))
-            if not int(out[2]) & (OVER_QUEUE | OVER_PROFILE) or Q >= 2 * jobs.n_jobs + 64:
-                break
-            Q *= 2
-        runs.append(_result(jobs, m, out, N))
+        out, Q, R = _grown(L, jobs.n_jobs, N, Q, R, False, (seq, prio, params), grow)
+        runs.append(_result(jobs, m, out, N, Q, R))
     return runs
 
 
-def _result(jobs, mode: str, out, N: int) -> CQRun:
+def _result(jobs, mode: str, out, N: int, Q: int, R: int) -> CQRun:
     start, cls, over, stuck, passes, dec, steps = out
-    if int(over) or bool(stuck):
+    caps = ((OVER_QUEUE, f"queue slots (Q = {Q})"), (OVER_RUNNING, f"running slots (R = {R})"),
+            (OVER_PROFILE, f"profile points (P = R + Q + 2 = {R + Q + 2})"))  # fmt: skip
+    full = [name for bit, name in caps if int(over) & bit]
+    if full:
+        raise ConfigError(
+            f"CQSim engine ({mode}): capacity exceeded: {', '.join(full)}; the run was "
+            "stopped (run it with a larger capacity or with grow=True)"
+        )
+    if bool(stuck):
         raise ConfigError(
             f"CQSim engine ({mode}): a run could not finish (is a job wider than the "
             f"machine's {N} nodes?)"
@@ -122,7 +146,8 @@ def _result(jobs, mode: str, out, N: int) -> CQRun:
 def simulate_cqsim_batch(jobs_list, mode: str = "easy", runtime: str = "code",
                          queue_cap: int = 256) -> list:  # fmt: skip
     """:func:`simulate_cqsim` for several slices of equal length and machine under one mode,
-    vmapped in one compiled call (the vectorised engine). Returns one :class:`CQRun` each."""
+    vmapped in one compiled call (the vectorised engine; capacities grown as there). Returns
+    one :class:`CQRun` each."""
     if len({(j.n_jobs, j.num_nodes) for j in jobs_list}) != 1:
         raise ConfigError("simulate_cqsim_batch: the slices need equal lengths and machines")
     stack = lambda *x: jnp.stack(x)  # noqa: E731
@@ -130,15 +155,9 @@ def simulate_cqsim_batch(jobs_list, mode: str = "easy", runtime: str = "code",
     prio = jnp.stack([jnp.asarray(j.priority, jnp.int32) for j in jobs_list])
     params = jax.tree_util.tree_map(stack, *[cq_params(mode, runtime)] * len(jobs_list))
     j0 = jobs_list[0]
-    N = int(j0.num_nodes)
-    R = min(N, j0.n_jobs)
-    Q = max(int(queue_cap), 4)
-    while True:
-        out = jax.device_get(_run_fn(N, Q, R, True)(seq, prio, params))
-        if not (np.asarray(out[2]) & (OVER_QUEUE | OVER_PROFILE)).any() or Q >= 2 * j0.n_jobs + 64:
-            break
-        Q *= 2
-    return [_result(j, mode, [o[b] for o in out], N) for b, j in enumerate(jobs_list)]
+    N, L = int(j0.num_nodes), j0.n_jobs
+    out, Q, R = _grown(L, L, N, max(int(queue_cap), 4), min(N, L), True, (seq, prio, params), True)
+    return [_result(j, mode, [o[b] for o in out], N, Q, R) for b, j in enumerate(jobs_list)]
 
 
 def cqsim_metrics(submit, run, nodes, start, num_nodes: int) -> dict:
