@@ -48,9 +48,15 @@ def _put(tree, idx, sub):
     return jax.tree_util.tree_map(lambda v, s: v.at[idx].set(s, mode="drop"), tree, sub)
 
 
-def _put_at(buf, rows, t, val):
-    """``buf[rows, t] = val`` for the rows named (``B`` = none): per-row decision counters."""
-    return jax.tree_util.tree_map(lambda b, v: b.at[rows, t].set(v, mode="drop"), buf, val)
+def _put_at(buf, rows, t, val, B, T):
+    """``buf[rows * T + t] = val`` in flat ``[B * T + 1, ...]`` buffers, for the rows named at
+    their own decision counters ``t``; rows ``B`` (none) write the spare last entry. Every
+    write is in bounds and unconditional: a masked or dropped write made XLA rewrite the whole
+    buffer in every iteration."""
+    flat = jnp.where(rows < B, rows * T + t, B * T)
+    return jax.tree_util.tree_map(
+        lambda b, v: b.at[flat].set(v, mode="promise_in_bounds"), buf, val
+    )
 
 
 def _where(m, a, b):
@@ -68,8 +74,9 @@ def _same(env, state):
 
 
 def _buffers(B, T, proto):
-    """Zero ``[B, T, ...]`` buffers shaped like ``proto`` (a pytree of ``[K, ...]`` arrays)."""
-    return jax.tree_util.tree_map(lambda v: jnp.zeros((B, T) + v.shape[1:], v.dtype), proto)
+    """Zero flat ``[B * T + 1, ...]`` buffers shaped like ``proto`` (a pytree of ``[K, ...]``;
+    the last entry takes the writes of no row)."""
+    return jax.tree_util.tree_map(lambda v: jnp.zeros((B * T + 1,) + v.shape[1:], v.dtype), proto)
 
 
 def async_rollout(env, decide_fn: Callable, state, ts: TimeStep, T: int, chunk: int):
@@ -104,7 +111,7 @@ def async_rollout(env, decide_fn: Callable, state, ts: TimeStep, T: int, chunk: 
         tk = _take(ts, safe).replace(observation=obs)
         action, record = decide_fn(safe, d[safe], tk)
         sk = jax.vmap(inner.async_decide)(sk, action)
-        bufs = dict(bufs, record=_put_at(bufs["record"], idx, d[safe], record))
+        bufs = dict(bufs, record=_put_at(bufs["record"], idx, d[safe], record, B, T))
         state = _put(state, idx, sk)
         return state, moving.at[idx].set(True, mode="drop"), bufs
 
@@ -130,8 +137,8 @@ def async_rollout(env, decide_fn: Callable, state, ts: TimeStep, T: int, chunk: 
         rows = jnp.where(arrived, rows_all, B)
         bufs = dict(
             bufs,
-            reward=_put_at(bufs["reward"], rows, d, jnp.asarray(reward, _F32)),
-            done=_put_at(bufs["done"], rows, d, term | trunc),
+            reward=_put_at(bufs["reward"], rows, d, jnp.asarray(reward, _F32), B, T),
+            done=_put_at(bufs["done"], rows, d, term | trunc, B, T),
         )
         return state, ts, d + arrived.astype(jnp.int32), moving & ~arrived, bufs, it + 1
 
@@ -150,10 +157,11 @@ def async_rollout(env, decide_fn: Callable, state, ts: TimeStep, T: int, chunk: 
     )
     bufs = {
         "record": _buffers(B, T, proto),
-        "reward": jnp.zeros((B, T), _F32),
-        "done": jnp.zeros((B, T), bool),
+        "reward": jnp.zeros((B * T + 1,), _F32),
+        "done": jnp.zeros((B * T + 1,), bool),
     }
     zeros = jnp.zeros((B,), jnp.int32)
     c = (state, ts, zeros, jnp.zeros((B,), bool), bufs, jnp.asarray(0, jnp.int32))
     state, ts, _, _, bufs, it = jax.lax.while_loop(cond, body, c)
+    bufs = jax.tree_util.tree_map(lambda b: b[: B * T].reshape((B, T) + b.shape[1:]), bufs)
     return state, ts, dict(bufs, iterations=it)

@@ -106,4 +106,3 @@ def make_collect_async(
         return tr, completed
 
     return collect
-
