@@ -9,9 +9,11 @@ The protocol an environment implements for it (all for ONE environment; vmapped 
     async_decide(state, action) -> state           # the decision's own micro-step
     async_pending(state) -> bool                   # the transition needs more micro-steps
     async_drain(state) -> state                    # one more micro-step
-    async_finish(state) -> (state, reward, terminated, truncated, extras)   # as ``transition``
+    async_finish(state, arrived) -> (state, reward, terminated, truncated, extras)
 
-so that ``async_finish(drain*(async_decide(s, a)))`` equals ``env.transition(s, a)`` and
+(``async_finish`` ends the transition where ``arrived`` holds, as ``transition`` does, and
+leaves the state alone elsewhere; its outputs are only read where ``arrived`` holds), so that
+``async_finish(drain*(async_decide(s, a)), True)`` equals ``env.transition(s, a)`` and
 ``async_observe(s)[1]`` equals ``env.observe(s)``; the auto-reset is ``env.next_episode``.
 :class:`jaxsched.envs.wrappers.AutoResetWrapper` exposes the loop as ``run_async`` (the
 trainers reach it through the wrapper: :mod:`jaxsched.train.async_rollout`).
@@ -121,10 +123,9 @@ def async_rollout(env, decide_fn: Callable, state, ts: TimeStep, T: int, chunk: 
         go = moving & pending_fn(state)
         state = _where(go, drain(state), state)
         arrived = moving & ~pending_fn(state)
-        new, reward, term, trunc, extras = finish(state)
+        state, reward, term, trunc, extras = finish(state, arrived)
         ended = arrived & (term | trunc)
-        nxt = jax.vmap(lambda e, s: sparse_cond(e, _next_episode, _same, inner, s))(ended, new)
-        state = _where(arrived, nxt, state)
+        state = jax.vmap(lambda e, s: sparse_cond(e, _next_episode, _same, inner, s))(ended, state)
         t_new = ts.replace(
             step_type=jnp.where(term | trunc, LAST, 1).astype(jnp.int8),
             reward=jnp.asarray(reward, _F32),

@@ -538,10 +538,10 @@ class RLSchedulerEnv(Environment):
         zero = jnp.asarray(0, jnp.int32)
         return state.replace(sim=E.micro_step(seq, self._params(), state.sim, zero))
 
-    def async_finish(self, state: EnvState):
-        """The end of the transition (as :meth:`transition`'s; visible slots are computed by
-        :meth:`async_observe`)."""
-        new = state.replace(decisions=state.decisions + 1)
+    def async_finish(self, state: EnvState, arrived):
+        """The end of the transition where ``arrived`` (bool) holds, as :meth:`transition`'s
+        (visible slots are computed by :meth:`async_observe`); elsewhere the state is kept."""
+        new = state.replace(decisions=state.decisions + jnp.asarray(arrived, jnp.int32))
         return self._outcome(new, jnp.asarray(False))
 
     # -- metrics ---------------------------------------------------------------------------------

@@ -79,7 +79,7 @@ def test_hooks_compose_to_the_transition():
         n = 0
         while bool(inner.async_pending(s)):
             s, n = inner.async_drain(s), n + 1
-        got = inner.async_finish(s)
+        got = inner.async_finish(s, True)
         for (path, x), y in zip(_leaves(want[1:]), jax.tree_util.tree_leaves(got[1:])):
             np.testing.assert_array_equal(x, y, err_msg=jax.tree_util.keystr(path))
         for (path, x), y in zip(_leaves(want[0].sim), jax.tree_util.tree_leaves(got[0].sim)):
