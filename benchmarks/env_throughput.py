@@ -181,6 +181,13 @@ def machine_info() -> dict:
     }
 
 
+def _peak_bytes():
+    """The device's peak bytes in use so far in this process (None where JAX does not say:
+    the CPU)."""
+    stats = jax.devices()[0].memory_stats() or {}
+    return stats.get("peak_bytes_in_use")
+
+
 def bench_one(
     env,
     batch: int,
@@ -246,6 +253,7 @@ def bench_one(
         "ratio_to_reference": sps / reference_steps_per_s,
         "episodes_finished": episodes,
         "async_iterations_per_decision": iters / steps if iters else None,
+        "peak_bytes_per_row": _peak_bytes() / batch if _peak_bytes() else None,
         "mean_terminal_reward": reward / episodes if episodes else None,
     }
 
@@ -332,6 +340,11 @@ def benchmark(
                         f"{r['ratio_to_reference']:>8.1f} {r['ratio_to_first_devices']:>8.2f} "
                         f"{r['compile_s']:>10.1f} {r['best_run_s']:>8.3f} "
                         f"{r['episodes_finished']:>9}"
+                        + (
+                            f"  peak {r['peak_bytes_per_row'] / 1024:,.0f} KiB/row"
+                            if r["peak_bytes_per_row"]
+                            else ""
+                        )
                     )
     info["loadavg_end"] = list(os.getloadavg())
     out(f"\nload average at end {' '.join(f'{x:.2f}' for x in info['loadavg_end'])}")
