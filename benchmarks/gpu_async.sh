@@ -12,9 +12,11 @@
 # ASYNC_SIZES=cpu: tiny sizes for a check of the script on a CPU (minutes, not figures).
 # Prints:
 # 1. RLScheduler's env with backfilling (Lublin-1, 256-job sequences, compat, random valid
-#    actions), steps/s at B = 256, 1,024, 4,096, 16,384: 'closed' = the synchronous path,
-#    'async' = the asynchronous rows, 'x 1st' = async / sync at the same B; compile times
-#    apart; peak device memory per row (KiB/row, the process's peak so far / B);
+#    actions, 128 decisions per row per compiled loop), steps/s: 'closed' = the synchronous
+#    path and 'async' = the asynchronous rows at B = 1,024 and 16,384 ('x 1st' = async / sync
+#    at the same B, same process), then the async rows alone at B = 256 and 4,096 (the
+#    synchronous figures there: RESULTS.md §17 and issue 48); compile times apart; peak
+#    device memory per row (KiB/row: the process's peak so far / B);
 # 2. SchedInspector's env with backfilling (synchronous only: its asynchronous rows are not
 #    built), steps/s at B = 1,024 and 4,096;
 # 3. one PPO epoch with backfilling at the paper's size (100 sequences x 256 jobs, 80 + 80
@@ -28,9 +30,9 @@ mkdir -p "$OUT"
 export PYTHONPATH=".${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 LOG="$OUT/async.log"
 if [ "${ASYNC_SIZES:-gpu}" = cpu ]; then
-  B_RLS=16,32 STEPS=16 LEN=64 B_SI="16" TRAJ=4 PI=2 F=3
-else
-  B_RLS=256,1024,4096,16384 STEPS=128 LEN=256 B_SI="1024 4096" TRAJ=100 PI=80 F=1
+  B_BOTH=16 B_ASYNC=32 STEPS=16 LEN=64 B_SI="16" TRAJ=4 PI=2 F=3
+else # each batch size compiles its own loop: both paths at two sizes, the async rows at all four
+  B_BOTH=1024,16384 B_ASYNC=256,4096 STEPS=128 LEN=256 B_SI="1024 4096" TRAJ=100 PI=80 F=1
 fi
 
 part() { # name limit command...
@@ -44,14 +46,17 @@ part() { # name limit command...
 
 part device 20 bash -c "nvidia-smi -L 2>/dev/null; $PY -c 'import jax; \
 print(jax.devices(), \"jax\", jax.__version__)'"
-part rlscheduler_env_bf 190 "$PY" benchmarks/env_throughput.py --batch $B_RLS \
+part rlscheduler_env_bf 130 "$PY" benchmarks/env_throughput.py --batch $B_BOTH \
   --steps $STEPS --length $LEN --backfill rlscheduler --env closed,async --repeats 1 \
   --json "$OUT/env_async.json"
+part rlscheduler_env_bf_async 100 "$PY" benchmarks/env_throughput.py --batch $B_ASYNC \
+  --steps $STEPS --length $LEN --backfill rlscheduler --env async --repeats 1 \
+  --json "$OUT/env_async_more.json"
 for b in $B_SI; do
-  part "schedinspector_env_bf_B$b" 35 "$PY" benchmarks/schedinspector_env.py --throughput \
+  part "schedinspector_env_bf_B$b" 30 "$PY" benchmarks/schedinspector_env.py --throughput \
     --traces "$SHARED/traces" --batch "$b" --steps 128 --backfills rlscheduler
 done
-part ppo_epoch_bf 140 "$PY" benchmarks/train_speed.py --epochs 1 --no-full-width \
+part ppo_epoch_bf 110 "$PY" benchmarks/train_speed.py --epochs 1 --no-full-width \
   --trajectories $TRAJ --length $LEN --pi-iters $PI --v-iters $PI --backfill rlscheduler \
   --rollout sync,async --env-backfill "" --run none --json "$OUT/train_async.json"
 echo "log: $LOG"
