@@ -26,7 +26,7 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 
-from jaxsched.envs.core import LAST, TimeStep
+from jaxsched.envs.core import LAST, MID, TimeStep
 from jaxsched.sim.batching import sparse_cond
 
 __all__ = ["async_rollout"]
@@ -92,10 +92,11 @@ def async_rollout(env, decide_fn: Callable, state, ts: TimeStep, T: int, chunk: 
     results do not depend on when it steps).
 
     ``ts.observation`` is not read (pass None). Returns ``(state, ts, out)``: the final states
-    and last timesteps (observation None) and ``out``, a dict of row-major ``[B, T, ...]`` arrays: ``record``,
-    ``reward`` (float32), ``done`` (bool), and ``iterations`` (int32 scalar).
+    and last timesteps (observation None) and ``out``, a dict of row-major ``[B, T, ...]``
+    arrays ``record``, ``reward`` (float32) and ``done`` (bool), and ``iterations`` (int32
+    scalar: loop iterations).
     """
-    inner = env
+    inner = env  # the env itself (not an auto-reset wrapper)
     B = jax.tree_util.tree_leaves(state)[0].shape[0]
     K = max(1, min(int(chunk), B))
     rows_all = jnp.arange(B, dtype=jnp.int32)
@@ -127,7 +128,7 @@ def async_rollout(env, decide_fn: Callable, state, ts: TimeStep, T: int, chunk: 
         ended = arrived & (term | trunc)
         state = jax.vmap(lambda e, s: sparse_cond(e, _next_episode, _same, inner, s))(ended, state)
         t_new = ts.replace(
-            step_type=jnp.where(term | trunc, LAST, 1).astype(jnp.int8),
+            step_type=jnp.where(term | trunc, LAST, MID).astype(jnp.int8),
             reward=jnp.asarray(reward, _F32),
             discount=jnp.where(term, 0.0, 1.0).astype(_F32),
             extras=extras,
@@ -147,15 +148,13 @@ def async_rollout(env, decide_fn: Callable, state, ts: TimeStep, T: int, chunk: 
         return jnp.any(c[3] | (c[2] < T))
 
     ts = ts.replace(observation=None)
-    # the record's structure: one trace of decide_fn on K rows of the initial batch
-    _, obs0 = observe(_take(state, jnp.zeros((K,), jnp.int32)))
-    proto = jax.eval_shape(
-        lambda: decide_fn(
-            jnp.zeros((K,), jnp.int32),
-            jnp.zeros((K,), jnp.int32),
-            _take(ts, jnp.zeros((K,), jnp.int32)).replace(observation=obs0),
-        )[1]
-    )
+
+    def first_record():  # the record's structure (traced only: jax.eval_shape)
+        z = jnp.zeros((K,), jnp.int32)
+        obs = observe(_take(state, z))[1]
+        return decide_fn(z, z, _take(ts, z).replace(observation=obs))[1]
+
+    proto = jax.eval_shape(first_record)
     bufs = {
         "record": _buffers(B, T, proto),
         "reward": jnp.zeros((B * T + 1,), _F32),
