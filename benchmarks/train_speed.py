@@ -318,7 +318,8 @@ def main(argv=None) -> int:
         "--rollout",
         default="auto",
         help="comma-separated rollouts of the timed epochs: auto (the trainer's choice: "
-        "asynchronous rows with backfilling), sync, async (sync,async: side by side, issue 48)",
+        "asynchronous rows with backfilling on an accelerator), sync, async (sync,async: "
+        "side by side, issue 48)",
     )
     p.add_argument("--env-batch", type=int, default=256)
     p.add_argument("--env-steps", type=int, default=256)

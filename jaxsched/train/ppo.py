@@ -501,8 +501,9 @@ def make_train(
             :func:`jaxsched.train.parallel.data_parallel`). None: one device.
         async_rows: roll out with rows that step asynchronously
             (:func:`jaxsched.train.async_rollout.make_collect_async`: the same transitions
-            under its per-row key schedule). None: wherever the env supports it (a
-            micro-stepped transition: backfilling) and ``data_axis`` is None.
+            under its per-row key schedule). None: on an accelerator, wherever the env
+            supports it (a micro-stepped transition: backfilling) and ``data_axis`` is None
+            (on the CPU the synchronous rollout is faster: benchmarks/RESULTS.md §4.5).
 
     Returns:
         :class:`PPOTrainer`.
@@ -548,8 +549,8 @@ def make_train(
         accept_fn=accept_fn,
         episode_info_fn=episode_info_fn,
     )
-    if async_rows is None:  # rows that step asynchronously wherever a decision drains
-        async_rows = data_axis is None and supports_async(env)
+    if async_rows is None:  # asynchronous rows where a decision drains, on an accelerator
+        async_rows = data_axis is None and supports_async(env) and jax.default_backend() != "cpu"
     if async_rows:
         collect_ = make_collect_async(env, nets.act, **rollout_kw)
     else:
