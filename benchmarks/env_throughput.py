@@ -1,7 +1,7 @@
 """Vectorised stepping speed of the RLScheduler environment on the local JAX device.
 
     PYTHONPATH=. .venv/bin/python benchmarks/env_throughput.py [--batch 1,16,64,256]
-        [--steps 256] [--backfill none,rlscheduler] [--env closed,arg] [--length 256]
+        [--steps 256] [--backfill none,rlscheduler] [--env closed,arg,async] [--length 256]
         [--repeats 2] [--trace PATH] [--seed 0] [--devices 1,2] [--json FILE]
 
 Workload: ``RLSchedulerEnv(read_swf(trace).jobs("rlscheduler"), length=256, backfill=B,
@@ -109,6 +109,33 @@ def make_rollout(env, steps: int, env_as_argument: bool = False):
     return jax.jit(lambda *a: rollout(env, steps, *a)), ()
 
 
+def make_async_rollout(env, steps: int, chunk: int = 0):
+    """:func:`make_rollout` on the asynchronous-rows loop (issue 48; ``env.run_async`` of the
+    auto-reset wrapper, :mod:`jaxsched.envs.async_rows`): every row takes ``steps`` decisions,
+    one micro-step per row per loop iteration, random valid actions drawn per row and decision
+    (``chunk``: rows that may decide per iteration, 0 = ``max(8, B // 4)``). ``ts`` carries no
+    observation (pass ``ts.replace(observation=None)``); the sixth output is the number of
+    loop iterations (no mask check: the k-th valid slot is drawn from the mask itself)."""
+
+    def run(state, ts, key):
+        key, sub = jax.random.split(key)
+        B = ts.reward.shape[0]
+
+        def decide_fn(rows, t, tk):
+            ks = jax.vmap(lambda r, d: jax.random.fold_in(jax.random.fold_in(sub, r), d))(rows, t)
+            u = jax.vmap(jax.random.uniform)(ks)
+            mask = tk.observation.mask
+            n = jnp.sum(mask, axis=1, dtype=jnp.int32)
+            a = jnp.clip(jnp.floor(u * n).astype(jnp.int32), 0, jnp.maximum(n - 1, 0))
+            return a, {}
+
+        K = chunk or max(8, B // 4)
+        state, ts, out = env.run_async(decide_fn, state, ts, steps, K)
+        return state, ts, key, jnp.sum(out["reward"]), jnp.sum(out["done"]), out["iterations"]
+
+    return jax.jit(run), ()
+
+
 def make_sharded_rollout(env, steps: int, devices: int, env_as_argument: bool = False):
     """:func:`make_rollout` with the batch split over the first ``devices`` devices
     (``shard_map``; each device rolls out its block of rows on its own, with its own key:
@@ -154,6 +181,13 @@ def machine_info() -> dict:
     }
 
 
+def _peak_bytes():
+    """The device's peak bytes in use so far in this process (None where JAX does not say:
+    the CPU)."""
+    stats = jax.devices()[0].memory_stats() or {}
+    return stats.get("peak_bytes_in_use")
+
+
 def bench_one(
     env,
     batch: int,
@@ -163,6 +197,7 @@ def bench_one(
     env_as_argument: bool = False,
     reference_steps_per_s: float = REFERENCE_STEPS_PER_S,
     devices: int = 1,
+    mode: str = "closed",
 ) -> dict:
     """One row: ``batch`` environments (split over ``devices`` devices, ``batch`` divisible
     by it), ``steps`` per compiled scan; the best of ``repeats`` timed runs."""
@@ -172,7 +207,12 @@ def bench_one(
     keys = jax.random.split(jax.random.PRNGKey(seed), batch + 1)
     state, ts = jax.jit(jax.vmap(wrapped.reset))(keys[1:])
     jax.block_until_ready((state, ts))
-    if devices == 1:
+    if mode == "async":
+        if devices != 1:
+            raise ValueError("the async rows run on one device")
+        fn, prefix = make_async_rollout(wrapped, steps)
+        ts, key = ts.replace(observation=None), keys[0]
+    elif devices == 1:
         fn, prefix = make_rollout(wrapped, steps, env_as_argument)
         key = keys[0]
     else:
@@ -186,7 +226,8 @@ def bench_one(
     jax.block_until_ready(out)
     warmup_s = time.perf_counter() - t0
     state, ts, key = out[:3]
-    times, episodes, reward, bad = [], 0, 0.0, int(np.sum(out[5]))
+    iters = int(out[5]) if mode == "async" else None
+    times, episodes, reward, bad = [], 0, 0.0, 0 if iters else int(np.sum(out[5]))
     for _ in range(max(repeats, 1)):
         t0 = time.perf_counter()
         out = compiled(*prefix, state, ts, key)
@@ -195,7 +236,7 @@ def bench_one(
         state, ts, key = out[:3]
         episodes += int(np.sum(out[4]))
         reward += float(np.sum(out[3]))
-        bad += int(np.sum(out[5]))
+        bad += 0 if iters else int(np.sum(out[5]))
     if bad:
         raise RuntimeError(f"{bad} observation masks were not a prefix of the slots")
     best = min(times)
@@ -211,6 +252,8 @@ def bench_one(
         "steps_per_s": sps,
         "ratio_to_reference": sps / reference_steps_per_s,
         "episodes_finished": episodes,
+        "async_iterations_per_decision": iters / steps if iters else None,
+        "peak_bytes_per_row": _peak_bytes() / batch if _peak_bytes() else None,
         "mean_terminal_reward": reward / episodes if episodes else None,
     }
 
@@ -230,8 +273,8 @@ def benchmark(
     devices=(1,),
 ) -> dict:
     """Every (backfill, env mode, batch, device count) row, printed as it is measured; the
-    rows of one batch on several device counts run one after another, and ``x 1 dev`` is
-    each one's ratio to the first count's row (side by side in one process)."""
+    rows of one batch (every env mode, every device count) run one after another, and ``x 1st`` is
+    each one's ratio to the first row (side by side in one process)."""
     info = machine_info()
     out(
         f"device: jax.devices() = {info['jax_devices']} (jax {info['jax_version']}); CPUs: "
@@ -264,7 +307,9 @@ def benchmark(
             )
     out(
         "env: 'closed' = the jitted rollout closes over the env (static backfill mode, as in "
-        "training); 'arg' = the env is an argument (both paths compiled, as in jit_step)"
+        "training); 'arg' = the env is an argument (both paths compiled, as in jit_step); "
+        "'async' = rows that step asynchronously (env.run_async, backfilling only); "
+        "x 1st: ratio to the batch's first row (same process)"
     )
     if max(devices) > 1:
         out(
@@ -274,18 +319,18 @@ def benchmark(
     out("")
     out(
         f"{'backfill':<12} {'env':<6} {'B':>5} {'D':>2} {'steps/s':>11} {'x ref':>8} "
-        f"{'x 1st D':>8} {'compile s':>10} {'run s':>8} {'episodes':>9}"
+        f"{'x 1st':>8} {'compile s':>10} {'run s':>8} {'episodes':>9}"
     )  # run s: best timed run of B x steps env steps
     rows = []
     for bf in backfills:
         env = RLSchedulerEnv(jobs, length=length, backfill=bf, compat=True)
-        for mode in env_modes:
-            for b in batches:
-                first = None
+        for b in batches:
+            first = None
+            for mode in env_modes:
                 for d in devices:
-                    r = bench_one(
-                        env, b, steps, repeats, seed, mode == "arg", ref_sps[bf], devices=d
-                    )
+                    if mode == "async" and (bf == "none" or d > 1):
+                        continue  # micro-stepped transitions only, one device
+                    r = bench_one(env, b, steps, repeats, seed, mode == "arg", ref_sps[bf], d, mode)
                     first = first or r["steps_per_s"]
                     r["backfill"], r["env"] = bf, mode
                     r["ratio_to_first_devices"] = r["steps_per_s"] / first
@@ -295,6 +340,11 @@ def benchmark(
                         f"{r['ratio_to_reference']:>8.1f} {r['ratio_to_first_devices']:>8.2f} "
                         f"{r['compile_s']:>10.1f} {r['best_run_s']:>8.3f} "
                         f"{r['episodes_finished']:>9}"
+                        + (
+                            f"  peak {r['peak_bytes_per_row'] / 1024:,.0f} KiB/row"
+                            if r["peak_bytes_per_row"]
+                            else ""
+                        )
                     )
     info["loadavg_end"] = list(os.getloadavg())
     out(f"\nload average at end {' '.join(f'{x:.2f}' for x in info['loadavg_end'])}")
@@ -334,7 +384,8 @@ def main(argv=None) -> int:
         "--env",
         default="closed",
         help="comma-separated: closed (the rollout closes over the env, default), "
-        "arg (the env is an argument of the jitted rollout)",
+        "arg (the env is an argument of the jitted rollout), async (rows that step "
+        "asynchronously, issue 48: backfilling only)",
     )
     p.add_argument("--json", type=Path, default=None, help="write the results as JSON here")
     p.add_argument(
@@ -359,8 +410,8 @@ def main(argv=None) -> int:
     if max(a.devices) > jax.device_count():
         p.error(f"--devices {max(a.devices)}: {jax.device_count()} device(s) visible")
     modes = tuple(x for x in a.env.split(",") if x)
-    if not modes or any(m not in ("closed", "arg") for m in modes):
-        p.error("--env takes closed and/or arg")
+    if not modes or any(m not in ("closed", "arg", "async") for m in modes):
+        p.error("--env takes closed, arg and/or async")
     res = benchmark(
         a.trace,
         a.batch,

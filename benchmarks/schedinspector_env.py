@@ -168,6 +168,7 @@ def main() -> None:
     p.add_argument("--throughput", action="store_true")
     p.add_argument("--batch", type=int, default=100)
     p.add_argument("--steps", type=int, default=512)
+    p.add_argument("--backfills", default="none,rlscheduler", help="modes to time (both)")
     p.add_argument("--reference", default=None, help="a checkout of DIR-LAB/SchedInspector")
     p.add_argument("--reference-steps", type=int, default=20000)
     p.add_argument(
@@ -190,7 +191,7 @@ def main() -> None:
     if a.oracle:
         print("all oracle values reproduced" if oracle(tdir / "lublin_256.swf.gz") else "MISMATCH")
     if a.throughput:
-        for bf in ("none", "rlscheduler"):
+        for bf in [b for b in a.backfills.split(",") if b]:
             ours = {d: throughput(tdir / "lublin_256.swf.gz", a.batch, a.steps, bf, d)
                     for d in counts}  # fmt: skip
             if a.reference:

@@ -2,7 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python benchmarks/train_speed.py [--trajectories 100]
         [--epochs 2] [--env-batch 256] [--backfill none] [--no-full-width]
-        [--pi-iters 80[,20]] [--v-iters 80[,20]]
+        [--pi-iters 80[,20]] [--v-iters 80[,20]] [--rollout auto|sync,async]
         [--run jaxsched/models/lublin1-none] [--fresh K] [--json FILE]
 
 Three parts, measured in one run on the local JAX device:
@@ -98,6 +98,7 @@ def epoch_rows(
     full_width: bool,
     ppo: dict,
     out,
+    rollouts=("auto",),
 ) -> list:
     rc = RunConfig(
         trace=str(trace),
@@ -110,6 +111,12 @@ def epoch_rows(
     variants = [("slot prefixes", prefix_options(rc))]
     if full_width:
         variants.append(("all slots", {}))
+    modes = {"auto": None, "sync": False, "async": True}
+    variants = [
+        (name if r == "auto" else f"{name}, {r}", {**opts, "async_rows": modes[r]})
+        for name, opts in variants
+        for r in rollouts
+    ]
     for name, opts in variants:
         tr = make_train(
             rc.ppo_config(), env, nets.make_policy(rc.policy), nets.make_value(rc.value), **opts
@@ -163,6 +170,10 @@ def epoch_rows(
             f"  s per epoch   {name:<14} {trajectories} x {length} jobs, backfill {backfill}: "
             f"{mean:8.1f} s  (policy steps {iters}; compile {compile_s:.1f} s)   {paper}"
         )
+        if opts["async_rows"] and len(rows) > 1 and rows[-2]["update"].endswith(", sync"):
+            ratio = rows[-2]["mean_epoch_s"] / mean
+            rows[-1]["ratio_async_to_sync"] = ratio
+            out(f"  async rollout: x{ratio:.2f} the synchronous epoch (same process)")
     return rows
 
 
@@ -303,6 +314,13 @@ def main(argv=None) -> int:
         choices=("none", "rlscheduler", "easy"),
         help="backfilling of the timed epochs (none)",
     )
+    p.add_argument(
+        "--rollout",
+        default="auto",
+        help="comma-separated rollouts of the timed epochs: auto (the trainer's choice: "
+        "asynchronous rows with backfilling on an accelerator), sync, async (sync,async: "
+        "side by side, issue 48)",
+    )
     p.add_argument("--env-batch", type=int, default=256)
     p.add_argument("--env-steps", type=int, default=256)
     p.add_argument("--env-backfill", default="none,rlscheduler")
@@ -352,6 +370,7 @@ def main(argv=None) -> int:
             not a.no_full_width,
             {"train_pi_iters": pi, "train_v_iters": v},
             out,
+            tuple(r for r in a.rollout.split(",") if r),
         )
         res["epochs"] += [{**r, "pi_iters_setting": pi, "v_iters_setting": v} for r in rows]
     _print_iter_ratios(res["epochs"], out)

@@ -460,11 +460,7 @@ class RLSchedulerEnv(Environment):
         (same results, slower: the cond's outputs are the whole simulator state, which XLA
         then materialises once more)."""
         seq = self._sequence(state.start)
-        MQ = self._config.max_queue
-        a = jnp.asarray(action, jnp.int32)
-        ok = (a >= 0) & (a < MQ)
-        slot = state.visible_slots[jnp.clip(a, 0, MQ - 1)]
-        slot = jnp.maximum(jnp.where(ok & (slot >= 0), slot, state.visible_slots[0]), 0)
+        slot = self._slot_of(state, action)
         was_done = state.sim.done
         start = state.start
 
@@ -491,12 +487,62 @@ class RLSchedulerEnv(Environment):
             decisions=state.decisions + (~was_done).astype(jnp.int32),
             key=state.key,
         )
+        return self._outcome(new, was_done)
+
+    def _slot_of(self, state: EnvState, action) -> jax.Array:
+        """int32 queue slot of the job shown in observation slot ``action`` (slot 0's job for
+        a masked or out-of-range action)."""
+        MQ = self._config.max_queue
+        a = jnp.asarray(action, jnp.int32)
+        ok = (a >= 0) & (a < MQ)
+        slot = state.visible_slots[jnp.clip(a, 0, MQ - 1)]
+        return jnp.maximum(jnp.where(ok & (slot >= 0), slot, state.visible_slots[0]), 0)
+
+    def _outcome(self, new: EnvState, was_done):
+        """``(new, reward, terminated, truncated, extras)`` of a transition that led to
+        ``new`` (``was_done``: the episode was over before it)."""
+        sim, start = new.sim, new.start
         ended = sim.done & ~was_done
         # the metric is only needed once the episode is over: computed for those rows only
         value = sparse_cond(sim.done, _metric_fn, _zero_metric, self, start, sim.start)
         reward = jnp.where(ended, self._sign() * value, 0.0).astype(jnp.float32)
         done = sim.done
         return new, reward, done, jnp.zeros_like(done), self._extras(new, done, value)
+
+    # -- asynchronous rows (jaxsched.train.async_rollout's protocol) -----------------------------
+    @property
+    def async_ok(self) -> bool:
+        """True when the transition is micro-stepped (backfilling on, data concrete)."""
+        bf = _concrete(self._data.backfill)
+        return bf is not None and bf != E.BACKFILL_NONE
+
+    def async_observe(self, state: EnvState):
+        """At a decision: ``(state with its visible slots, observation)``."""
+        vis = self._visible(state.start, state.sim)
+        state = state.replace(visible_slots=vis)
+        return state, self._features(state.start, state.sim, vis)
+
+    def async_decide(self, state: EnvState, action) -> EnvState:
+        """The decision's micro-step (the first of :func:`~jaxsched.sim.engine.schedule`)."""
+        seq = self._sequence(state.start)
+        sim = E.micro_step(seq, self._params(), state.sim, self._slot_of(state, action))
+        return state.replace(sim=sim)
+
+    def async_pending(self, state: EnvState) -> jax.Array:
+        """bool: the transition needs more micro-steps."""
+        return ~state.sim.done & ~E.at_decision(state.sim)
+
+    def async_drain(self, state: EnvState) -> EnvState:
+        """One more micro-step of the transition."""
+        seq = self._sequence(state.start)
+        zero = jnp.asarray(0, jnp.int32)
+        return state.replace(sim=E.micro_step(seq, self._params(), state.sim, zero))
+
+    def async_finish(self, state: EnvState, arrived):
+        """The end of the transition where ``arrived`` (bool) holds, as :meth:`transition`'s
+        (visible slots are computed by :meth:`async_observe`); elsewhere the state is kept."""
+        new = state.replace(decisions=state.decisions + jnp.asarray(arrived, jnp.int32))
+        return self._outcome(new, jnp.asarray(False))
 
     # -- metrics ---------------------------------------------------------------------------------
     def _metric_from(self, start, starts) -> jax.Array:

@@ -9,6 +9,7 @@ from typing import Any
 
 import jax
 
+from jaxsched.envs.async_rows import async_rollout
 from jaxsched.envs.core import Environment, transition_timestep
 from jaxsched.sim.batching import sparse_cond
 
@@ -56,6 +57,11 @@ class AutoResetWrapper:
         new, reward, terminated, truncated, extras = env.transition(state, action)
         nxt = sparse_cond(terminated | truncated, _next_episode, _same_state, env, new)
         return nxt, transition_timestep(reward, terminated, truncated, env.observe(nxt), extras)
+
+    def run_async(self, decide_fn, state, ts, T: int, chunk: int):
+        """The asynchronous-rows loop over a batch of the wrapped env
+        (:func:`jaxsched.envs.async_rows.async_rollout`; the env implements its protocol)."""
+        return async_rollout(self.env, decide_fn, state, ts, T, chunk)
 
 
 jax.tree_util.register_pytree_node(

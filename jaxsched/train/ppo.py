@@ -56,6 +56,7 @@ from jaxsched.nets.categorical import (
     log_softmax,
 )
 from jaxsched.train import optim, parallel
+from jaxsched.train.async_rollout import make_collect_async, supports_async
 from jaxsched.train.kl_stop import kl_early_stop_loop
 from jaxsched.train.losses import masked_mean, ppo_clip_terms, value_loss
 from jaxsched.train.ppo_config import PPOConfig
@@ -433,6 +434,7 @@ def make_train(
     value_pad_row: Sequence[float] | None = None,
     seed_axis: str | None = None,
     data_axis: str | None = None,
+    async_rows: bool | None = None,
 ) -> PPOTrainer:
     """Build the PPO functions for ``env`` and two Flax modules.
 
@@ -497,6 +499,11 @@ def make_train(
             device rolling out ``num_envs / D`` of the environments, the batch statistics,
             losses and gradients summed over the axis (use
             :func:`jaxsched.train.parallel.data_parallel`). None: one device.
+        async_rows: roll out with rows that step asynchronously
+            (:func:`jaxsched.train.async_rollout.make_collect_async`: the same transitions
+            under its per-row key schedule). None: on an accelerator, wherever the env
+            supports it (a micro-stepped transition: backfilling) and ``data_axis`` is None
+            (on the CPU the synchronous rollout is faster: benchmarks/RESULTS.md §4.5).
 
     Returns:
         :class:`PPOTrainer`.
@@ -542,7 +549,12 @@ def make_train(
         accept_fn=accept_fn,
         episode_info_fn=episode_info_fn,
     )
-    collect_ = make_collect(env, nets.act, data_axis=data_axis, **rollout_kw)
+    if async_rows is None:  # asynchronous rows where a decision drains, on an accelerator
+        async_rows = data_axis is None and supports_async(env) and jax.default_backend() != "cpu"
+    if async_rows:
+        collect_ = make_collect_async(env, nets.act, **rollout_kw)
+    else:
+        collect_ = make_collect(env, nets.act, data_axis=data_axis, **rollout_kw)
 
     def collect(pparams, vparams, key, step):
         return collect_((pparams, vparams), key, step)

@@ -46,6 +46,8 @@ __all__ = [
     "default_obs_fn",
     "default_done_fn",
     "to_f32",
+    "row_key",
+    "row_act",
 ]
 
 _F32 = jnp.float32
@@ -113,6 +115,22 @@ def to_f32(tree):
     return jax.tree_util.tree_map(cast, tree)
 
 
+def row_key(base, row, t):
+    """The key of row ``row``'s decision ``t`` (int32 scalars): ``fold_in(fold_in(base, row), t)``."""
+    return jax.random.fold_in(jax.random.fold_in(base, row), t)
+
+
+def row_act(act: Callable, params, x, keys):
+    """``act`` applied to each row of ``x`` alone, with its own key (``keys`` ``[K]``):
+    ``(action int32 [K], fields dict of [K])``."""
+
+    def one(xr, k):
+        a, f = act(params, jax.tree_util.tree_map(lambda v: v[None], xr), k)
+        return a[0], {n: v[0] for n, v in dict(f).items()}
+
+    return jax.vmap(one)(x, keys)
+
+
 def valid_step_mask(dones, episodes_per_env: int):
     """Which steps of a time-major ``[T, E]`` rollout belong to the first ``episodes_per_env``
     *complete* episodes of each environment.
@@ -168,6 +186,7 @@ def make_collect(
     accept_fn: Callable | None = None,
     episode_info_fn: Callable | None = None,
     data_axis: str | None = None,
+    row_keys: bool = False,
 ) -> Callable:
     """The rollout of one update, ``collect(params, key, step) -> (Transition, completed)``.
 
@@ -197,8 +216,15 @@ def make_collect(
     ``num_envs / D`` environments with those environments' keys (``act`` must then sample the
     device's rows of the whole batch's draw, as :func:`jaxsched.train.parallel.
     gumbel_argmax_rows` does); the outputs are the device's block ``[T, E / D, ...]``.
+
+    ``row_keys``: the action of environment ``e`` at step ``t`` is drawn by ``act`` applied to
+    that row alone with the key :func:`row_key` ``(base, e, t)``,
+    ``base = keys[E]`` (the schedule of the asynchronous rollout,
+    :func:`jaxsched.train.async_rollout.make_collect_async`, which gives the same transitions).
     """
     E, T = num_envs, rollout_steps
+    if row_keys and data_axis is not None:
+        raise ValueError("row_keys is not available with data_axis")
 
     def collect(params, key, step):
         keys = jax.random.split(key, E + T)
@@ -208,7 +234,11 @@ def make_collect(
         def body(carry, k):
             env_state, ts = carry
             x = to_f32(obs_fn(ts.observation))
-            action, fields = act(params, x, k)
+            if row_keys:
+                ks = jax.vmap(lambda e: row_key(keys[E], e, k))(jnp.arange(E, dtype=jnp.int32))
+                action, fields = row_act(act, params, x, ks)
+            else:
+                action, fields = act(params, x, k)
             if accept_fn is not None:
                 accept = accept_fn(ts, step)
             else:
@@ -226,7 +256,8 @@ def make_collect(
             )
             return (env_state, ts_next), out
 
-        _, traj = jax.lax.scan(body, (env_state, ts), keys[E:])
+        xs = jnp.arange(T, dtype=jnp.int32) if row_keys else keys[E:]
+        _, traj = jax.lax.scan(body, (env_state, ts), xs)
         valid, completed = valid_step_mask(traj["done"], episodes_per_env)
         valid = valid & traj["accept"]
         f = traj["fields"]
