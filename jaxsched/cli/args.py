@@ -21,6 +21,7 @@ __all__ = [
     "FLAGS_FILE",
     "session_flags",
     "add_devices_argument",
+    "add_run_arguments",
     "split_fractions",
     "add_split_arguments",
 ]
@@ -218,4 +219,31 @@ def add_split_arguments(p, parts: tuple[str, ...], help_split: str) -> None:
         metavar="T,V,E",
         help="with --split: the fractions of the jobs in train, validation and test, in "
         "trace order (default 0.5,0.1,0.4; see docs/splits.md)",
+    )
+
+
+def add_run_arguments(
+    p: argparse.ArgumentParser, *, epochs_required: bool = True, seed_default=0, seed_group=None
+) -> None:
+    """The flags every ``jaxsched train <system>`` shares, declared once: ``--out DIR``,
+    ``--epochs E``, ``--resume``, ``--seed S`` and ``--no-progress``.
+
+    ``epochs_required=False`` for a system whose ``--out`` may name a trained run to evaluate
+    without training (A2cScheduler's ``--evaluate-only``); ``seed_default`` None for a system
+    whose run keeps its own seed on ``--resume``; ``seed_group``: a mutually exclusive group
+    that ``--seed`` joins (RLScheduler's ``--seed`` / ``--seeds``)."""
+    p.add_argument("--out", required=True, metavar="DIR", help="run directory")
+    p.add_argument(
+        "--epochs", type=positive_int, required=epochs_required, default=None, metavar="E",
+        help="total epochs (with --resume: including the ones already done)"
+        + ("" if epochs_required else "; required to train"),
+    )  # fmt: skip
+    p.add_argument(
+        "--resume", action="store_true", help="continue the run in DIR from its newest checkpoint"
+    )
+    (seed_group or p).add_argument(
+        "--seed", type=int_arg, default=seed_default, metavar="S", help="random seed"
+    )
+    p.add_argument(
+        "--no-progress", action="store_true", help="one log line per epoch instead of a bar"
     )

@@ -7,6 +7,7 @@ import argparse
 import dataclasses
 
 from jaxsched.cli.args import (
+    add_run_arguments,
     finite_float,
     int_arg,
     nonneg_float,
@@ -64,10 +65,7 @@ _FIELDS = {
 
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
     """Add the flags of ``jaxsched train a2c`` (defaults: :class:`RunConfig`'s)."""
-    p.add_argument("--out", required=True, metavar="DIR", help="run directory")
-    p.add_argument("--epochs", type=positive_int, default=None, metavar="E",
-                   help="total epochs (with --resume: including those done); required to train")  # fmt: skip
-    p.add_argument("--resume", action="store_true", help="continue the run in DIR")
+    add_run_arguments(p, epochs_required=False, seed_default=None)
     p.add_argument("--evaluate-only", action="store_true",
                    help="print the trained run's policy next to the baselines, then exit "
                         "(--out may name a checkpoint file, e.g. DIR/best.ckpt)")  # fmt: skip
@@ -77,7 +75,6 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --evaluate-only: also the two-level greedy decoding (void only if "
                         "at least as probable as all jobs together, else the most probable "
                         "job)")  # fmt: skip
-    p.add_argument("--seed", type=int_arg, default=None, metavar="S")
     p.add_argument("--validate-every", type=nonneg_int, default=None, metavar="K",
                    help="evaluate the greedy policy every K epochs, keep best.ckpt (default 0: "
                         "never; with --resume: the run's own, see DIR/flags.json)")  # fmt: skip
@@ -91,7 +88,6 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keep-checkpoints", type=nonneg_int, default=None, metavar="K",
                    help="newest epoch checkpoints kept in DIR (default 1; 0 keeps all, to "
                         "evaluate early epochs later; with --resume: the run's own)")  # fmt: skip
-    p.add_argument("--no-progress", action="store_true", help="one log line per epoch")
     p.add_argument("--no-evaluate", action="store_true",
                    help="skip the evaluation against the baselines after training")  # fmt: skip
     for name, kind in _FIELDS.items():

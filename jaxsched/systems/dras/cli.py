@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import argparse
 
-from jaxsched.cli.args import int_arg, nonneg_float, nonneg_int, positive_float, positive_int
+from jaxsched.cli.args import (
+    add_run_arguments,
+    nonneg_float,
+    nonneg_int,
+    positive_float,
+    positive_int,
+)
 
 __all__ = ["HELP", "DESCRIPTION", "add_train_arguments", "train_from_args", "evaluate_main"]
 
@@ -41,6 +47,7 @@ def _fraction(text: str) -> float:
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
     """Add the flags of ``jaxsched train dras``."""
     p.add_argument("trace", metavar="TRACE", help="SWF file (.swf or .swf.gz)")
+    add_run_arguments(p)
     p.add_argument(
         "--variant",
         choices=("pg", "dql"),
@@ -92,9 +99,6 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         metavar="H1,H2",
         help="hidden sizes (default from N: 4000,1000 up to 4392 nodes)",
     )
-    p.add_argument("--epochs", type=positive_int, required=True, metavar="E")
-    p.add_argument("--out", required=True, metavar="DIR", help="run directory")
-    p.add_argument("--resume", action="store_true", help="continue the run in DIR")
     p.add_argument(
         "--keep-checkpoints",
         type=nonneg_int,
@@ -103,7 +107,6 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         help="keep the newest K epoch checkpoints in DIR (default 1; 0 keeps every epoch's; a "
         "resumed run keeps its own setting)",
     )
-    p.add_argument("--seed", type=int_arg, default=0, metavar="S")
     p.add_argument(
         "--envs",
         type=positive_int,
@@ -164,7 +167,6 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         "average wait among the epochs whose maximum wait stays within 1.5x FCFS + EASY's "
         "(bounded-wait)",
     )
-    p.add_argument("--no-progress", action="store_true")
     # fmt: skip
 
 

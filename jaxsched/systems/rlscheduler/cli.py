@@ -6,6 +6,7 @@ import argparse
 
 from jaxsched.cli.args import (
     add_devices_argument,
+    add_run_arguments,
     add_split_arguments,
     finite_float,
     int_arg,
@@ -81,16 +82,8 @@ def _add_problem_arguments(p) -> None:
 
 def _add_run_arguments(p) -> None:
     """Flags: the run directory: epochs, seed, resume, checkpoints, progress."""
-    p.add_argument(
-        "--epochs",
-        type=positive_int,
-        required=True,
-        metavar="E",
-        help="total epochs (with --resume: including the ones already done)",
-    )
-    p.add_argument("--out", required=True, metavar="DIR", help="run directory")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--seed", type=int_arg, default=0, metavar="S")
+    add_run_arguments(p, seed_group=g)
     g.add_argument(
         "--seeds",
         type=seed_list,
@@ -98,9 +91,6 @@ def _add_run_arguments(p) -> None:
         metavar="A-B|A,B,...",
         help="a sweep: train every seed (e.g. 0-7 or 0,3,5) in one compiled update per "
         "epoch, seed s in DIR/seed-s (each as --seed s alone would train it)",
-    )
-    p.add_argument(
-        "--resume", action="store_true", help="continue the run in DIR from its newest checkpoint"
     )
     p.add_argument(
         "--keep-checkpoints",
@@ -135,7 +125,6 @@ def _add_run_arguments(p) -> None:
         "e.g. to continue a run with other settings (the reference's "
         "--pre_trained)",
     )
-    p.add_argument("--no-progress", action="store_true", help="log lines instead of a bar")
     p.add_argument(
         "--no-compare", action="store_true", help="do not evaluate SJF/F1 on each epoch's sequences"
     )

@@ -6,6 +6,7 @@ import argparse
 
 from jaxsched.cli.args import (
     add_devices_argument,
+    add_run_arguments,
     add_split_arguments,
     finite_float,
     int_arg,
@@ -31,14 +32,11 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     from jaxsched.policies.inspector_bases import BASES
 
     p.add_argument("trace", metavar="TRACE", help="SWF file (.swf or .swf.gz)")
+    add_run_arguments(p)
     p.add_argument("--base", default="sjf", help=f"base scheduler ({', '.join(BASES)})")
     p.add_argument("--metric", choices=METRICS, default="bsld")
     p.add_argument("--backfill", choices=("none", "rlscheduler"), default="none")
     p.add_argument("--mode", choices=MODES, default="compat")
-    p.add_argument("--epochs", type=positive_int, required=True, metavar="E")
-    p.add_argument("--out", required=True, metavar="DIR", help="run directory")
-    p.add_argument("--seed", type=int_arg, default=0, metavar="S")
-    p.add_argument("--resume", action="store_true", help="continue the run in DIR")
     p.add_argument("--trajectories", type=positive_int, default=100, metavar="N")
     p.add_argument("--length", type=positive_int, default=128, metavar="L")
     p.add_argument(
@@ -112,7 +110,6 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         help="newest epoch checkpoints kept in DIR (default 1; 0 keeps all, to score them "
         "on more sequences later; with --resume: the run's own)",
     )
-    p.add_argument("--no-progress", action="store_true")
     add_devices_argument(p)
 
 

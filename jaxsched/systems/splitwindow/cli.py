@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from jaxsched.cli.args import (
+    add_run_arguments,
     add_split_arguments,
     csv_ints,
     int_arg,
@@ -33,15 +34,11 @@ DESCRIPTION = (
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
     """Add the flags of ``jaxsched train splitwindow`` to its parser."""
     p.add_argument("trace", metavar="TRACE", help="SWF file (.swf or .swf.gz)")
+    add_run_arguments(p)
     p.add_argument("--head", type=nonneg_int, default=None, metavar="M_H",
                    help="head slots (required for a new run; with --resume: the run's)")  # fmt: skip
     p.add_argument("--tail", type=nonneg_int, default=None, metavar="M_T",
                    help="tail slots (default 0; with --resume: the run's)")  # fmt: skip
-    p.add_argument("--epochs", type=positive_int, required=True, metavar="E",
-                   help="total PPO updates (with --resume: including the ones done)")  # fmt: skip
-    p.add_argument("--out", required=True, metavar="DIR", help="run directory")
-    p.add_argument("--resume", action="store_true", help="continue the run in DIR")
-    p.add_argument("--seed", type=int_arg, default=0, metavar="S")
     p.add_argument("--seeds", default=None, metavar="LIST",
                    help="a sweep: train every seed (e.g. 0-3 or 0,5) in one vmapped update per "
                    "epoch, one run directory per seed in DIR/seed-<s>")  # fmt: skip
@@ -81,7 +78,6 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     p.add_argument("--val-episodes", type=positive_int, default=100, metavar="N")
     p.add_argument("--val-seed", type=int_arg, default=1, metavar="S")
-    p.add_argument("--no-progress", action="store_true", help="log lines instead of a bar")
 
 
 def train_from_args(args) -> int:
