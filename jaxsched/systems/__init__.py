@@ -35,6 +35,7 @@ __all__ = [
     "get",
     "system_of_run",
     "load_model",
+    "LoadedModel",
 ]
 
 #: one line per system: the module whose ``SYSTEM`` attribute is its :class:`System`
@@ -53,6 +54,19 @@ DEFAULT_SYSTEM = "rlscheduler"
 RUN_FILE = "run.json"
 
 
+@dataclasses.dataclass
+class LoadedModel:
+    """A trained model of any system, as ``System.load_model`` returns it: ``run`` (the
+    system's run configuration, from ``run.json``), ``params`` (the policy's parameters),
+    ``epoch`` and ``path`` (the checkpoint file). A system's subclass adds what it needs to run
+    the model (RLScheduler: ``net``; A2cScheduler: ``env``, ``actor_apply``)."""
+
+    run: object
+    params: object
+    epoch: int
+    path: Path
+
+
 @dataclasses.dataclass(frozen=True)
 class System:
     """One learned scheduling system.
@@ -63,9 +77,8 @@ class System:
         add_train_arguments: ``(parser) -> None``, adds its ``train`` flags.
         train: ``(args: argparse.Namespace) -> int``, runs training from the parsed flags
             (exit status).
-        load_model: ``(path) -> model``, a trained model from a run directory (newest
-            checkpoint) or a checkpoint file; the model has ``.path`` (the checkpoint file) and
-            ``.epoch``.
+        load_model: ``(path) -> LoadedModel``, a trained model from a run directory (newest
+            checkpoint) or a checkpoint file.
         model_rows: ``(model, jobs, starts, length, backfills, metrics, compat, *, sample, name)
             -> list of dict``, the model's rows in
             :class:`jaxsched.sim.evaluate.EvalResult`'s schema on those sequences.

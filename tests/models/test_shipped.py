@@ -192,6 +192,7 @@ def test_every_shipped_model_loads_and_has_an_evaluate_route():
     assert len(names) >= 42
     for name in names:
         system, model = systems.load_model(name)
+        assert isinstance(model, systems.LoadedModel), name  # one loaded-model type
         assert model.path.parent == models.ROOT / name or model.path == models.ROOT / name, name
         route = {
             "rlscheduler": system.model_rows,

@@ -180,7 +180,7 @@ def format_table(res: dict) -> str:
 
 
 def comparison_text(model, env, rc, decodes=()) -> str:
-    """The trained ``model`` (:class:`~jaxsched.systems.a2cscheduler.run.LoadedModel`) greedy
+    """The trained ``model`` (:class:`~jaxsched.systems.a2cscheduler.run.LoadedA2C`) greedy
     (and by each of ``decodes``) next to the baselines on the first ``rc.eval_sequences``
     evaluation jobsets of ``env`` (built from ``rc``, a
     :class:`~jaxsched.systems.a2cscheduler.config.RunConfig`: e.g. the model's own with

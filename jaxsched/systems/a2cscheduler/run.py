@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsched.errors import CheckpointError
+from jaxsched.systems import LoadedModel
 from jaxsched.systems.a2cscheduler import evaluate as ev
 from jaxsched.systems.a2cscheduler.config import RunConfig, build_env, build_nets
 from jaxsched.train.checkpoint import load_checkpoint
@@ -136,19 +137,15 @@ def train(rc: RunConfig, out, *, epochs: int, resume: bool = False, validate_eve
 
 
 @dataclasses.dataclass
-class LoadedModel:
-    """A trained actor: ``run`` (RunConfig), ``env``, ``actor_apply``, ``params``, ``epoch``,
-    ``path`` (the checkpoint file)."""
+class LoadedA2C(LoadedModel):
+    """A trained actor: :class:`~jaxsched.systems.LoadedModel` (``run`` a RunConfig) with the
+    run's ``env`` and the actor's ``actor_apply``."""
 
-    run: RunConfig
-    env: object
-    actor_apply: object
-    params: object
-    epoch: int
-    path: Path
+    env: object = None
+    actor_apply: object = None
 
 
-def load_model(path) -> LoadedModel:
+def load_model(path) -> LoadedA2C:
     """The actor of the newest checkpoint of a run directory, of a checkpoint file or of the
     shipped model of that name (:mod:`jaxsched.models`). A run trained on a trace that is not
     found from here gets the environment of generated jobsets of the same sizes (the actor
@@ -170,7 +167,9 @@ def load_model(path) -> LoadedModel:
         rc = dataclasses.replace(rc, trace="")
     env = build_env(rc)
     _, _, actor_apply, _ = build_nets(rc, env)
-    return LoadedModel(rc, env, actor_apply, params, ck.epoch, ck.path)
+    return LoadedA2C(
+        run=rc, params=params, epoch=ck.epoch, path=ck.path, env=env, actor_apply=actor_apply
+    )
 
 
 def export_actor(checkpoint, out) -> Path:

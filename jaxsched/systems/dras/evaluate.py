@@ -21,6 +21,7 @@ import jax
 import numpy as np
 
 from jaxsched.errors import ConfigError
+from jaxsched.systems import LoadedModel
 from jaxsched.systems.dras.config import RunConfig, env_jobs, load_split
 from jaxsched.train.loop import load_run
 
@@ -29,13 +30,9 @@ __all__ = ["LoadedDRAS", "make_policy", "env_options", "make_env", "load_dras", 
 
 
 @dataclasses.dataclass
-class LoadedDRAS:
-    """``run`` (:class:`RunConfig`), ``params`` (policy), ``epoch``, ``path`` (checkpoint)."""
-
-    run: RunConfig
-    params: object
-    epoch: int
-    path: Path
+class LoadedDRAS(LoadedModel):
+    """A trained DRAS policy or value network: :class:`~jaxsched.systems.LoadedModel` with
+    ``run`` a :class:`RunConfig`."""
 
 
 def make_policy(rc: RunConfig):

@@ -21,6 +21,7 @@ import numpy as np
 from jaxsched import nets
 from jaxsched.envs import RLSchedulerEnv
 from jaxsched.errors import ConfigError
+from jaxsched.systems import LoadedModel
 from jaxsched.systems.rlscheduler.config import RunConfig, make_env
 from jaxsched.train.loop import load_run
 
@@ -62,14 +63,11 @@ def _episode_fn(env: RLSchedulerEnv, policy_net, sample: bool):
 
 
 @dataclasses.dataclass
-class LoadedPolicy:
-    """A trained policy: its run configuration, network and parameters."""
+class LoadedPolicy(LoadedModel):
+    """A trained RLScheduler policy: :class:`~jaxsched.systems.LoadedModel` (``run`` a
+    :class:`RunConfig`) and its network ``net``."""
 
-    run: RunConfig
-    net: object
-    params: object
-    epoch: int
-    path: Path
+    net: object = None
 
 
 def episodes_fn(env: RLSchedulerEnv, policy_net, sample: bool):

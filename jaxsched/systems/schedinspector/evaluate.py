@@ -21,6 +21,7 @@ import numpy as np
 
 from jaxsched.nets.categorical import gumbel_argmax
 from jaxsched.nets.schedinspector import InspectorPolicy
+from jaxsched.systems import LoadedModel
 from jaxsched.systems.schedinspector.config import RunConfig, load_jobs, make_env
 from jaxsched.train.loop import load_run
 
@@ -39,13 +40,9 @@ __all__ = [
 
 
 @dataclasses.dataclass
-class LoadedInspector:
-    """``run`` (:class:`RunConfig`), ``params`` (policy), ``epoch``, ``path`` (checkpoint)."""
-
-    run: RunConfig
-    params: object
-    epoch: int
-    path: Path
+class LoadedInspector(LoadedModel):
+    """A trained inspector: :class:`~jaxsched.systems.LoadedModel` with ``run`` a
+    :class:`RunConfig`."""
 
 
 def load_inspector(path) -> LoadedInspector:

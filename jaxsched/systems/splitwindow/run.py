@@ -34,6 +34,7 @@ from jaxsched.envs import AutoResetWrapper
 from jaxsched.envs.splitwindow import SplitWindowEnv
 from jaxsched.errors import CheckpointError, ConfigError
 from jaxsched.nets.splitwindow import SWActor, SWCritic
+from jaxsched.systems import LoadedModel
 from jaxsched.systems.splitwindow.config import (
     SYSTEM_NAME,
     VAL_METRICS,
@@ -126,13 +127,8 @@ def train(trace, out, *, head: int, tail: int, epochs: int, resume: bool = False
 
 
 @dataclasses.dataclass
-class Model:
-    """A trained actor: ``path`` (checkpoint), ``epoch``, ``params``, ``run`` (RunConfig)."""
-
-    path: Path
-    epoch: int
-    params: object
-    run: RunConfig
+class Model(LoadedModel):
+    """A trained actor: :class:`~jaxsched.systems.LoadedModel` with ``run`` a RunConfig."""
 
 
 def load_model(path) -> Model:
@@ -147,13 +143,15 @@ def load_model(path) -> Model:
     raw = load_checkpoint(p)
     if isinstance(raw.extra, dict) and raw.extra.get("policy_only"):
         _check_policy(raw, rc)
-        return Model(raw.path, raw.epoch, raw.state, rc)
+        return Model(run=rc, params=raw.state, epoch=raw.epoch, path=raw.path)
     jobs = read_swf(rc.trace).jobs("rlscheduler")
     env = make_env(jobs, rc)
     trainer, _ = make_trainer(env, rc)
     target = trainer.init(jax.random.PRNGKey(rc.seed))
     ck = load_checkpoint(p, target=target, config=trainer.run_config())
-    return Model(Path(getattr(ck, "path", p)), ck.epoch, ck.state.policy_params, rc)
+    return Model(
+        run=rc, params=ck.state.policy_params, epoch=ck.epoch, path=Path(getattr(ck, "path", p))
+    )
 
 
 def _actor_shapes(rc: RunConfig, size: int):
