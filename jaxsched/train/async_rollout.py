@@ -28,7 +28,7 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 
-from jaxsched.train.rollout import Transition, row_act, row_key, to_f32, valid_step_mask
+from jaxsched.train.rollout import row_act, row_key, to_f32, transitions_of
 
 __all__ = ["supports_async", "make_collect_async"]
 
@@ -89,20 +89,7 @@ def make_collect_async(
         _, _, out = env.run_async(decide_fn, state, ts, T, K)
         tm = jax.tree_util.tree_map(lambda a: jnp.swapaxes(a, 0, 1), out["record"])
         done = jnp.swapaxes(out["done"], 0, 1)
-        valid, completed = valid_step_mask(done, episodes_per_env)
-        f = tm["fields"]
-        tr = Transition(
-            x=tm["x"],
-            mask=tm["x"].mask,
-            action=tm["action"],
-            logp=f.get("logp"),
-            value=f.get("value"),
-            entropy=f.get("entropy"),
-            reward=jnp.swapaxes(out["reward"], 0, 1),
-            done=done,
-            valid=valid & tm["accept"],
-            info=tm["info"],
-        )
-        return tr, completed
+        reward = jnp.swapaxes(out["reward"], 0, 1)
+        return transitions_of(tm, reward, done, episodes_per_env)
 
     return collect

@@ -258,24 +258,30 @@ def make_collect(
 
         xs = jnp.arange(T, dtype=jnp.int32) if row_keys else keys[E:]
         _, traj = jax.lax.scan(body, (env_state, ts), xs)
-        valid, completed = valid_step_mask(traj["done"], episodes_per_env)
-        valid = valid & traj["accept"]
-        f = traj["fields"]
-        tr = Transition(
-            x=traj["x"],
-            mask=traj["x"].mask,
-            action=traj["action"],
-            logp=f.get("logp"),
-            value=f.get("value"),
-            entropy=f.get("entropy"),
-            reward=traj["reward"],
-            done=traj["done"],
-            valid=valid,
-            info=traj["info"],
-        )
-        return tr, completed
+        return transitions_of(traj, traj["reward"], traj["done"], episodes_per_env)
 
     return collect
+
+
+def transitions_of(record: dict, reward, done, episodes_per_env: int):
+    """``(Transition, completed [E])`` of a collected record ``[T, E, ...]`` (``x``,
+    ``action``, ``fields`` with logp/value/entropy, ``accept``, ``info``) with its ``reward``
+    and ``done`` ``[T, E]``: the synchronous and the asynchronous rollouts end here alike."""
+    valid, completed = valid_step_mask(done, episodes_per_env)
+    f = record["fields"]
+    tr = Transition(
+        x=record["x"],
+        mask=record["x"].mask,
+        action=record["action"],
+        logp=f.get("logp"),
+        value=f.get("value"),
+        entropy=f.get("entropy"),
+        reward=reward,
+        done=done,
+        valid=valid & record["accept"],
+        info=record["info"],
+    )
+    return tr, completed
 
 
 def make_collect_seeds(
