@@ -23,6 +23,13 @@ submit and one per finish event).
 CQSim's job output (``Results/<name>.rst``) has one line per finished job,
 ``id;reqProc;reqProc;reqTime;run;wait;submit;start;end`` (``Output_log.print_result``), floats
 printed by ``str``.
+
+:func:`run_cqsim_dras` does the same for CQSim's DRAS branch (a checkout's ``PG/``, commit
+273f903): its DRAS-PG loop (``backfill=3``, ``bf_flag=1``, ``win=50``, ``monitor=500``,
+``is_training=0``) with a fixed policy in place of its network (TensorFlow / Keras imports
+satisfied by the stand-ins of ``benchmarks/cqsim_dras_standins.py``, the policy query patched in
+the child, ``DRAS_DRIVER``); the slice is written with a 19th field (the priority flag), and the
+branch's job output has a 10th field, the job's class (0 backfilled, 1 ready, 2 reserved).
 """
 
 from __future__ import annotations
