@@ -6,15 +6,18 @@ loaded jobs ``k*J … k*J+J−1`` (the last, shorter remainder is left out). Eac
 
 * CQSim itself (``--cqsim DIR``, a local checkout of SPEAR-UIC/CQSim master, its root or
   ``src/``; modes ``easy``, ``cons``, ``none`` = CQSim backfill 1, 2, 0; one subprocess per
-  slice, ``benchmarks/cqsim_reference.py``). Its schedule (start times in slice order) is cached
-  as ``CACHE/<trace stem>/<mode>/a<start>-n<J>.json``, so a rerun re-simulates ours only; the
-  ``dras-*`` modes (CQSim's DRAS branch) are read from the cache when present there (no runner
-  here) and reported as not checked otherwise;
+  slice, ``benchmarks/cqsim_reference.py``), and the ``dras-*`` modes by CQSim's DRAS branch
+  (``--cqsim-dras DIR``, a local checkout of it, its root or ``PG/``; its DRAS-PG loop with the
+  reference README's fixed policies in place of its network, TensorFlow / Keras replaced by
+  stand-ins, ``benchmarks/cqsim_dras_standins.py``). Its schedule (start times in slice order,
+  and for ``dras-*`` the job classes) is cached as
+  ``CACHE/<trace stem>/<mode>/a<start>-n<J>.json``, so a rerun re-simulates ours only; a slice
+  not cached and without the checkout its mode needs is reported as not checked;
 * our JAX CQSim engine mode (:func:`jaxsched.sim.cqsim.run.simulate_cqsim`);
 * the plain-Python oracle (:mod:`jaxsched.sim.oracle_cqsim`; ``--no-oracle`` leaves it out).
 
 A slice is *exact* when every start time equals CQSim's (ends are start + run, so they follow;
-metrics are a function of the schedule). Printed per trace and mode: slices checked, exact (JAX
+metrics are a function of the schedule) and, in the ``dras-*`` modes, every job class too. Printed per trace and mode: slices checked, exact (JAX
 and oracle), and for each failing slice its first diverging job with the schedules of the jobs
 around it (slice index, id, submit, nodes, run, req_time, CQSim / ours / oracle start). A final
 JSON line per trace and mode (``--json`` writes them all).
@@ -27,6 +30,9 @@ e.g. for tests' data. Usage::
     PYTHONPATH=. nice .venv/bin/python benchmarks/cqsim_sweep.py --cqsim ~/src/CQSim \\
         --trace HPC2N-2002-2.2-cln --mode easy,cons,none [--slices 0:10] \\
         [--cache runs/cqsim-sweep] [--write-ref out.json]
+    PYTHONPATH=. nice .venv/bin/python benchmarks/cqsim_sweep.py --cqsim-dras ~/src/CQSim-DRAS \
+        --trace SDSC-SP2-1998-4.2-cln --mode dras-fcfs,dras-smallest,dras-largest \
+        --cache runs/cqsim-sweep-dras
 
 ``--slices a:b`` (slice numbers k, Python range) or ``--starts 1000,5000`` (explicit first
 jobs) restrict the sweep. Only slices whose CQSim run is cached are checked with
@@ -69,16 +75,24 @@ def cqsim_schedule(a, trace: str, mode: str, jobs) -> dict | None:
     p = cache_path(a.cache, trace, mode, jobs.start, jobs.n_jobs)
     if p.is_file():
         return json.loads(p.read_text())
-    if a.cached_only or a.cqsim is None or mode not in MASTER:
+    if a.cached_only:
         return None
-    r = CR.run_cqsim(a.cqsim, jobs, 0, f"a{jobs.start}", MASTER[mode])
+    if mode in MASTER and a.cqsim is not None:
+        r = CR.run_cqsim(a.cqsim, jobs, 0, f"a{jobs.start}", MASTER[mode])
+    elif mode in DRAS and a.cqsim_dras is not None:
+        r = CR.run_cqsim_dras(a.cqsim_dras, jobs, DRAS[mode], 0, f"a{jobs.start}")
+    else:
+        return None
     sched = r["schedule"]
     missing = [int(j) for j in jobs.job_id.tolist() if int(j) not in sched]
     if missing:
         raise CR.CQSimUnavailable(f"{trace} a{jobs.start} {mode}: job {missing[0]} not in output")
+    ids = jobs.job_id.tolist()
     out = {"trace": trace, "mode": mode, "start_job": jobs.start, "jobs": jobs.n_jobs,
-           "commit": COMMITS["master"], "wall_s": round(r["wall_s"], 3),
-           "start": [sched[int(j)][0] for j in jobs.job_id.tolist()]}  # fmt: skip
+           "commit": COMMITS["master" if mode in MASTER else "dras"],
+           "wall_s": round(r["wall_s"], 3), "start": [sched[int(j)][0] for j in ids]}  # fmt: skip
+    if mode in DRAS:
+        out["class"] = [sched[int(j)][2] for j in ids]
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_suffix(".tmp")
     tmp.write_text(json.dumps(out))
@@ -86,7 +100,8 @@ def cqsim_schedule(a, trace: str, mode: str, jobs) -> dict | None:
     return out
 
 
-def oracle_starts(jobs, mode: str) -> np.ndarray:
+def oracle_run(jobs, mode: str) -> tuple:
+    """The oracle's start times and job classes of one slice."""
     from jaxsched.sim import oracle_cqsim as O
 
     kw = (
@@ -94,7 +109,7 @@ def oracle_starts(jobs, mode: str) -> np.ndarray:
     )
     r = O.simulate_cqsim(jobs.submit, jobs.nodes, jobs.run, jobs.req_time,
                          num_nodes=jobs.num_nodes, **kw)  # fmt: skip
-    return np.asarray(r.start, np.int64)
+    return np.asarray(r.start, np.int64), np.asarray(r.cls, np.int64)
 
 
 def around(jobs, i: int, cols: dict, k: int = 3) -> str:
@@ -124,18 +139,24 @@ def sweep_one(a, trace: str, tr, mode: str, ks) -> dict:
             row["not_checked"].append(k)
             continue
         want = np.asarray(ref["start"], np.int64)
+        # the job classes are compared too where CQSim's are known (the DRAS branch's runs)
+        want_cls = np.asarray(ref["class"], np.int64) if "class" in ref else None
         t0 = time.perf_counter()
-        ours = simulate_cqsim(jobs, (mode,))[0].start
+        got = simulate_cqsim(jobs, (mode,))[0]
         t_ours = time.perf_counter() - t0
-        cols = {"cqsim": want, "jax": ours}
+        cols = {"cqsim": want, "jax": got.start}
+        classes = {"jax": np.asarray(got.cls, np.int64)}
         if not a.no_oracle:
-            cols["oracle"] = oracle_starts(jobs, mode)
+            cols["oracle"], classes["oracle"] = oracle_run(jobs, mode)
         row["checked"] += 1
         bad = {}
         for name in cols:
             if name == "cqsim":
                 continue
-            d = np.flatnonzero(cols[name] != want)
+            diff = cols[name] != want
+            if want_cls is not None:
+                diff |= classes[name] != want_cls
+            d = np.flatnonzero(diff)
             row[f"exact_{name}"] += int(d.size == 0)
             if d.size:
                 bad[name] = (int(d[0]), int(d.size))
@@ -146,6 +167,8 @@ def sweep_one(a, trace: str, tr, mode: str, ks) -> dict:
         if bad:
             i = min(i for i, _ in bad.values())
             row["failing"].append({"start": k, **{n: list(v) for n, v in bad.items()}})
+            if want_cls is not None:
+                cols.update({"cqsim_cls": want_cls, **{f"{n}_cls": c for n, c in classes.items()}})
             print(around(jobs, i, cols), flush=True)
     return row
 
@@ -191,6 +214,11 @@ def main(argv=None) -> int:
     ap.add_argument("--slices", default=None, help="slice numbers a:b (Python range)")
     ap.add_argument("--starts", default=None, help="explicit first jobs, comma-separated")
     ap.add_argument("--cqsim", default=None, help="a checkout of SPEAR-UIC/CQSim (root or src/)")
+    ap.add_argument(
+        "--cqsim-dras",
+        default=None,
+        help="a checkout of CQSim's DRAS branch (root or PG/), for the dras-* modes",
+    )
     ap.add_argument("--cache", type=Path, default=Path("runs/cqsim-sweep"))
     ap.add_argument("--cached-only", action="store_true", help="check cached slices only")
     ap.add_argument("--no-oracle", action="store_true")
@@ -200,6 +228,12 @@ def main(argv=None) -> int:
     if a.cqsim is not None:
         try:
             CR.cqsim_src(a.cqsim)
+        except CR.CQSimUnavailable as e:
+            print(f"cqsim_sweep: error: {e}", file=sys.stderr)
+            return 2
+    if a.cqsim_dras is not None:
+        try:
+            CR.cqsim_dras_src(a.cqsim_dras)
         except CR.CQSimUnavailable as e:
             print(f"cqsim_sweep: error: {e}", file=sys.stderr)
             return 2
