@@ -61,11 +61,9 @@ class CQSimUnavailable(RuntimeError):
     """The CQSim checkout cannot be used (no ``src/cqsim.py``, a failed run)."""
 
 
-#: the child: wraps the simulation and the pass, runs cqsim.py as __main__, prints one JSON line
-DRIVER = """
-import json, runpy, sys, time
-sys.path.insert(0, ".")
-import CqSim.Cqsim_sim as S
+#: the end of every child: wraps the simulation and the pass, runs cqsim.py as __main__ with the
+#: command line after ARGV0 (the child's own arguments before it), prints one JSON line
+_TIMED_RUN = """import CqSim.Cqsim_sim as S
 cls, info = S.Cqsim_sim, {"sim_s": 0.0, "passes": 0}
 sim, scan = cls.cqsim_sim, cls.start_scan
 def cqsim_sim(self):
@@ -76,14 +74,19 @@ def start_scan(self):
     info["passes"] += 1
     return scan(self)
 cls.cqsim_sim, cls.start_scan = cqsim_sim, start_scan
-sys.argv = ["cqsim.py"] + sys.argv[1:]
+sys.argv = ["cqsim.py"] + sys.argv[ARGV0:]
 runpy.run_path("cqsim.py", run_name="__main__")
 print("JAXSCHED-CQSIM " + json.dumps(info))
 """
 
+#: the child for CQSim master: the timed run alone
+DRIVER = """
+import json, runpy, sys, time
+sys.path.insert(0, ".")
+""" + _TIMED_RUN.replace("ARGV0", "1")
 
 #: the DRAS branch's child: stand-in TensorFlow / Keras modules, the network replaced by a fixed
-#: policy (``benchmarks/cqsim_dras_standins.py``), then the same timing as DRIVER
+#: policy (``benchmarks/cqsim_dras_standins.py``), then the same timed run as DRIVER
 DRAS_DRIVER = """
 import json, runpy, sys, time
 sys.path.insert(0, ".")
@@ -93,21 +96,7 @@ import cqsim_dras_standins as X
 X.install_standins()
 import CqSim.Reinforcement_learning as RL, CqSim.Basic_algorithm as BA
 X.patch(policy, RL, BA)
-import CqSim.Cqsim_sim as S
-cls, info = S.Cqsim_sim, {"sim_s": 0.0, "passes": 0}
-sim, scan = cls.cqsim_sim, cls.start_scan
-def cqsim_sim(self):
-    t0 = time.perf_counter()
-    sim(self)
-    info["sim_s"] = time.perf_counter() - t0
-def start_scan(self):
-    info["passes"] += 1
-    return scan(self)
-cls.cqsim_sim, cls.start_scan = cqsim_sim, start_scan
-sys.argv = ["cqsim.py"] + sys.argv[3:]
-runpy.run_path("cqsim.py", run_name="__main__")
-print("JAXSCHED-CQSIM " + json.dumps(info))
-"""
+""" + _TIMED_RUN.replace("ARGV0", "3")
 
 
 def cqsim_src(path) -> Path:

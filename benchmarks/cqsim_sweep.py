@@ -225,15 +225,10 @@ def main(argv=None) -> int:
     ap.add_argument("--write-ref", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
     a = ap.parse_args(argv)
-    if a.cqsim is not None:
+    for checkout, src in ((a.cqsim, CR.cqsim_src), (a.cqsim_dras, CR.cqsim_dras_src)):
         try:
-            CR.cqsim_src(a.cqsim)
-        except CR.CQSimUnavailable as e:
-            print(f"cqsim_sweep: error: {e}", file=sys.stderr)
-            return 2
-    if a.cqsim_dras is not None:
-        try:
-            CR.cqsim_dras_src(a.cqsim_dras)
+            if checkout is not None:
+                src(checkout)
         except CR.CQSimUnavailable as e:
             print(f"cqsim_sweep: error: {e}", file=sys.stderr)
             return 2
