@@ -426,12 +426,22 @@ class SchedInspectorEnv(Environment):
         accepted = self._accept(seq, state.sim, slot)
         rejected = I.reject(seq, self._params(), state.sim, self._s_after(state.start))
         sim = jax.tree_util.tree_map(lambda r, a: jnp.where(rej, r, a), rejected, accepted)
-        new = state.replace(
+        return self._outcome(self._counted(state, sim, j, rej, was_done), was_done)
+
+    def _counted(self, state: InspectorState, sim, j, rej, was_done) -> InspectorState:
+        """``state`` with the simulator state ``sim`` after a decision on job ``j`` (``rej``:
+        it was rejected; ``was_done``: the episode was over before) and its counters."""
+        return state.replace(
             sim=sim,
             rejected=I.count_rejection(state.rejected, j, rej),
             decisions=state.decisions + (~was_done).astype(jnp.int32),
             rejections=state.rejections + rej.astype(jnp.int32),
         )
+
+    def _outcome(self, new: InspectorState, was_done):
+        """``(new, reward, terminated, truncated, extras)`` of a decision that led to ``new``
+        (``was_done``: the episode was over before it)."""
+        sim = new.sim
         ended = sim.done & ~was_done
         vals = sparse_cond(ended, _final_values, _zero_values, self, new)
         value, base = vals[0][self.metric], vals[1][self.metric]
@@ -447,6 +457,44 @@ class SchedInspectorEnv(Environment):
             terminated = terminated | capped
         reward = reward.astype(jnp.float32)
         return new, reward, terminated, jnp.zeros((), bool), self._extras(new, value, base)
+
+    # -- asynchronous rows (jaxsched.envs.async_rows's protocol) --------------------------------
+    @property
+    def async_ok(self) -> bool:
+        """True when an accept is micro-stepped (backfilling on)."""
+        return self._config.backfill != E.BACKFILL_NONE
+
+    def async_observe(self, state: InspectorState):
+        """At a decision: ``(state, observation)``."""
+        return state, self.observe(state)
+
+    def async_decide(self, state: InspectorState, action) -> InspectorState:
+        """The decision's own step: an accept's first micro-step (the proposed job starts or
+        is committed), or the whole rejection (one event or a wait: no drain)."""
+        seq = self._sequence(state.start)
+        slot = self.proposed_slot(state)
+        j = jnp.maximum(state.sim.queue_job[slot], 0)
+        was_done = state.sim.done
+        rej = (jnp.asarray(action) == REJECT) & self._reject_allowed(state, j) & ~was_done
+        accepted = E.micro_step(seq, self._params(), state.sim, slot)
+        rejected = I.reject(seq, self._params(), state.sim, self._s_after(state.start))
+        sim = jax.tree_util.tree_map(lambda r, a: jnp.where(rej, r, a), rejected, accepted)
+        return self._counted(state, sim, j, rej, was_done)
+
+    def async_pending(self, state: InspectorState) -> jax.Array:
+        """bool: the accept needs more micro-steps."""
+        return ~state.sim.done & ~E.at_decision(state.sim)
+
+    def async_drain(self, state: InspectorState) -> InspectorState:
+        """One more micro-step of an accept."""
+        seq = self._sequence(state.start)
+        zero = jnp.asarray(0, jnp.int32)
+        return state.replace(sim=E.micro_step(seq, self._params(), state.sim, zero))
+
+    def async_finish(self, state: InspectorState, arrived):
+        """The end of the decision (the counters were taken by :meth:`async_decide`); read
+        only where ``arrived`` holds."""
+        return self._outcome(state, jnp.asarray(False))
 
     def _reward(self, b, i):
         """The terminal reward from the base's value ``b`` and the inspected ``i`` (§3.6)."""

@@ -4,8 +4,9 @@ same keys every row's observations, masks, actions, rewards, episode ends, valid
 and collected episodes are identical (log-probabilities up to float rounding of the policy,
 evaluated on batches of different sizes), with the reference's backfilling (compat and
 correct mode) and EASY (correct mode), batch sizes that leave rows waiting for the policy
-(``chunk`` smaller than the rows at a decision) and not; the protocol's hooks compose to the
-env's own transition; ``supports_async`` is False without backfilling."""
+(``chunk`` smaller than the rows at a decision) and not; the same for SchedInspector's
+environment with backfilling (accepts drain, rejections do not); the protocol's hooks compose
+to the env's own transition; ``supports_async`` is False without backfilling."""
 
 from __future__ import annotations
 
@@ -17,11 +18,20 @@ from shared_data import REPO
 
 import jaxsched.sim  # noqa: F401  (x64)
 from jaxsched.envs import AutoResetWrapper, RLSchedulerEnv
+from jaxsched.envs.schedinspector import SchedInspectorEnv
+from jaxsched.systems.schedinspector.config import load_jobs
 from jaxsched.train.async_rollout import make_collect_async, supports_async
 from jaxsched.train.rollout import NetInput, make_collect
 from jaxsched.workload import read_swf
 
 LUBLIN = read_swf(REPO / "traces" / "lublin-1.swf").jobs("rlscheduler")
+SI_JOBS, SI_WAIT = load_jobs(str(REPO / "traces" / "lublin-1.swf"), "compat")
+
+
+def si_env(**kw):
+    return SchedInspectorEnv(
+        SI_JOBS, base="sjf", length=32, backfill="rlscheduler", swf_wait=SI_WAIT, **kw
+    )
 
 
 def act(params, x, key):
@@ -91,3 +101,31 @@ def test_hooks_compose_to_the_transition():
 def test_no_async_without_backfilling():
     env = AutoResetWrapper(RLSchedulerEnv(LUBLIN, length=48, backfill="none"))
     assert not supports_async(env)
+
+
+def act_si(params, x, key):
+    """An accept/reject draw that depends on the features (reject often: both paths run)."""
+    z = jnp.sum(x.obs, -1) * params
+    logits = jnp.where(x.mask, jnp.stack([z, 1.0 - z], -1), -1e9)
+    a = jnp.argmax(logits + jax.random.gumbel(key, logits.shape), -1).astype(jnp.int32)
+    logp = jnp.take_along_axis(jax.nn.log_softmax(logits), a[:, None], 1)[:, 0]
+    return a, {"logp": logp}
+
+
+def test_schedinspector_async_collect_equals_sync():
+    E = 6
+    env = AutoResetWrapper(si_env(step_cap=40, cap_reward=-1.0))
+    assert supports_async(env)
+    kw = dict(num_envs=E, episodes_per_env=2, rollout_steps=90, obs_fn=obs_fn)
+    sync = jax.jit(make_collect(env, act_si, row_keys=True, **kw))
+    asy = jax.jit(make_collect_async(env, act_si, chunk=2, **kw))
+    args = (jnp.float32(0.5), jax.random.PRNGKey(3), jnp.int32(0))
+    want, got = sync(*args), asy(*args)
+    assert int(np.sum(want[0].done)) >= E  # episodes ended (and some hit the step cap)
+    assert 0 < float(np.mean(np.asarray(want[0].action))) < 1  # accepts and rejections
+    for (path, x), y in zip(_leaves(want), jax.tree_util.tree_leaves(got)):
+        name = jax.tree_util.keystr(path)
+        if "logp" in name:
+            np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-5, err_msg=name)
+        else:
+            np.testing.assert_array_equal(np.asarray(x), np.asarray(y), err_msg=name)
