@@ -17,6 +17,8 @@ leaves the state alone elsewhere; its outputs are only read where ``arrived`` ho
 ``async_observe(s)[1]`` equals ``env.observe(s)``; the auto-reset is ``env.next_episode``.
 :class:`jaxsched.envs.wrappers.AutoResetWrapper` exposes the loop as ``run_async`` (the
 trainers reach it through the wrapper: :mod:`jaxsched.train.async_rollout`).
+:func:`async_episodes` is the loop without auto-reset: every row plays its one episode to
+its end (evaluation, ``jaxsched evaluate --model``).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import jax.numpy as jnp
 from jaxsched.envs.core import LAST, MID, TimeStep
 from jaxsched.sim.batching import sparse_cond
 
-__all__ = ["async_rollout"]
+__all__ = ["async_rollout", "async_episodes"]
 
 _F32 = jnp.float32
 
@@ -165,3 +167,44 @@ def async_rollout(env, decide_fn: Callable, state, ts: TimeStep, T: int, chunk: 
     state, ts, _, _, bufs, it = jax.lax.while_loop(cond, body, c)
     bufs = jax.tree_util.tree_map(lambda b: b[: B * T].reshape((B, T) + b.shape[1:]), bufs)
     return state, ts, dict(bufs, iterations=it)
+
+
+def async_episodes(env, decide_fn: Callable, state, aux, chunk: int):
+    """Every row of a batch of ``B`` environments (``state``: every leaf with a leading axis
+    ``B``, each at its first decision) plays its episode to its end, one micro-step per row
+    and iteration as in :func:`async_rollout`, without auto-reset and without recording.
+
+    ``decide_fn(rows int32 [K], observation, aux) -> (action int32 [K], aux)``: the actions of
+    the gathered rows and their new per-row carry ``aux`` (a pytree of ``[B, ...]`` arrays,
+    e.g. each row's PRNG key, gathered and scattered back with the rows). At most ``chunk``
+    rows decide per iteration. An episode ends where the transition terminates or truncates.
+
+    Returns ``(state, aux, iterations)``: the final states, the final carries and the loop's
+    iterations (int32 scalar).
+    """
+    B = jax.tree_util.tree_leaves(state)[0].shape[0]
+    K = max(1, min(int(chunk), B))
+    pending_fn = jax.vmap(env.async_pending)
+    drain = jax.vmap(env.async_drain)
+    finish = jax.vmap(env.async_finish)
+
+    def body(c):
+        state, aux, moving, over, it = c
+        idx = _first_k(~moving & ~over, K)
+        safe = jnp.minimum(idx, B - 1)
+        sk, obs = jax.vmap(env.async_observe)(_take(state, safe))
+        action, ak = decide_fn(safe, obs, _take(aux, safe))
+        sk = jax.vmap(env.async_decide)(sk, action)
+        state, aux = _put(state, idx, sk), _put(aux, idx, ak)
+        moving = moving.at[idx].set(True, mode="drop")
+        go = moving & pending_fn(state)
+        state = _where(go, drain(state), state)
+        arrived = moving & ~pending_fn(state)
+        fin, _, term, trunc, _ = finish(state, arrived)
+        state = _where(arrived, fin, state)
+        return state, aux, moving & ~arrived, over | (arrived & (term | trunc)), it + 1
+
+    no = jnp.zeros((B,), bool)
+    c = (state, aux, no, no, jnp.asarray(0, jnp.int32))
+    state, aux, _, _, it = jax.lax.while_loop(lambda c: ~jnp.all(c[3]), body, c)
+    return state, aux, it

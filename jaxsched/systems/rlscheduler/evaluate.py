@@ -20,6 +20,7 @@ import numpy as np
 
 from jaxsched import nets
 from jaxsched.envs import RLSchedulerEnv
+from jaxsched.envs.async_rows import async_episodes
 from jaxsched.errors import ConfigError
 from jaxsched.systems import LoadedModel
 from jaxsched.systems.rlscheduler.config import RunConfig, make_env
@@ -38,6 +39,8 @@ __all__ = [
 def _episode_fn(env: RLSchedulerEnv, policy_net, sample: bool):
     """``(params, start, key) -> (metric, start_times)`` for one sequence, compiled once."""
 
+    pick = _pick(policy_net, sample)
+
     def run(params, start, key):
         state, ts = env.reset_at(start)
 
@@ -47,13 +50,7 @@ def _episode_fn(env: RLSchedulerEnv, policy_net, sample: bool):
         def body(c):
             st, t, k = c
             k, sub = jax.random.split(k)
-            logits = policy_net.apply(params, t.observation.obs, t.observation.mask)
-            a = (
-                nets.sample_action(sub, logits, t.observation.mask)
-                if sample
-                else nets.greedy_action(logits, t.observation.mask)
-            )
-            st, t = env.step(st, a)
+            st, t = env.step(st, pick(params, t.observation, sub))
             return st, t, k
 
         state, ts, _ = jax.lax.while_loop(cond, body, (state, ts, key))
@@ -70,8 +67,51 @@ class LoadedPolicy(LoadedModel):
     net: object = None
 
 
-def episodes_fn(env: RLSchedulerEnv, policy_net, sample: bool):
-    """``(params, starts [S], keys [S]) -> (metrics [S], start_times [S, L])``, compiled."""
+def _pick(policy_net, sample: bool):
+    """``(params, observation, key) -> action`` of one decision (greedy or sampled)."""
+
+    def pick(params, obs, key):
+        logits = policy_net.apply(params, obs.obs, obs.mask)
+        if sample:
+            return nets.sample_action(key, logits, obs.mask)
+        return nets.greedy_action(logits, obs.mask)
+
+    return pick
+
+
+def _episodes_async(env: RLSchedulerEnv, policy_net, sample: bool):
+    """:func:`_episode_fn` for a batch on the asynchronous rows
+    (:func:`jaxsched.envs.async_rows.async_episodes`): the same per-row key chain, so the
+    same decisions and schedules."""
+    pick = jax.vmap(_pick(policy_net, sample), in_axes=(None, 0, 0))
+
+    def run(params, starts, keys):
+        state = jax.vmap(lambda s: env.reset_at(s)[0])(starts)
+
+        def decide(rows, obs, k):
+            k, sub = jnp.moveaxis(jax.vmap(jax.random.split)(k), 1, 0)
+            return pick(params, obs, sub).astype(jnp.int32), k
+
+        chunk = max(8, starts.shape[0] // 4)
+        state, _, _ = async_episodes(env, decide, state, keys, chunk)
+        return jax.vmap(env.metric_value)(state), state.sim.start
+
+    return run
+
+
+def use_async(env, async_rows: bool | None) -> bool:
+    """Whether an evaluation runs on the asynchronous rows: ``async_rows``, or by default
+    where a decision drains (``env.async_ok``: backfilling) on an accelerator."""
+    if async_rows is None:
+        return bool(env.async_ok) and jax.default_backend() != "cpu"
+    return bool(async_rows) and bool(env.async_ok)
+
+
+def episodes_fn(env: RLSchedulerEnv, policy_net, sample: bool, async_rows: bool | None = None):
+    """``(params, starts [S], keys [S]) -> (metrics [S], start_times [S, L])``, compiled; on
+    the asynchronous rows where :func:`use_async` says so (the same results)."""
+    if use_async(env, async_rows):
+        return jax.jit(_episodes_async(env, policy_net, sample))
     return jax.jit(jax.vmap(_episode_fn(env, policy_net, sample), in_axes=(None, 0, 0)))
 
 
@@ -93,9 +133,12 @@ def policy_metric(
     metric: str | None = None,
     sample: bool = False,
     seed: int = 0,
+    async_rows: bool | None = None,
 ):
     """Run a learned policy on the sequences ``start … start+length-1`` (greedy picks, or
-    sampled ones as the reference's test script does with ``sample=True``).
+    sampled ones as the reference's test script does with ``sample=True``); ``async_rows``
+    as in :func:`use_async` (default: the asynchronous rows with backfilling on an
+    accelerator).
 
     Returns ``(values, start_times)``: float64 ``[S]`` metric per sequence and int64
     ``[S, length]`` start times.
@@ -104,7 +147,7 @@ def policy_metric(
     if backfill is not None or metric is not None:
         rc = dataclasses.replace(rc, backfill=backfill or rc.backfill, metric=metric or rc.metric)
     env = make_env(jobs, rc, length)
-    fn = episodes_fn(env, policy.net, sample)
+    fn = episodes_fn(env, policy.net, sample, async_rows)
     starts = np.asarray(list(starts), np.int32)
     n = jobs.n_jobs
     bad = [int(s) for s in starts if s < 0 or s + length > n]

@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsched.envs.async_rows import async_episodes
 from jaxsched.nets.categorical import gumbel_argmax
 from jaxsched.nets.schedinspector import InspectorPolicy
 from jaxsched.systems import LoadedModel
@@ -56,6 +57,10 @@ def _act(params, obs, key, sample):
     return jnp.where(sample, gumbel_argmax(key, logits), jnp.argmax(logits)).astype(jnp.int32)
 
 
+def _results(env, st):
+    return env.inspected_values(st), env.base_values(st), st.decisions, st.rejections
+
+
 @jax.jit
 def _runs(env, params, starts, key, sample):
     def one(start, k):
@@ -68,17 +73,46 @@ def _runs(env, params, starts, key, sample):
             return s, ts, k
 
         st, ts, _ = jax.lax.while_loop(lambda c: ~c[0].sim.done, body, (st, ts, k))
-        return env.inspected_values(st), env.base_values(st), st.decisions, st.rejections
+        return _results(env, st)
 
     return jax.vmap(one)(starts, jax.random.split(key, starts.shape[0]))
 
 
-def inspect_runs(env, params, starts: Seq[int], *, sample: bool = False, seed: int = 0) -> dict:
+@jax.jit
+def _runs_async(env, params, starts, key, sample):
+    """:func:`_runs` on the asynchronous rows (:func:`jaxsched.envs.async_rows.async_episodes`):
+    the same per-row key chains, so the same decisions. An episode ends at the end of its
+    sequence (an evaluation environment has no step cap)."""
+    state = jax.vmap(lambda s: env.reset_at(s)[0])(starts)
+    act = jax.vmap(_act, in_axes=(None, 0, 0, None))
+
+    def decide(rows, obs, k):
+        k, sub = jnp.moveaxis(jax.vmap(jax.random.split)(k), 1, 0)
+        return act(params, obs, sub, sample), k
+
+    keys = jax.random.split(key, starts.shape[0])
+    state, _, _ = async_episodes(env, decide, state, keys, max(8, starts.shape[0] // 4))
+    return jax.vmap(lambda s: _results(env, s))(state)
+
+
+def inspect_runs(
+    env,
+    params,
+    starts: Seq[int],
+    *,
+    sample: bool = False,
+    seed: int = 0,
+    async_rows: bool | None = None,
+) -> dict:
     """Base alone and base + inspector on the sequences ``starts`` of ``env`` (an evaluation
     environment: mask on). Returns numpy arrays per sequence: ``inspected`` and ``base`` (dicts
-    of the sequence values), ``decisions``, ``rejections``."""
+    of the sequence values), ``decisions``, ``rejections``. ``async_rows``: run on the
+    asynchronous rows (the same results; default: with backfilling on an accelerator)."""
+    if async_rows is None:
+        async_rows = env.async_ok and jax.default_backend() != "cpu"
+    fn = _runs_async if async_rows and env.async_ok else _runs
     ins, base, dec, rej = jax.device_get(
-        _runs(
+        fn(
             env,
             params,
             jnp.asarray(np.asarray(starts, np.int32)),
