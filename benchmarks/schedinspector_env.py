@@ -14,7 +14,7 @@
 Usage::
 
     python benchmarks/schedinspector_env.py --traces ../shared/traces --oracle --throughput \
-        [--reference ~/src/SchedInspector] [--devices 1,2]
+        [--reference ~/src/SchedInspector] [--devices 1,2] [--env sync,async] [--json F]
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import os
 import random
 import sys
@@ -91,10 +92,41 @@ def oracle(trace: Path) -> bool:
     return ok
 
 
-def throughput(trace: Path, batch: int, steps: int, backfill: str, devices: int = 1) -> float:
-    """Ours: ``batch`` environments × ``steps`` random accept/reject steps; steps/s. With
-    ``devices`` > 1 the environments are split over that many devices (``shard_map``: each
-    device steps ``batch / devices`` of them with its own key, on its own thread)."""
+def _peak_bytes():
+    """The device's peak bytes in use so far in this process (None on the CPU)."""
+    stats = jax.devices()[0].memory_stats() or {}
+    return stats.get("peak_bytes_in_use")
+
+
+def _async_run(env, rows: int, steps: int):
+    """``run(key) -> (episodes ended, loop iterations)``: ``rows`` environments on the
+    asynchronous rows (issue 48, ``env.run_async``), ``steps`` decisions each, a random
+    accept/reject per row and decision (reject with ``REJECT_P`` where allowed)."""
+
+    def run(key):
+        keys = jax.random.split(key, rows + 1)
+        st, ts = jax.vmap(env.reset)(keys[1:])
+
+        def decide_fn(r, d, tk):
+            ks = jax.vmap(lambda a, b: jax.random.fold_in(jax.random.fold_in(keys[0], a), b))(r, d)
+            a = jax.vmap(lambda k: jax.random.bernoulli(k, REJECT_P))(ks).astype(jnp.int32)
+            return jnp.where(tk.observation.mask[:, 1], a, 0), {}
+
+        out = env.run_async(decide_fn, st, ts.replace(observation=None), steps, max(8, rows // 4))
+        return out[2]["done"].sum(), out[2]["iterations"]
+
+    return run
+
+
+def throughput(
+    trace: Path, batch: int, steps: int, backfill: str, devices: int = 1, mode: str = "sync"
+) -> dict:
+    """Ours: ``batch`` environments × ``steps`` random accept/reject steps. With ``devices`` >
+    1 the environments are split over that many devices (``shard_map``: each device steps
+    ``batch / devices`` of them with its own key, on its own thread). ``mode``: ``sync`` (one
+    batch step per decision) or ``async`` (the asynchronous rows, one device, backfilling
+    only). Returns a dict: steps_per_s, compile_s, run_s, episodes, peak_bytes_per_row
+    (None on the CPU), async_iterations_per_decision (async only)."""
     jobs, wait = inspector_jobs(read_swf(trace))
     env = AutoResetWrapper(SchedInspectorEnv(jobs, length=128, backfill=backfill, swf_wait=wait))
     rows = batch // devices
@@ -110,13 +142,17 @@ def throughput(trace: Path, batch: int, steps: int, backfill: str, devices: int 
             st, ts = jax.vmap(env.step)(st, a)
             return (st, ts), ts.last().sum()
 
-        return jax.lax.scan(body, (st, ts), jax.random.split(key, steps))[1].sum()
+        return jax.lax.scan(body, (st, ts), jax.random.split(key, steps))[1].sum(), 0
 
-    if devices == 1:
+    if mode == "async":
+        if devices != 1 or backfill == "none":
+            raise ValueError("the async rows run on one device, with backfilling")
+        f, key_of = jax.jit(_async_run(env, rows, steps)), lambda k: k
+    elif devices == 1:
         f, key_of = jax.jit(run), lambda k: k
     else:
         mesh = jax.sharding.Mesh(np.array(jax.devices()[:devices]), ("rows",))
-        one_each = lambda keys: run(keys[0])[None]  # noqa: E731
+        one_each = lambda keys: jax.tree_util.tree_map(lambda x: x[None], run(keys[0]))  # noqa: E731
         f = jax.jit(jax.shard_map(one_each, mesh=mesh, in_specs=P("rows"), out_specs=P("rows"),
                                   check_vma=False))  # fmt: skip
         key_of = lambda k: jax.random.split(k, devices)  # noqa: E731
@@ -125,12 +161,23 @@ def throughput(trace: Path, batch: int, steps: int, backfill: str, devices: int 
     t1 = time.perf_counter()
     jax.block_until_ready(c(key_of(jax.random.PRNGKey(1))))
     t2 = time.perf_counter()
-    episodes = int(np.sum(c(key_of(jax.random.PRNGKey(2)))))
+    ended, iters = c(key_of(jax.random.PRNGKey(2)))
+    episodes = int(np.sum(ended))
     t3 = time.perf_counter()
-    print(f"backfill {backfill}: {batch} envs on {devices} device(s) x {steps} steps: compile "
-          f"{t1 - t0:.1f} s, {batch * steps / (t3 - t2):,.0f} steps/s (run {t3 - t2:.2f} s, "
-          f"first run {t2 - t1:.2f} s, {episodes} episodes ended)", flush=True)  # fmt: skip
-    return batch * steps / (t3 - t2)
+    sps = batch * steps / (t3 - t2)
+    peak = _peak_bytes()
+    print(f"backfill {backfill} {mode}: {batch} envs on {devices} device(s) x {steps} steps: "
+          f"compile {t1 - t0:.1f} s, {sps:,.0f} steps/s (run {t3 - t2:.2f} s, first run "
+          f"{t2 - t1:.2f} s, {episodes} episodes ended"
+          + (f", {int(np.sum(iters)) / steps:.2f} loop iterations per decision" if mode == "async" else "")
+          + (f", peak {peak / batch / 1024:,.0f} KiB per row" if peak else "") + ")",
+          flush=True)  # fmt: skip
+    return {
+        "backfill": backfill, "mode": mode, "batch": batch, "devices": devices, "steps": steps,
+        "steps_per_s": sps, "compile_s": t1 - t0, "run_s": t3 - t2, "episodes": episodes,
+        "peak_bytes_per_row": peak / batch if peak else None,
+        "async_iterations_per_decision": int(np.sum(iters)) / steps if mode == "async" else None,
+    }  # fmt: skip
 
 
 def reference_throughput(ref_dir, trace: Path, steps: int, backfill: str) -> float:
@@ -166,7 +213,7 @@ def main() -> None:
     p.add_argument("--traces", default="../shared/traces")
     p.add_argument("--oracle", action="store_true")
     p.add_argument("--throughput", action="store_true")
-    p.add_argument("--batch", type=int, default=100)
+    p.add_argument("--batch", default="100", help="environments; a comma list times each (100)")
     p.add_argument("--steps", type=int, default=512)
     p.add_argument("--backfills", default="none,rlscheduler", help="modes to time (both)")
     p.add_argument("--reference", default=None, help="a checkout of DIR-LAB/SchedInspector")
@@ -177,12 +224,27 @@ def main() -> None:
         help="comma-separated device counts to split the environments over, each printed "
         "(default 1; on a CPU the script splits the host into the largest count first)",
     )
+    p.add_argument(
+        "--env",
+        default="sync",
+        help="sync (one batch step per decision) and/or async (the asynchronous rows, issue 48: "
+        "backfilling only, one device), comma-separated",
+    )
+    p.add_argument("--json", default=None, help="write the throughput rows here")
     a = p.parse_args()
+    if any(m not in ("sync", "async") for m in a.env.split(",") if m):
+        p.error("--env takes sync and/or async")
     try:
         counts = [int(x) for x in a.devices.split(",") if x]
     except ValueError:
         counts = []
-    if not counts or min(counts) < 1 or any(a.batch % d for d in counts):
+    try:
+        batches = [int(x) for x in a.batch.split(",") if x]
+    except ValueError:
+        batches = []
+    if not batches or min(batches) < 1:
+        p.error("--batch takes counts >= 1")
+    if not counts or min(counts) < 1 or any(b % d for b in batches for d in counts):
         p.error("--devices takes counts >= 1 that divide --batch")
     expose_host_devices(max(counts))  # JAX has not used a device yet
     if max(counts) > jax.device_count():
@@ -191,16 +253,26 @@ def main() -> None:
     if a.oracle:
         print("all oracle values reproduced" if oracle(tdir / "lublin_256.swf.gz") else "MISMATCH")
     if a.throughput:
+        rows = []
+        modes = [m for m in a.env.split(",") if m]
         for bf in [b for b in a.backfills.split(",") if b]:
-            ours = {d: throughput(tdir / "lublin_256.swf.gz", a.batch, a.steps, bf, d)
-                    for d in counts}  # fmt: skip
+            ours = {}
+            for b in batches:
+                for m in modes:
+                    for d in counts if m == "sync" else ([1] if bf != "none" else []):
+                        r = throughput(tdir / "lublin_256.swf.gz", b, a.steps, bf, d, m)
+                        rows.append(r)
+                        ours[(m, b, d)] = r["steps_per_s"]
             if a.reference:
                 ref = reference_throughput(
                     a.reference, tdir / "lublin_256.swf.gz", a.reference_steps, bf
                 )
-                for d, sps in ours.items():
-                    print(f"backfill {bf}: ours on {d} device(s) / reference = {sps / ref:,.1f}x",
-                          flush=True)  # fmt: skip
+                for (m, b, d), sps in ours.items():
+                    print(f"backfill {bf}: ours ({m}, B = {b}) on {d} device(s) / reference = "
+                          f"{sps / ref:,.1f}x", flush=True)  # fmt: skip
+        if a.json:
+            info = {"load": os.getloadavg(), "devices": [str(d) for d in jax.devices()]}
+            Path(a.json).write_text(json.dumps({"machine": info, "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":

@@ -55,4 +55,4 @@ def test_two_devices_step_each_block_as_one_device():
     rows = [ln.split() for ln in got["lines"] if ln.startswith("rlscheduler")]
     assert [(r[2], r[3]) for r in rows] == [("4", "1"), ("4", "2")]
     assert float(rows[0][6]) == 1.0 and float(rows[1][6]) > 0
-    assert got["si"] > 0
+    assert got["si"]["steps_per_s"] > 0 and got["si"]["devices"] == 2
