@@ -2,7 +2,8 @@
 each, run alternately on the same machine in one invocation, with the ratios new / old.
 
     PYTHONPATH=. .venv/bin/python benchmarks/compare_checkouts.py --old ../old-checkout \
-        [--new .] [--rounds 2] [--env-args "..."] [--sim-args "..."] [--json FILE]
+        [--new .] [--rounds 2] [--env-args "..."] [--sim-args "..."] [--si-args "..."] \
+        [--train-args "..."] [--cost-args "..."] [--json FILE]
 
 ``--old``/``--new`` are checkouts (e.g. ``git worktree add ../old <commit>``). Every round runs
 ``benchmarks/env_throughput.py`` and ``benchmarks/throughput.py`` of the old checkout, then of
@@ -10,10 +11,14 @@ the new one (the order alternates between rounds), each in a fresh Python proces
 checkout first on ``PYTHONPATH`` and its own copy of the script, so each side runs exactly its
 own code. Then the new checkout's ``compiled_cost.py`` (public API only) runs once under each
 side's ``PYTHONPATH``: XLA's flops, bytes, fusions and copies of the same compiled rollout, so
-a timing difference can be told apart from a different program. The best value of each cell
-over the rounds is kept (noise on a shared machine only
-slows a run down). Compile times are reported apart from run times. Exit status 1 if a
-throughput run finds a schedule that differs from the oracle.
+a timing difference can be told apart from a different program. With ``--si-args`` the new
+checkout's ``schedinspector_env.py --throughput`` and with ``--train-args`` its
+``train_speed.py`` (PPO epochs; epochs per hour in the table) run in the rounds too, under each
+side's ``PYTHONPATH``. An empty ``--env-args``, ``--sim-args`` or ``--cost-args`` skips that
+part. The best value of each cell over the rounds is kept (noise on a shared machine only
+slows a run down). Compile times are reported apart from run times; the load average after
+each run is printed and kept in ``--json``. Exit status 1 if a throughput run finds a
+schedule that differs from the oracle.
 """
 
 from __future__ import annotations
@@ -50,11 +55,36 @@ def run_script(checkout: Path, script: str, args: str, script_dir: Path | None =
 
 
 def env_cells(res: dict) -> dict:
-    """(backfill, B) -> (steps/s, compile s) of an env_throughput.py result."""
+    """(backfill, B) -> (steps/s, compile s) of an env_throughput.py result (the env mode and
+    the device count appended where not the default)."""
+    out = {}
+    for r in res["rows"]:
+        key = (r["backfill"], r["batch"])
+        if r.get("env", "closed") != "closed":
+            key += (r["env"],)
+        if r.get("devices", 1) != 1:
+            key += (f"D={r['devices']}",)
+        out[key] = (r["steps_per_s"], r["compile_s"])
+    return out
+
+
+def si_cells(res: dict) -> dict:
+    """(backfill, mode, B, D) -> (steps/s, compile s) of a schedinspector_env.py result."""
     return {
-        (r["backfill"], r["batch"]): (r["steps_per_s"], r["compile_s"])
+        (r["backfill"], r["mode"], r["batch"], f"D={r['devices']}"): (
+            r["steps_per_s"],
+            r["compile_s"],
+        )
         for r in res["rows"]
-        if r.get("env", "closed") == "closed"
+    }
+
+
+def train_cells(res: dict) -> dict:
+    """update variant -> (epochs per hour, compile s) of a train_speed.py result."""
+    return {
+        (r["update"], r.get("backfill", "")): (3600.0 / r["mean_epoch_s"], r["compile_s"])
+        for r in res["epochs"]
+        if "mean_epoch_s" in r
     }
 
 
@@ -91,6 +121,8 @@ def main(argv=None) -> int:
     p.add_argument("--rounds", type=int, default=2, help="old/new pairs per benchmark (2)")
     p.add_argument("--env-args", default=ENV_ARGS, help=f"env_throughput.py ({ENV_ARGS})")
     p.add_argument("--sim-args", default=SIM_ARGS, help=f"throughput.py ({SIM_ARGS})")
+    p.add_argument("--si-args", default="", help="schedinspector_env.py (none)")
+    p.add_argument("--train-args", default="", help="train_speed.py (none)")
     p.add_argument("--cost-args", default=COST_ARGS, help=f"compiled_cost.py ({COST_ARGS})")
     p.add_argument("--json", type=Path, default=None, help="write every run's numbers here")
     a = p.parse_args(argv)
@@ -98,30 +130,40 @@ def main(argv=None) -> int:
     for name, path in sides.items():
         if not (path / "benchmarks" / "env_throughput.py").is_file():
             p.error(f"--{name} {path}: not a jaxsched checkout (no benchmarks/env_throughput.py)")
-    env_best, sim_best, raw, mismatches = {}, {}, [], 0
+    parts = [  # (name, script, args, cells, script from the new checkout, table title, unit)
+        ("env", "env_throughput.py", a.env_args, env_cells, False,
+         "environment steps/s (env_throughput.py, backfill B ...)", "steps/s"),
+        ("sim", "throughput.py", a.sim_args, sim_cells, False,
+         "simulator decisions/s (throughput.py, batch multiplier K)", "dec/s"),
+        ("si", "schedinspector_env.py", a.si_args, si_cells, True,
+         "SchedInspector env steps/s (schedinspector_env.py, backfill mode B D)", "steps/s"),
+        ("train", "train_speed.py", a.train_args, train_cells, True,
+         "PPO epochs per hour (train_speed.py, update backfill)", "ep/h"),
+    ]  # fmt: skip
+    parts = [x for x in parts if x[2].strip()]
+    found = {x[0]: {} for x in parts}
+    raw, mismatches = [], 0
     for rnd in range(a.rounds):
         order = ("old", "new") if rnd % 2 == 0 else ("new", "old")
         for side in order:
-            e = run_script(sides[side], "env_throughput.py", a.env_args)
-            s = run_script(sides[side], "throughput.py", a.sim_args)
-            mismatches += int(s.get("mismatches", 0))
-            env_best[side] = best(env_best.get(side), env_cells(e))
-            sim_best[side] = best(sim_best.get(side), sim_cells(s))
-            raw.append({"round": rnd, "side": side, "load": os.getloadavg(),
-                        "env": {str(k): v for k, v in env_cells(e).items()},
-                        "sim": {str(k): v for k, v in sim_cells(s).items()}})  # fmt: skip
-            print(f"round {rnd + 1}: {side} done (load {os.getloadavg()[0]:.2f})", flush=True)
-    lines = [f"old: {sides['old']}", f"new: {sides['new']}", f"best of {a.rounds} rounds", ""]
-    lines += table("environment steps/s (env_throughput.py, backfill B)", "steps/s",
-                   env_best["old"], env_best["new"])  # fmt: skip
-    lines.append("")
-    lines += table("simulator decisions/s (throughput.py, batch multiplier K)", "dec/s",
-                   sim_best["old"], sim_best["new"])  # fmt: skip
-    cost = {side: run_script(path, "compiled_cost.py", a.cost_args, sides["new"])
-            for side, path in sides.items()}  # fmt: skip
-    lines.append(f"\ncompiled rollout ({a.cost_args})")
-    lines += [f"{k:<22} {cost['old'][k]:>14,.0f} {cost['new'][k]:>14,.0f} "
-              f"{cost['new'][k] / cost['old'][k]:>8.5f}" for k in COST_KEYS]  # fmt: skip
+            for name, script, args, cells, from_new, _, _ in parts:
+                r = run_script(sides[side], script, args, sides["new"] if from_new else None)
+                mismatches += int(r.get("mismatches", 0)) if name == "sim" else 0
+                found[name][side] = best(found[name].get(side), cells(r))
+                load = os.getloadavg()
+                raw.append({"round": rnd, "side": side, "part": name, "load": load,
+                            "cells": {str(k): v for k, v in cells(r).items()}})  # fmt: skip
+                print(f"round {rnd + 1}: {side} {name} done (load {load[0]:.2f})", flush=True)
+    lines = [f"old: {sides['old']}", f"new: {sides['new']}", f"best of {a.rounds} rounds"]
+    for name, _, _, _, _, title, unit in parts:
+        lines += ["", *table(title, unit, found[name]["old"], found[name]["new"])]
+    cost = {}
+    if a.cost_args.strip():
+        cost = {side: run_script(path, "compiled_cost.py", a.cost_args, sides["new"])
+                for side, path in sides.items()}  # fmt: skip
+        lines.append(f"\ncompiled rollout ({a.cost_args})")
+        lines += [f"{k:<22} {cost['old'][k]:>14,.0f} {cost['new'][k]:>14,.0f} "
+                  f"{cost['new'][k] / cost['old'][k]:>8.5f}" for k in COST_KEYS]  # fmt: skip
     lines.append(f"\nschedules differing from the oracle: {mismatches}")
     print("\n".join(lines))
     if a.json:
