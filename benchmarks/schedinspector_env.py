@@ -142,7 +142,8 @@ def throughput(
             st, ts = jax.vmap(env.step)(st, a)
             return (st, ts), ts.last().sum()
 
-        return jax.lax.scan(body, (st, ts), jax.random.split(key, steps))[1].sum(), 0
+        ended = jax.lax.scan(body, (st, ts), jax.random.split(key, steps))[1].sum()
+        return ended, jnp.zeros((), jnp.int32)
 
     if mode == "async":
         if devices != 1 or backfill == "none":
