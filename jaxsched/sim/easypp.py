@@ -12,8 +12,8 @@ SJBF order and a started job's estimated end are predicted ones), inside a loop 
 the per-user history and, before every micro-step, (1) corrects the running jobs that outlived
 their prediction (estimated end := start + requested time, the running list re-sorted by
 estimated end, which the reservation's prefix sum needs) and (2) writes the next arrival's
-prediction from the current history (the micro-steps take one event each, ``skip=False``: a
-release and an arrival never share a micro-step, so this is the history at its arrival). Users are dense per-sequence ids (``user_ids``).
+prediction from the current history (a release and an arrival never share a micro-step, so
+this is the history at its arrival). Users are dense per-sequence ids (``user_ids``).
 
 Shapes: ``L`` jobs, ``Q`` queue slots, ``R`` running slots; times int64.
 """
@@ -102,8 +102,7 @@ def _step(seq: E.Sequence, uid, params: E.SimParams, c):
     pred = pred.at[nj].set(jnp.where(st.next < seq.n_jobs, p_nj, pred[nj]))
     pseq = seq.replace(req=pred)
     x = jnp.maximum(st.run_job[next_event(pseq, params, st).rslot], 0)
-    choice = E.heuristic_choice(pseq, params, st, dynamic=False)
-    new = E.micro_step(pseq, params, st, choice, skip=False)  # one event: the history sees each
+    new = E.micro_step(pseq, params, st, E.heuristic_choice(pseq, params, st, dynamic=False))
     rel = ~st.done & (new.n_running < st.n_running)  # this step released x
     ux, rx = uid[x], seq.run[x]
     h2 = h2.at[ux].set(jnp.where(rel, h1[ux], h2[ux]))

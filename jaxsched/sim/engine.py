@@ -7,21 +7,15 @@ sequence of *micro-steps*. Each micro-step performs exactly one of
   otherwise it becomes the *committed* job (and, with backfilling, its reservation is taken);
 * **start**: the committed job fits now, or a backfill candidate exists: start it;
 * **advance**: one event (:func:`~jaxsched.sim.primitives.advance_one`): the next arrival if it
-  comes no later than the earliest actual finish (arrival wins ties), else one release; or,
-  when nothing could start before them, every release before one of the next few arrivals
-  and those arrivals at once (:func:`_events`: the events that start nothing are skipped in
-  one vectorised step; the schedule is the same, ``steps`` still counts one per event).
+  comes no later than the earliest actual finish (arrival wins ties), else one release.
 
 Every job arrives once, is released at most once and starts once, so an episode of L jobs takes
 at most ``4 L`` micro-steps whatever the policy; each micro-step does O(queue capacity + running
 capacity) work, independent of L. The reference's list-order
 tie rules are closed-form keys (spec §2.8).
 
-The micro-step is written as four phases (:func:`_select`: what this step does, with
-:func:`_events`: which events an advance takes; :func:`_start`, :func:`_commit`,
-:func:`_advance`), small functions that XLA inlines into one computation. The EASY shadow time
-needs no sort: the running list is kept sorted by estimated end with its running node sum
-(:func:`~jaxsched.sim.primitives.reservation` is one pass).
+The micro-step is written as four phases (:func:`_select`: what this step does; :func:`_start`,
+:func:`_commit`, :func:`_advance`), small functions that XLA inlines into one computation.
 
 Shapes: ``L`` jobs per sequence (padded; ``n_jobs`` valid), ``Q`` queue slots, ``R`` running
 slots. Times are int64 seconds (absolute trace time), priority keys float64. Capacities ``Q``
@@ -48,13 +42,13 @@ from jaxsched.sim.primitives import (
     Event,
     advance_one,
     advance_until,
+    apply_event,
+    argmax_bool,
     argmin,
     argmin_unique,
     logged_loop,
     next_event,
-    queue_arrivals,
     queue_write,
-    release_set,
     req32,
     reservation,
     running_cum_insert,
@@ -197,14 +191,10 @@ def heuristic_choice(
     return jnp.where(dyn, dslot, slot)
 
 
-def micro_step(
-    seq: Sequence, params: SimParams, st: SimState, choice: chex.Array, skip: bool = True
-) -> SimState:
+def micro_step(seq: Sequence, params: SimParams, st: SimState, choice: chex.Array) -> SimState:
     """One micro-step (see the module docstring). ``choice`` is the queue slot to decide on when
-    this step is a decision (ignored otherwise). A finished state is returned unchanged.
-    ``skip`` (static): an advance skips the events that start nothing (:func:`_events`);
-    False: one event per step (for a loop that acts between events, as EASY++'s history)."""
-    return _micro(seq, params, st, choice, True, skip)[0]
+    this step is a decision (ignored otherwise). A finished state is returned unchanged."""
+    return _micro(seq, params, st, choice, True)[0]
 
 
 def micro_step_logged(seq: Sequence, params: SimParams, st: SimState, choice: chex.Array):
@@ -215,40 +205,21 @@ def micro_step_logged(seq: Sequence, params: SimParams, st: SimState, choice: ch
     return _micro(seq, params, st, choice, False)
 
 
-#: the most arrivals one micro-step's advance takes when it skips the events that start
-#: nothing (:func:`_events`; static: the step's work grows with it)
-SKIP_ARRIVALS = 4
-
-
-class _Events(NamedTuple):
-    """The events one micro-step's advance processes (:func:`_events`), in the engine's order.
-
-    rel: bool ``[R]`` running slots released; n_arr: int32 arrivals (the next ``n_arr`` jobs,
-    into the first free queue slots); t: int64 clock after them; group: int32 the last
-    arrival's submit group; n: int32 number of events."""
-
-    rel: chex.Array
-    n_arr: chex.Array
-    t: chex.Array
-    group: chex.Array
-    n: chex.Array
-
-
 class _Plan(NamedTuple):
     """What one micro-step does (:func:`_select`); bool scalars unless noted.
 
     decide: a decision is taken; do_start: a job starts (``start_slot``, int32 queue slot);
     do_commit: the decided job becomes committed (``cur_slot``); committed_fits: the committed
-    job itself starts; events: the events this step processes (:class:`_Events`: none unless
-    it advances); stuck: nothing can happen any more; shadow_now: int64 reservation time of
-    ``cur_slot``'s job (EASY: recomputed now); ev: the next event (its job ``nj`` and group
-    fill the queue slot a start empties)."""
+    job itself starts; do_arr / do_rel: the event ``ev`` (an arrival / a release) happens;
+    stuck: nothing can happen any more; shadow_now: int64 reservation time of ``cur_slot``'s
+    job (EASY: recomputed now)."""
 
     decide: chex.Array
     do_start: chex.Array
     do_commit: chex.Array
     committed_fits: chex.Array
-    events: _Events
+    do_arr: chex.Array
+    do_rel: chex.Array
     stuck: chex.Array
     cur_slot: chex.Array
     start_slot: chex.Array
@@ -258,10 +229,7 @@ class _Plan(NamedTuple):
 
 def _backfill_slot(seq: Sequence, params: SimParams, st: SimState, cur_slot, shadow, extra):
     """The backfill candidate (int32 queue slot, and whether it exists): the first waiting job
-    in scan order, other than ``cur_slot``'s, that is eligible and fits now; and ``later_k``
-    (int32): the fewest nodes among the waiting jobs that could be backfilled at this clock or
-    a later one with more nodes free (greedy: ``t + q < shadow`` holds now and the shadow is
-    latched; EASY: any waiting job), ``I32MAX`` if none.
+    in scan order, other than ``cur_slot``'s, that is eligible and fits now.
 
     Compat scan order (spec §2.8.3): jobs that arrived before the commit by (submit, policy
     rank) -- queue_bf_key -- then the later arrivals by index; all earlier arrivals come first since
@@ -279,74 +247,19 @@ def _backfill_slot(seq: Sequence, params: SimParams, st: SimState, cur_slot, sha
     bkey = jnp.where(params.compat, jnp.where(late, L * L + qj, st.queue_bf_key), qj)
     # t + q < shadow (greedy) or t + q <= shadow (EASY), compared in int32 as q <= bound
     bound = jnp.clip(shadow - st.t - jnp.where(easy, 0, 1), I32MIN, I32MAX).astype(i32)
-    waiting = (st.queue_job >= 0) & (qi != cur_slot) & (bf != BACKFILL_NONE)
-    in_time = st.queue_req <= bound
-    later_k = jnp.min(jnp.where(waiting & (in_time | easy), st.queue_nodes, I32MAX))
-    elig = in_time | (easy & (st.queue_nodes <= extra))
-    elig = elig & waiting & (st.queue_nodes <= st.free)
+    elig = (st.queue_req <= bound) | (easy & (st.queue_nodes <= extra))
+    elig = elig & (st.queue_job >= 0) & (qi != cur_slot) & (st.queue_nodes <= st.free)
+    elig = elig & (bf != BACKFILL_NONE)
     # SJBF: only the eligible jobs of the shortest requested time compete on the scan key
     short = st.queue_req == jnp.min(jnp.where(elig, st.queue_req, I32MAX))
     first = elig & jnp.where(is_sjbf(bf), short, True)
     # keys are distinct: one reduction over key * Q + slot
     bdt = jnp.int32 if (L * L + L + 1) * Q < 2**31 else jnp.int64
     bslot = argmin_unique(bkey.astype(bdt), first, L * L + L)
-    return bslot, elig[bslot], later_k
+    return bslot, elig[bslot]
 
 
-def _events(
-    seq: Sequence, params: SimParams, st: SimState, ev: Event, do_adv, committed, kmin, skip=True
-):
-    """Phase 1b: the events an advancing step (``do_adv``) processes. One event, as
-    :func:`~jaxsched.sim.primitives.advance_one` would, or, skipping the events that start
-    nothing, every release before the ``j``-th next arrival and the arrivals up to it, for the
-    largest ``j <= SKIP_ARRIVALS`` for which nothing could start at any state before that
-    arrival: the free nodes, even with all those releases, stay below ``kmin`` (int32: the
-    committed job's nodes and :func:`_backfill_slot`'s ``later_k``) and below the nodes of
-    every earlier arrival that could be backfilled. With an empty queue and nothing
-    committed the first arrival is a decision: ``j <= 1``. The schedule is the same as one
-    event per step (the reference's backfill pass before each event would start nothing);
-    only the number of steps changes. ``skip=False`` (static): one event."""
-    i32 = jnp.int32
-    J, L, Q = SKIP_ARRIVALS, seq.submit.shape[0], st.queue_job.shape[0]
-    R = st.run_job.shape[0]
-    rv = jnp.arange(R, dtype=i32) < st.n_running
-    jj = jnp.arange(J, dtype=i32)
-    ja = st.next + jj  # the next J jobs to arrive
-    jc = jnp.minimum(ja, L - 1)
-    s = seq.submit[jc]
-    # releases strictly before each arrival (an arrival wins a tie with a release)
-    before = rv[None, :] & (st.run_finish[None, :] < s[:, None])  # [J, R]
-    n_before = jnp.sum(before, axis=1, dtype=i32)
-    freed = jnp.sum(jnp.where(before, st.run_nodes[None, :], 0), axis=1, dtype=i32)
-    # arrivals that could be backfilled once queued (greedy: t + q < latched shadow)
-    bound = jnp.clip(st.shadow_time - jnp.maximum(st.t, s) - 1, I32MIN, I32MAX).astype(i32)
-    later = (params.backfill != BACKFILL_NONE) & (
-        is_easy(params.backfill) | (req32(seq.req[jc]) <= bound)
-    )
-    k_arr = jnp.where(later, seq.nodes[jc], I32MAX)
-    k_prev = jnp.concatenate([jnp.full((1,), I32MAX, i32), jax.lax.cummin(k_arr)[:-1]])
-    quiet = (n_before + jj == 0) | (st.free + freed < jnp.minimum(kmin, k_prev))
-    ok = do_adv & (ja < seq.n_jobs) & (st.n_queued + jj < Q) & quiet & (committed | (jj == 0))
-    ok = ok & skip
-    n_skip = jnp.sum(jnp.cumprod(ok.astype(i32)), dtype=i32)
-    last = jnp.maximum(n_skip - 1, 0)
-    # otherwise one event: a release in the reference's order (or an arrival into a full queue)
-    one_arr = do_adv & ev.arrive
-    one_rel = do_adv & ~ev.arrive & (st.n_running > 0)
-    skip = n_skip > 0
-    ri = jnp.arange(R, dtype=i32)
-    rel = jnp.where(skip, before[last], one_rel & (ri == ev.rslot))
-    n_arr = jnp.where(skip, n_skip, one_arr.astype(i32))
-    t_one = jnp.where(one_arr, ev.s_next, jnp.where(one_rel, ev.fmin, st.t))
-    t = jnp.maximum(st.t, jnp.where(skip, s[last], t_one))
-    # submit groups: a job starts a group unless it shares the previous job's submit time
-    brk = s != seq.submit[jnp.maximum(jc - 1, 0)]
-    groups = jax.lax.cummax(jnp.where(brk, ja, st.arrival_group))
-    group = jnp.where(n_arr > 0, groups[jnp.maximum(n_arr - 1, 0)], st.arrival_group)
-    return _Events(rel=rel, n_arr=n_arr, t=t, group=group, n=n_arr + jnp.sum(rel, dtype=i32))
-
-
-def _select(seq: Sequence, params: SimParams, st: SimState, choice, skip=True) -> _Plan:
+def _select(seq: Sequence, params: SimParams, st: SimState, choice) -> _Plan:
     """Phase 1: the job under consideration (the committed one, or the new ``choice``), its
     reservation (recomputed every step for EASY; latched at commit for the greedy variant),
     the backfill candidate and the next event; which of decide / start / commit / advance
@@ -366,19 +279,19 @@ def _select(seq: Sequence, params: SimParams, st: SimState, choice, skip=True) -
         e_eff, st.run_nodes, st.run_cum_nodes, rv, st.free, cur_k, st.t
     )
     shadow = jnp.where(easy, shadow_now, st.shadow_time)
-    bslot, has_bf, later_k = _backfill_slot(seq, params, st, cur_slot, shadow, nodes_at - cur_k)
+    bslot, has_bf = _backfill_slot(seq, params, st, cur_slot, shadow, nodes_at - cur_k)
 
     ev = next_event(seq, params, st)
 
     decide = active & ~committed & (st.n_queued > 0)
     do_adv = active & ~decide & ~(committed & (fits | has_bf))
-    kmin = jnp.minimum(jnp.where(committed, cur_k, I32MAX), later_k)
     return _Plan(
         decide=decide,
         do_start=(decide & fits) | (active & committed & (fits | has_bf)),
         do_commit=decide & ~fits,
         committed_fits=committed & fits,
-        events=_events(seq, params, st, ev, do_adv, committed, kmin, skip),
+        do_arr=do_adv & ev.arrive,
+        do_rel=do_adv & ~ev.arrive & (st.n_running > 0),
         stuck=do_adv & ~ev.arrive & (st.n_running == 0),
         cur_slot=cur_slot,
         start_slot=jnp.where(committed & ~fits, bslot, cur_slot),
@@ -436,45 +349,36 @@ def _commit(params: SimParams, st: SimState, plan: _Plan, sj, n_r_before) -> Sim
     )
 
 
-def _advance(seq: Sequence, st: SimState, plan: _Plan) -> tuple[SimState, chex.Array]:
-    """Phase 4: the events ``plan.events`` (arrivals fill the first free queue slots, in order;
-    releases leave the running list), or, after a start, the started job's queue slot is
-    emptied. Returns the state and whether the queue overflowed."""
+def _advance(seq: Sequence, st: SimState, plan: _Plan, q_free_slot) -> tuple[SimState, chex.Array]:
+    """Phase 4: one event (an arrival fills the started job's hole or the first free queue
+    slot ``q_free_slot``; a release leaves the running list), or, after a start, the started
+    job's queue slot is emptied. Returns the state and whether the queue overflowed."""
     i32 = jnp.int32
-    e = plan.events
-    q_over = (e.n_arr > 0) & (st.n_queued + e.n_arr > st.queue_job.shape[0])
-    # a start empties its slot (the copied attributes are the next arrival's, unread)
-    q = queue_write(seq, st, plan.do_start, plan.start_slot, -1, plan.ev.nj, plan.ev.g_new)
-    st = st.replace(**q)
+    do_start, do_arr, ev = plan.do_start, plan.do_arr, plan.ev
+    fslot = jnp.where(do_start, plan.start_slot, q_free_slot).astype(i32)
+    q_over = do_arr & (st.n_queued >= st.queue_job.shape[0])
+    new_job = jnp.where(do_arr, st.next, -1)
+    q = queue_write(seq, st, do_arr | do_start, fslot, new_job, ev.nj, ev.g_new)
     st = st.replace(
-        **queue_arrivals(seq, st, e.n_arr, SKIP_ARRIVALS),
-        **release_set(st, e.rel),
-        t=e.t,
-        next=st.next + e.n_arr,
-        arrival_group=e.group,
-        n_queued=st.n_queued + e.n_arr - plan.do_start.astype(i32),
+        **q,
+        **apply_event(st, ev, do_arr, plan.do_rel),
+        n_queued=st.n_queued + do_arr.astype(i32) - do_start.astype(i32),
     )
     return st, q_over
 
 
-def _micro(
-    seq: Sequence,
-    params: SimParams,
-    st: SimState,
-    choice: chex.Array,
-    write_start: bool,
-    skip: bool = True,
-):
+def _micro(seq: Sequence, params: SimParams, st: SimState, choice: chex.Array, write_start: bool):
     """:func:`micro_step`, also returning the job started by this step (int32, -1 = none; it
     starts at ``st.t``). With ``write_start=False`` the ``start`` array is left untouched (the
     batched runner logs starts instead: a per-step write into ``[L]`` costs more than the
     rest of the step)."""
     i32 = jnp.int32
     active = ~st.done
-    plan = _select(seq, params, st, choice, skip)
+    plan = _select(seq, params, st, choice)
+    q_free_slot = argmax_bool(st.queue_job < 0)
     new, sj, r_over = _start(seq, st, plan, write_start)
     new = _commit(params, new, plan, sj, st.n_running)
-    new, q_over = _advance(seq, new, plan)
+    new, q_over = _advance(seq, new, plan, q_free_slot)
 
     # episode end: after a start, nothing waits, nothing left to arrive
     # (an overflow ends the run early: its result is discarded and re-run with more room)
@@ -484,8 +388,7 @@ def _micro(
         overflow=st.overflow | q_over.astype(i32) | (2 * r_over.astype(i32)),
         stuck=st.stuck | plan.stuck,
         decisions=st.decisions + plan.decide.astype(i32),
-        # work done: one per event (as one event per step counted it), else one
-        steps=st.steps + active.astype(i32) * jnp.maximum(plan.events.n, 1),
+        steps=st.steps + active.astype(i32),
     )
     return new, jnp.where(plan.do_start, sj, -1)
 

@@ -26,8 +26,6 @@ __all__ = [
     "running_drop",
     "running_cum_drop",
     "queue_write",
-    "queue_arrivals",
-    "release_set",
     "Event",
     "next_event",
     "apply_event",
@@ -146,66 +144,6 @@ def queue_write(seq: Sequence, st: SimState, put, slot, job, nj, g_new) -> dict:
         queue_submit=setq(st.queue_submit, seq.submit[nj]),
         queue_rank=setq(st.queue_rank, st.policy_rank[nj]),
         queue_bf_key=setq(st.queue_bf_key, (g_new.astype(KD) * L + st.policy_rank[nj]).astype(KD)),
-    )
-
-
-def queue_arrivals(seq: Sequence, st: SimState, n, J: int) -> dict:
-    """The queue arrays after the arrival of the next ``n`` jobs (int32, ``0 <= n <= J``,
-    ``J`` static), job ``st.next + i`` into the ``i``-th free slot (the first free slot at
-    its own arrival, as one arrival at a time would place it; ``queue_bf_key`` from its submit
-    group). Returns a dict of the ``queue_*`` fields."""
-    i32 = jnp.int32
-    L = seq.submit.shape[0]
-    KD = st.queue_bf_key.dtype
-    free = st.queue_job < 0
-    rank = jnp.cumsum(free.astype(i32)) - 1  # among the free slots
-    jj = jnp.arange(J, dtype=i32)
-    ja = st.next + jj
-    jc = jnp.minimum(ja, L - 1)
-    s = seq.submit[jc]
-    brk = s != seq.submit[jnp.maximum(jc - 1, 0)]
-    g = jax.lax.cummax(jnp.where(brk, ja, st.arrival_group))
-    pr = st.policy_rank[jc]
-    vals = dict(
-        queue_job=ja,
-        queue_nodes=seq.nodes[jc],
-        queue_req=req32(seq.req[jc]),
-        queue_submit=s,
-        queue_rank=pr,
-        queue_bf_key=(g.astype(KD) * L + pr).astype(KD),
-    )
-    out = {k: getattr(st, k) for k in vals}
-    for i in range(J):  # J static selects: cheaper than a gather per slot
-        hit = free & (rank == i) & (i < n)
-        out = {k: jnp.where(hit, v[i].astype(out[k].dtype), out[k]) for k, v in vals.items()}
-    return out
-
-
-def release_set(st: SimState, rel: chex.Array) -> dict:
-    """The running list after releasing the slots ``rel`` (bool ``[R]``, valid slots), in one
-    step: the kept jobs close up in their order, the freed slots take the fill values
-    (``run_job`` -1, else 0 / False), the running node sum is recomputed. Returns a dict of
-    ``free``, ``run_*`` and ``n_running``."""
-    i32 = jnp.int32
-    R = st.run_job.shape[0]
-    rv = jnp.arange(R, dtype=i32) < st.n_running
-    keep = rv & ~rel
-    pos = jnp.where(keep, jnp.cumsum(keep.astype(i32)) - 1, R)  # R: dropped
-
-    def close(a, fill):
-        return jnp.full_like(a, fill).at[pos].set(a, mode="drop", unique_indices=True)
-
-    nodes = close(st.run_nodes, 0)
-    return dict(
-        free=st.free + jnp.sum(jnp.where(rel, st.run_nodes, 0), dtype=i32),
-        run_job=close(st.run_job, -1),
-        run_finish=close(st.run_finish, 0),
-        run_est_finish=close(st.run_est_finish, 0),
-        run_nodes=nodes,
-        run_sort_flag=close(st.run_sort_flag, False),
-        run_order=close(st.run_order, 0),
-        run_cum_nodes=jnp.cumsum(nodes, dtype=i32),
-        n_running=st.n_running - jnp.sum(rel, dtype=i32),
     )
 
 

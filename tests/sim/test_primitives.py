@@ -116,17 +116,9 @@ def test_advance_until_equals_event_by_event():
     assert checked >= 12
 
 
-def _tidy(st):
-    """The running node sums past the running prefix zeroed (unused, not kept canonical)."""
-    rv = jnp.arange(st.run_cum_nodes.shape[0]) < st.n_running
-    return st.replace(run_cum_nodes=jnp.where(rv, st.run_cum_nodes, 0))
-
-
 def test_advance_one_is_the_micro_step_advance():
-    """An advancing micro-step (the committed job waits) is ``advance_one`` once, or several
-    times where it skips the events that start nothing (at least twice here)."""
     rng = np.random.default_rng(11)
-    compared = several = 0
+    compared = 0
     for _ in range(3):
         L = 32
         seq = random_seq(rng, L, num_nodes=6)
@@ -135,17 +127,11 @@ def test_advance_one_is_the_micro_step_advance():
             waiting = int(st.committed_job) >= 0 and int(
                 st.queue_nodes[int(st.committed_slot)]
             ) > int(st.free)
-            if waiting:  # the micro-step's advance: k events, each as advance_one
-                got = MICRO(seq, NONE, st, 0)
-                k = int(got.steps) - int(st.steps)  # the work counter counts events
-                want = st
-                for _ in range(k):
-                    want = ADVANCE_ONE(seq, NONE, want)
-                _equal(_tidy(got), _tidy(want), "advance")
+            if waiting:
+                _equal(MICRO(seq, NONE, st, 0), ADVANCE_ONE(seq, NONE, st), "advance")
                 compared += 1
-                several += k > 1
             choice = 0
             if E.at_decision(st):
                 choice = int(rng.choice(np.flatnonzero(np.asarray(st.queue_job) >= 0)))
             st = MICRO(seq, NONE, st, choice)
-    assert compared >= 10 and several >= 2
+    assert compared >= 10
