@@ -4,7 +4,7 @@ validation log, then tested on sequences of the trace's test split against the h
     PYTHONPATH=. .venv/bin/python benchmarks/generalise.py TRACE RUN [RUN ...]
         [--sequences 200] [--jobs 1024] [--seed 0] [--policy fcfs,wfp3,unicep,sjf,f1]
         [--choose select|best|newest] [--split-fractions 0.5,0.1,0.4] [--allow-seen]
-        [--paper [--paper-sequences 10] [--paper-slice 10000]] [--json FILE]
+        [--paper [--paper-sequences 10] [--paper-slice 10000]] [--versus f1,...] [--json FILE]
 
 RUN: a ``jaxsched train rlscheduler`` directory, or a sweep directory (``--seeds``) whose
 ``seed-*`` folders are each a run. Per run the model is chosen on validation only:
@@ -25,7 +25,8 @@ difference (mean ± s.e.) to the best heuristic *of that table* (the lowest mean
 sequences: the conservative bar, not a choice made for the model), with the margin in % of
 that heuristic's mean. ``--paper`` adds the same model on the paper's protocol (the
 reference's draw, seed 1, from the first ``--paper-slice`` jobs), labelled in-sample where the
-run saw those jobs.
+run saw those jobs. ``--versus`` adds each model's paired difference to these policies of
+``--policy`` too (e.g. F1 when the best heuristic is another one).
 """
 
 from __future__ import annotations
@@ -130,20 +131,27 @@ def table(jobs, starts, length, policies, run: dict, model_vals: dict) -> dict:
     return {"starts": [int(s) for s in res.starts], "heuristics": heur, "models": model_vals}
 
 
-def summarise(tab: dict, metric: str) -> dict:
-    """Means, standard errors, the best heuristic and every model's paired difference to it."""
+def _paired(v, ref, ref_mean: float) -> dict:
+    d = np.asarray(v, np.float64) - np.asarray(ref, np.float64)
+    dm, ds = _mean_sem(d)
+    return {"diff": dm, "diff_sem": ds, "margin_pct": 100.0 * dm / ref_mean,
+            "z": dm / ds if ds > 0 else math.nan}  # fmt: skip
+
+
+def summarise(tab: dict, metric: str, versus=()) -> dict:
+    """Means, standard errors, the best heuristic and every model's paired difference to it
+    (and, under ``"versus"``, to each policy of ``versus`` present in the table)."""
     sign = -1.0 if metric in HIGHER_IS_BETTER else 1.0
     heur = {p: _mean_sem(v) for p, v in tab["heuristics"].items()}
     best = min(heur, key=lambda p: sign * heur[p][0])
     ref = np.asarray(tab["heuristics"][best], np.float64)
     models = {}
     for name, v in tab["models"].items():
-        d = np.asarray(v, np.float64) - ref
         m, s = _mean_sem(v)
-        dm, ds = _mean_sem(d)
-        models[name] = {"mean": m, "sem": s, "diff": dm, "diff_sem": ds,
-                        "margin_pct": 100.0 * dm / heur[best][0],
-                        "z": dm / ds if ds > 0 else math.nan}  # fmt: skip
+        models[name] = {"mean": m, "sem": s, **_paired(v, ref, heur[best][0])}
+        vs = {p: _paired(v, tab["heuristics"][p], heur[p][0]) for p in versus if p in heur}
+        if vs:
+            models[name]["versus"] = vs
     return {"heuristics": heur, "best": best, "models": models}
 
 
@@ -157,12 +165,18 @@ def format_summary(title: str, summ: dict, n: int) -> str:
             f"{r['diff']:+,.2f} ± {r['diff_sem']:,.2f} ({r['margin_pct']:+.1f} %, "
             f"{r['z']:+.1f} s.e.)"
         )
+        for p, d in r.get("versus", {}).items():
+            lines.append(
+                f"  {'':<28} {'':>12}   {'':>9}   − {p}: {d['diff']:+,.2f} ± "
+                f"{d['diff_sem']:,.2f} ({d['margin_pct']:+.1f} %, {d['z']:+.1f} s.e.)"
+            )
     return "\n".join(lines)
 
 
 def study(trace, runs, *, sequences=200, length=1024, seed=0, policies=POLICIES,
           choose="select", fractions=DEFAULT_FRACTIONS, allow_seen=False, paper=False,
-          paper_sequences=10, paper_slice=10000, rules="rlscheduler", out=print) -> dict:  # fmt: skip
+          paper_sequences=10, paper_slice=10000, rules="rlscheduler", versus=(),
+          out=print) -> dict:  # fmt: skip
     """Choose, test and print every run (module docstring); returns a JSON-able dict."""
     jobs = read_swf(trace).jobs(rules)
     split = chronological_split(jobs.n_jobs, fractions)
@@ -191,7 +205,7 @@ def study(trace, runs, *, sequences=200, length=1024, seed=0, policies=POLICIES,
             v, _ = policy_metric(pol, jobs, starts, length)
             vals[c["name"]] = [float(x) for x in v]
         tab = table(jobs, starts, length, policies, members[0][1], vals)
-        summ = summarise(tab, metric)
+        summ = summarise(tab, metric, versus)
         mode = f"{'compat' if compat else 'correct'}, backfill {bf}, {metric}"
         out(format_summary(f"{Path(trace).name}: test split jobs [{test[0]}, {test[1]}), "
                            f"seed {seed}, {length} jobs; {mode}", summ, len(starts)))  # fmt: skip
@@ -205,7 +219,7 @@ def study(trace, runs, *, sequences=200, length=1024, seed=0, policies=POLICIES,
                 pname = c["name"].replace(" (in-sample)", "") + (" (in-sample)" if seen else "")
                 v, _ = policy_metric(load_policy(c["checkpoint"]), jobs, pstarts, length)
                 pvals[pname] = [float(x) for x in v]
-            psumm = summarise(table(jobs, pstarts, length, policies, rj, pvals), metric)
+            psumm = summarise(table(jobs, pstarts, length, policies, rj, pvals), metric, versus)
             out(format_summary(f"  paper's protocol (seed 1, first {paper_slice:,} jobs)",
                                psumm, len(pstarts)))  # fmt: skip
             entry["paper"] = psumm
@@ -236,13 +250,15 @@ def main(argv=None) -> int:
     ap.add_argument("--paper", action="store_true")
     ap.add_argument("--paper-sequences", type=int, default=10)
     ap.add_argument("--paper-slice", type=int, default=10000)
+    ap.add_argument("--versus", default="", help="also pair each model with these policies")
     ap.add_argument("--json", metavar="FILE")
     a = ap.parse_args(argv)
     try:
         res = study(a.trace, a.runs, sequences=a.sequences, length=a.jobs, seed=a.seed,
                     policies=a.policy.split(","), choose=a.choose,
                     fractions=a.split_fractions, allow_seen=a.allow_seen, paper=a.paper,
-                    paper_sequences=a.paper_sequences, paper_slice=a.paper_slice)  # fmt: skip
+                    paper_sequences=a.paper_sequences, paper_slice=a.paper_slice,
+                    versus=[p for p in a.versus.split(",") if p])  # fmt: skip
     except ConfigError as e:
         print(f"generalise.py: {e}", file=sys.stderr)
         return 2

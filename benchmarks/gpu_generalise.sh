@@ -9,6 +9,15 @@
 #               seed 7 (`jaxsched trace generate lublin --preset lublin-1 --jobs N --seed 7`,
 #               deterministic: regenerate it on the CPU for the test), `--split train`, the
 #               lublin1-none recipe (100 sequences per epoch, no filter).
+#   sdsc-resid  (issue 49 §22.5; not in the default rows) SDSC-SP2, `--split train`, a residual
+#               policy over F1 (`--residual f1`: untrained it IS F1; its epoch 0 is validated
+#               and kept as a candidate), 100 sequences per epoch, no filter, policy learning
+#               rate 3e-4 (the PPO default: small steps away from F1), validation every epoch;
+#   lublin-resid the same on the generated Lublin-1 trace of lublin-big.
+#   For the longer residual run, from the checkout's top with the trace in .gpu/shared:
+#     GG_ROWS="sdsc-resid lublin-resid" bash benchmarks/gpu_generalise.sh "$OUT" 500 .gpu/shared
+#   (device tool: carry [".gpu"], timeout_s 600), then on the CPU as for the other rows:
+#     benchmarks/generalise.py TRACE runs/gpu-generalise/sdsc-resid --sequences 200 --paper
 #
 #   bash benchmarks/gpu_generalise.sh OUT SECONDS SHARED [SEEDS]
 #
@@ -44,7 +53,7 @@ mkdir -p "$RUNS"
 LUBLIN="$RUNS/lublin-1-${GG_LUBLIN_JOBS:-100000}-seed7.swf"
 
 start=$(date +%s)
-case " $ROWS " in *" lublin-big "*)
+case " $ROWS " in *" lublin-big "* | *" lublin-resid "*)
   "$PY" -m jaxsched.cli trace generate lublin --preset lublin-1 --jobs "${GG_LUBLIN_JOBS:-100000}" \
     --seed 7 --out "$LUBLIN" >"$OUT/gen.log" 2>&1
   echo "sha256 of the job lines: $(grep -v '^;' "$LUBLIN" | sha256sum)" >>"$OUT/gen.log"
@@ -55,9 +64,13 @@ gen=$(($(date +%s) - start))
 recipe() { # row: trace and flags, epochs last (the time limit stops the sweep first)
   case $1 in
   sdsc-split) echo "$SDSC --split train --backfill none --trajectories 100 --filter paper \
-    --filter-epochs 20 --validate 2 --val-sequences 20 --epochs 80" ;;
+    --filter-epochs 20 --validate 2 --val-sequences 20 --epochs 80 --pi-lr 1e-3" ;;
   lublin-big) echo "$LUBLIN --split train --backfill none --trajectories 100 \
-    --validate 2 --val-sequences 20 --epochs 80" ;;
+    --validate 2 --val-sequences 20 --epochs 80 --pi-lr 1e-3" ;;
+  sdsc-resid) echo "$SDSC --split train --backfill none --trajectories 100 --residual f1 \
+    --residual-temperature 0.5 --validate 1 --val-sequences 20 --epochs 200 --pi-lr 3e-4" ;;
+  lublin-resid) echo "$LUBLIN --split train --backfill none --trajectories 100 --residual f1 \
+    --residual-temperature 0.5 --validate 1 --val-sequences 20 --epochs 200 --pi-lr 3e-4" ;;
   *) echo "gpu_generalise.sh: unknown row $1" >&2 && exit 2 ;;
   esac
 }
@@ -74,7 +87,7 @@ train() { # row, then more flags
   # shellcheck disable=SC2206  # GG_EXTRA: more flags, a list of words (smoke tests)
   [ -n "${GG_EXTRA:-}" ] && extra+=(${GG_EXTRA})
   timeout -s TERM -k 10 "$LIMIT" "$PY" -m jaxsched.cli train rlscheduler "$@" "${extra[@]}" \
-    --compat rlscheduler --pi-lr 1e-3 --keep-checkpoints 0 --no-compare --no-progress
+    --compat rlscheduler --keep-checkpoints 0 --no-compare --no-progress
 }
 
 t0=$(date +%s)

@@ -93,6 +93,9 @@ from jaxsched.envs.rlscheduler_features import (
     dense_users,
     fcfs_order,
     job_rows,
+    prior_column,
+    prior_order,
+    prior_rank,
     queue_orders,
     static_features,
     user_info,
@@ -176,6 +179,7 @@ class _Data:
     sample_low: jax.Array  # int32 scalar: reset draws starts from [sample_low, sample_high)
     sample_high: jax.Array
     accept: jax.Array  # bool [M]: starts the trajectory filter accepts (used if filtered)
+    rank_prior: jax.Array  # int32 [M]: rank in the residual prior's order (zeros without one)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -193,6 +197,7 @@ class _Config:
     filtered: bool = False  # reset draws among the starts of ``_Data.accept``
     user_feature: bool = False  # the fairness environment's ninth feature
     n_users: int = 1  # distinct users of the trace (bins of the per-user feature)
+    prior: bool = False  # a residual prior: its order, cut-off and column (``prior=``)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -221,6 +226,15 @@ class RLSchedulerEnv(Environment):
         reference's redraw-until-accepted loop converges to). None: every start of the range.
       user_feature: add the per-user feature of the reference's fairness environment
         (``HPCEnvFair``): observation rows of 9 features instead of 8.
+      prior: a static heuristic (``"f1"``, ``"sjf"``, ``"tuned:PATH"``, ...;
+        :func:`~jaxsched.envs.rlscheduler_features.prior_rank`) for a residual policy
+        (issue 49), or ``""`` (default: none). With a prior the visible jobs are the prior's
+        first ``max_queue`` waiting jobs (its own cut-off; ``cutoff`` is not used), laid out
+        in the prior's order (slot 0 = the job the heuristic would pick), each row gets one
+        more last feature, the prior column (slot i: ``i / 128``, empty slots 1), and the
+        sequence's static policy rank (the reference semantics' backfill order among jobs
+        submitted at the same second) is the prior's, as in the heuristic's own runs. So a
+        policy that always picks slot 0 schedules exactly as the heuristic does.
 
     Contract hooks (:mod:`jaxsched.envs.core`): :meth:`init_state`, :meth:`init_state_at`,
     :meth:`transition`, :meth:`observe`, :meth:`reset_extras`; ``reset``, ``reset_at`` and
@@ -239,6 +253,7 @@ class RLSchedulerEnv(Environment):
         job_slice: int = 0,
         start_table=None,
         user_feature: bool = False,
+        prior: str = "",
     ):
         length = as_int(length, "length", 1)
         max_queue = as_int(max_queue, "max_queue", 1)
@@ -296,7 +311,9 @@ class RLSchedulerEnv(Environment):
             filtered=start_table is not None,
             user_feature=bool(user_feature),
             n_users=n_users,
+            prior=bool(prior),
         )
+        rank_prior = prior_rank(jobs, prior, compat) if prior else np.zeros(m, np.int32)
         r_fcfs, r_l1, r_l2 = queue_orders(jobs)
         i64 = lambda a: jnp.asarray(np.asarray(a, np.int64))  # noqa: E731
         self._data = _Data(
@@ -313,10 +330,11 @@ class RLSchedulerEnv(Environment):
             rank_l2=jnp.asarray(r_l2),
             backfill=jnp.asarray(bcode, jnp.int32),
             compat=jnp.asarray(bool(compat)),
-            ref_cutoff=jnp.asarray(cutoff == "reference"),
+            ref_cutoff=jnp.asarray(cutoff == "reference" and not prior),
             sample_low=jnp.asarray(length, jnp.int32),
             sample_high=jnp.asarray(u - length - 1, jnp.int32),
             accept=jnp.asarray(accept),
+            rank_prior=jnp.asarray(rank_prior),
         )
 
     # -- pytree protocol: the data are leaves, the configuration is static ------------------
@@ -370,16 +388,22 @@ class RLSchedulerEnv(Environment):
         return self._config.user_feature
 
     @property
+    def prior(self) -> bool:
+        """True when the env has a residual prior (its order and its last column)."""
+        return self._config.prior
+
+    @property
     def obs_shape(self) -> tuple[int, int]:
         nf = USER_JOB_FEATURES if self._config.user_feature else JOB_FEATURES
-        return (self._config.max_queue, nf)
+        return (self._config.max_queue, nf + int(self._config.prior))
 
     def __repr__(self) -> str:
         c = self._config
         return (
             f"RLSchedulerEnv(length={c.length}, max_queue={c.max_queue}, "
             f"metric={c.metric!r}, trace_jobs={c.n_trace}"
-            + (", user_feature=True)" if c.user_feature else ")")
+            + (", user_feature=True" if c.user_feature else "")
+            + (", prior=True)" if c.prior else ")")
         )
 
     # -- the episode's workload ---------------------------------------------------------------
@@ -432,6 +456,9 @@ class RLSchedulerEnv(Environment):
         start = jnp.clip(jnp.asarray(start, jnp.int32), 0, c.n_trace - c.length)
         seq = self._sequence(start)
         prank = jnp.arange(c.length, dtype=jnp.int32)  # RL backfill order: (submit, index)
+        if c.prior:  # the prior's rank within the sequence (its trace ranks are distinct)
+            g = jax.lax.dynamic_slice_in_dim(self._data.rank_prior, start, c.length)
+            prank = jnp.zeros(c.length, jnp.int32).at[jnp.argsort(g)].set(prank)
         # the initial state is a scheduling point (queue = [first job] in slot 0, spec §2.2)
         sim = E.reset(seq, prank, c.queue_cap, c.run_cap)
         vis = jnp.full((c.max_queue,), -1, jnp.int32).at[0].set(0)
@@ -587,6 +614,8 @@ class RLSchedulerEnv(Environment):
     # -- observation ----------------------------------------------------------------------------
     def _fcfs_order(self, start, sim: E.SimState, compact: bool) -> jax.Array:
         c = self._config
+        if c.prior:
+            return prior_order(sim, c.max_queue)
         return fcfs_order(self._data, start, sim, c.max_queue, c.index_order, compact)
 
     def _visible_from(self, start, sim: E.SimState, order) -> jax.Array:
@@ -600,6 +629,8 @@ class RLSchedulerEnv(Environment):
     def _features(self, start, sim: E.SimState, vis) -> Observation:
         col = self._user_col(start, sim, vis) if self._config.user_feature else None
         obs, mask = job_rows(self._data, start, sim, vis, col)
+        if self._config.prior:
+            obs = jnp.concatenate([obs, prior_column(mask)[:, None]], axis=1)
         return Observation(obs=obs, mask=mask)
 
     def _user_col(self, start, sim: E.SimState, vis) -> jax.Array:

@@ -34,6 +34,10 @@ __all__ = [
     "pad_row",
     "dense_users",
     "user_info",
+    "PRIOR_RANK_SCALE",
+    "prior_rank",
+    "prior_order",
+    "prior_column",
 ]
 
 #: Features per job row (spec §2.9).
@@ -51,10 +55,16 @@ USER_JOB_FEATURES = 9
 USER_PAD_ROW = (0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0)
 
 
-def pad_row(user_feature: bool = False) -> tuple:
+#: The prior column (a residual policy's heuristic, :func:`prior_column`) holds a visible
+#: job's rank among the visible jobs divided by this (exact in float32); empty slots hold 1.
+PRIOR_RANK_SCALE = 128.0
+
+
+def pad_row(user_feature: bool = False, prior: bool = False) -> tuple:
     """The empty slot's row: :data:`PAD_ROW`, or :data:`USER_PAD_ROW` with the per-user
-    feature (the value net's slot prefixes pad with the same row)."""
-    return USER_PAD_ROW if user_feature else PAD_ROW
+    feature, followed by the prior column's 1.0 with ``prior`` (the value net's slot
+    prefixes pad with the same row)."""
+    return (USER_PAD_ROW if user_feature else PAD_ROW) + ((1.0,) if prior else ())
 
 
 #: Cut-off rules when more than ``max_queue`` jobs wait.
@@ -258,3 +268,55 @@ def visible_slots(data, start, sim, order) -> jax.Array:
             loop=True,
         )
     return vis
+
+
+# ----------------------------------------------------------------------------------------------
+# A residual policy's prior: a static heuristic's order (issue 49)
+# ----------------------------------------------------------------------------------------------
+def prior_rank(jobs, name: str, compat: bool) -> np.ndarray:
+    """int32 ``[n_jobs]``: every job's rank over the whole trace in the ascending (key, index)
+    order of the static heuristic ``name`` (a name of
+    :data:`~jaxsched.policies.heuristics.POLICIES` or ``tuned:PATH``), exact host keys as the
+    heuristics' runs use (:func:`~jaxsched.policies.heuristics.host_keys`). Restricted to one
+    sequence it orders the jobs as that heuristic does. ConfigError for ``random`` and for
+    WFP3/UNICEP in the correct mode (their keys depend on the clock)."""
+    from jaxsched.errors import ConfigError
+    from jaxsched.policies import tuned as T
+
+    s = np.asarray(jobs.submit, np.int64)
+    q = np.asarray(jobs.req_time, np.int64)
+    n = np.asarray(jobs.procs, np.int64)
+    tp = T.as_tuned(name)
+    if tp is not None:
+        return tp.rank(s, q, n).astype(np.int32)
+    code = H.policy_code(name)
+    if code == H.RANDOM or (not compat and code in (H.WFP3, H.UNICEP)):
+        raise ConfigError(
+            f"residual prior {name!r}: needs a static priority key (not random, and WFP3 / "
+            "UNICEP only in the reference semantics, where their keys are static)"
+        )
+    return H.rank_by(H.host_keys(code, s, q, n)).astype(np.int32)
+
+
+def prior_order(sim, MQ: int) -> jax.Array:
+    """int32 ``[MQ]``: queue slots of the first ``MQ`` waiting jobs in the order of the
+    sequence's static policy rank ``sim.policy_rank`` (a residual policy's prior; entries past
+    ``sim.n_queued`` are unspecified). With more than ``MQ`` waiting jobs these are the
+    prior's first ``MQ`` (the prior's own cut-off)."""
+    Q = sim.queue_job.shape[0]
+    qv = sim.queue_job >= 0
+    key = jnp.where(qv, sim.policy_rank[jnp.maximum(sim.queue_job, 0)], jnp.iinfo(jnp.int32).max)
+    bits = max(1, (Q - 1).bit_length())
+    packed = (key.astype(jnp.int64) << bits) | jnp.arange(Q, dtype=jnp.int64)
+    order = (jnp.sort(packed) & ((1 << bits) - 1)).astype(jnp.int32)[:MQ]
+    if order.shape[0] < MQ:
+        order = jnp.concatenate([order, jnp.zeros(MQ - order.shape[0], jnp.int32)])
+    return order
+
+
+def prior_column(mask) -> jax.Array:
+    """float32 ``[MQ]``: the prior column of observation slots in the prior's order (slot i
+    holds the i-th job of the prior among the visible ones): ``i / PRIOR_RANK_SCALE`` where
+    ``mask`` (bool ``[MQ]``) is True, 1.0 elsewhere."""
+    i = jnp.arange(mask.shape[0], dtype=jnp.float32)
+    return jnp.where(mask, i / np.float32(PRIOR_RANK_SCALE), np.float32(1.0))

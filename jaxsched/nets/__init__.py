@@ -21,6 +21,7 @@ from jaxsched.nets.rlscheduler import (  # noqa: F401
     LeNetPolicy,
     MLPPolicy,
     MLPValue,
+    ResidualKernelPolicy,
     init_params,
     lenet_grid,
     make_policy,

@@ -37,6 +37,7 @@ __all__ = [
     "MAX_QUEUE_SIZE",
     "JOB_FEATURES",  # noqa: F822  (module __getattr__)
     "KernelPolicy",
+    "ResidualKernelPolicy",
     "MLPPolicy",
     "LeNetPolicy",
     "Conv1x1",
@@ -127,6 +128,53 @@ class KernelPolicy(nn.Module):
     def __call__(self, obs, mask=None) -> jax.Array:
         x, m = _check_obs(obs, mask)
         logits = _row_mlp(x, self.hidden, 1, "kernel")[..., 0]
+        return logits if m is None else apply_mask(logits, m)
+
+
+class ResidualKernelPolicy(nn.Module):
+    """A residual kernel policy (issue 49, "start from what works"): each slot's logit is a
+    static heuristic's preference plus a learned correction,
+
+        logit_i = -exp(log_inv_temperature) * r_i + MLP(x_i)
+
+    where ``r_i`` is the rank of slot i's job among the visible jobs in the heuristic's
+    order, read from the observation's last column (the prior column of an env built with
+    ``prior=``: ``r_i / PRIOR_RANK_SCALE``), and ``MLP`` is the kernel MLP ``F -> 32 -> 16 ->
+    8 -> 1`` on the other features ``x_i`` with its output layer initialised to zero. So
+    before training the correction is exactly 0, the greedy pick (argmax) is the heuristic's
+    job, and sampling takes the heuristic's k-th job with probability proportional to
+    ``exp(-k / temperature)``. ``log_inv_temperature`` (float32 scalar, initialised to
+    ``-log(temperature)``) is learnt with the rest. 962 parameters for F = 8 (the kernel's
+    961 and the temperature).
+
+    ``__call__(obs, mask=None)``: obs float ``[..., N, F + 1]`` (the prior column last), mask
+    bool ``[..., N]`` -> masked logits float32 ``[..., N]``. Per slot, so it may be evaluated
+    on slot prefixes like :class:`KernelPolicy`.
+    """
+
+    hidden: tuple[int, ...] = (32, 16, 8)
+    temperature: float = 0.5
+
+    @nn.compact
+    def __call__(self, obs, mask=None) -> jax.Array:
+        from jaxsched.envs.rlscheduler_features import PRIOR_RANK_SCALE
+
+        x, m = _check_obs(obs, mask)
+        if not self.temperature > 0:
+            raise ConfigError(f"residual temperature must be > 0, got {self.temperature}")
+        rank = x[..., -1] * jnp.float32(PRIOR_RANK_SCALE)  # exact integers
+        h = x[..., :-1]
+        for i, width in enumerate(self.hidden):
+            h = nn.relu(_dense(width, f"kernel_{i}")(h))
+        out = nn.Dense(1, kernel_init=nn.initializers.zeros, bias_init=nn.initializers.zeros,
+                       dtype=_F32, param_dtype=_F32, name="kernel_out")  # fmt: skip
+        log_inv_t = self.param(
+            "log_inv_temperature",
+            nn.initializers.constant(-math.log(self.temperature)),
+            (),
+            _F32,
+        )
+        logits = out(h)[..., 0] - jnp.exp(log_inv_t) * rank
         return logits if m is None else apply_mask(logits, m)
 
 

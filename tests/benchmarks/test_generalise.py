@@ -47,7 +47,8 @@ def test_choice_is_the_best_validated_epoch(runs):
 
 def test_study_tests_on_the_test_split_and_pairs_with_the_best_heuristic(runs, capsys):
     trace, held, sweep, _ = runs
-    res = G.study(trace, [held, sweep], sequences=12, length=LENGTH, seed=0)
+    res = G.study(trace, [held, sweep], sequences=12, length=LENGTH, seed=0,
+                  versus=("f1", "sjf"))  # fmt: skip
     out = capsys.readouterr().out
     assert res["test_range"] == [240, 400]
     assert [r["name"].split("@")[0] for r in res["runs"]] == ["held", "seed-3", "seed-4"]
@@ -62,6 +63,11 @@ def test_study_tests_on_the_test_split_and_pairs_with_the_best_heuristic(runs, c
     for r in summ["models"].values():
         assert np.isfinite(r["diff"]) and r["diff_sem"] >= 0
         assert r["margin_pct"] == pytest.approx(100 * r["diff"] / summ["heuristics"][best][0])
+        assert set(r["versus"]) == {"f1", "sjf"}
+        if best in r["versus"]:  # --versus pairs the same way
+            assert r["versus"][best]["diff"] == pytest.approx(r["diff"], rel=1e-12)
+        gap = summ["heuristics"]["sjf"][0] - summ["heuristics"]["f1"][0]
+        assert r["versus"]["f1"]["diff"] - r["versus"]["sjf"]["diff"] == pytest.approx(gap)
     assert f"best heuristic {best}" in out and "chosen on validation over all runs" in out
 
 

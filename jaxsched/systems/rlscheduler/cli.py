@@ -197,6 +197,24 @@ def _add_ppo_arguments(p) -> None:
         "--policy-net", default="kernel", help="kernel (default), mlp_v1, mlp_v2, mlp_v3, lenet"
     )
     p.add_argument("--value-net", default="kernel", help="kernel (default) or mlp")
+    p.add_argument(
+        "--residual",
+        default="",
+        metavar="HEURISTIC",
+        help="a residual policy: each job's logit = -(its rank in this static heuristic's "
+        "order among the visible jobs) / temperature + the kernel MLP's correction, whose "
+        "output layer starts at zero, so the untrained greedy policy schedules exactly as the "
+        "heuristic (f1, sjf, tuned:tuned-sdsc-easy, ...; the visible jobs are then the "
+        "heuristic's first 128); with --validate the untrained model is epoch 0's candidate",
+    )
+    p.add_argument(
+        "--residual-temperature",
+        type=nonneg_float,
+        default=0.5,
+        metavar="T",
+        help="with --residual: the initial temperature in rank units, learnt from there "
+        "(default 0.5: the heuristic's first job is sampled with probability ~0.86)",
+    )
 
 
 def _add_validation_arguments(p) -> None:
@@ -312,6 +330,8 @@ def train_from_args(args) -> int:
         devices=args.devices,
         split=args.split,
         split_fractions=args.split_fractions,
+        residual=args.residual,
+        residual_temperature=args.residual_temperature,
     )
     if not parallel.is_main_process():
         return 0

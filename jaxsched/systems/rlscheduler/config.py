@@ -14,7 +14,15 @@ from jaxsched.envs.rlscheduler_features import pad_row
 from jaxsched.errors import ConfigError
 from jaxsched.train.ppo import PPOConfig
 
-__all__ = ["SYSTEM_NAME", "VAL_INFO", "RunConfig", "SLOT_BUCKETS", "prefix_options", "make_env"]
+__all__ = [
+    "SYSTEM_NAME",
+    "VAL_INFO",
+    "RunConfig",
+    "SLOT_BUCKETS",
+    "prefix_options",
+    "make_env",
+    "policy_net",
+]
 
 #: the registry name of this system (``jaxsched train rlscheduler``)
 SYSTEM_NAME = "rlscheduler"
@@ -52,6 +60,13 @@ class RunConfig:
       jobs_seen: ``[first, last)``, the job index range training and validation drew from
         (recorded with ``split``; empty otherwise, :func:`~jaxsched.workload.splits.jobs_seen_of`
         then infers it from ``job_slice``).
+      residual: a residual policy over this static heuristic (``f1``, ``sjf``,
+        ``tuned:tuned-sdsc-easy``, ...; issue 49): the env's prior
+        (:class:`~jaxsched.envs.RLSchedulerEnv`'s ``prior``) and the
+        :class:`~jaxsched.nets.ResidualKernelPolicy` (the kernel policy only); ``""``: none
+        (absent from run.json).
+      residual_temperature: the residual policy's initial temperature (in rank units; learnt
+        from there); recorded only with ``residual``.
     """
 
     trace: str
@@ -73,6 +88,8 @@ class RunConfig:
     user_feature: bool = False
     split: dict = dataclasses.field(default_factory=dict)
     jobs_seen: list = dataclasses.field(default_factory=list)
+    residual: str = ""
+    residual_temperature: float = 0.5
 
     def ppo_config(self) -> PPOConfig:
         return PPOConfig.from_dict(self.ppo)
@@ -84,6 +101,8 @@ class RunConfig:
         for key in ("split", "jobs_seen"):
             if not d[key]:
                 del d[key]
+        if not self.residual:
+            del d["residual"], d["residual_temperature"]
         return d
 
     def to_run_json(self) -> dict:
@@ -119,8 +138,21 @@ def prefix_options(rc: RunConfig) -> dict:
         return {}
     opts = {"slot_buckets": SLOT_BUCKETS}
     if rc.value == "kernel":
-        opts["value_pad_row"] = pad_row(rc.user_feature)
+        opts["value_pad_row"] = pad_row(rc.user_feature, bool(rc.residual))
     return opts
+
+
+def policy_net(rc: RunConfig):
+    """The policy network of a run: :func:`jaxsched.nets.make_policy` of ``rc.policy``, or with
+    ``rc.residual`` the :class:`~jaxsched.nets.ResidualKernelPolicy` (ConfigError unless the
+    policy is the kernel one)."""
+    from jaxsched import nets
+
+    if not rc.residual:
+        return nets.make_policy(rc.policy)
+    if nets.make_policy(rc.policy).__class__ is not nets.KernelPolicy:
+        raise ConfigError(f"--residual needs the kernel policy network, not {rc.policy!r}")
+    return nets.ResidualKernelPolicy(temperature=float(rc.residual_temperature))
 
 
 def make_env(jobs, rc: RunConfig, length: int | None = None, start_table=None) -> RLSchedulerEnv:
@@ -137,4 +169,5 @@ def make_env(jobs, rc: RunConfig, length: int | None = None, start_table=None) -
         job_slice=rc.job_slice,
         start_table=start_table,
         user_feature=rc.user_feature,
+        prior=rc.residual,
     )

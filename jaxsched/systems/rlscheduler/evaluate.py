@@ -24,6 +24,7 @@ from jaxsched.envs.async_rows import async_episodes
 from jaxsched.errors import ConfigError
 from jaxsched.systems import LoadedModel
 from jaxsched.systems.rlscheduler.config import RunConfig, make_env
+from jaxsched.systems.rlscheduler.config import policy_net as net_of_run
 from jaxsched.train.loop import load_run
 
 __all__ = [
@@ -118,9 +119,7 @@ def episodes_fn(env: RLSchedulerEnv, policy_net, sample: bool, async_rows: bool 
 def load_policy(path) -> LoadedPolicy:
     """Load the newest checkpoint of a run directory (or a checkpoint file)."""
     rc, params, ck = load_run(path, RunConfig.from_dict, "policy_params")
-    return LoadedPolicy(
-        run=rc, net=nets.make_policy(rc.policy), params=params, epoch=ck.epoch, path=ck.path
-    )
+    return LoadedPolicy(run=rc, net=net_of_run(rc), params=params, epoch=ck.epoch, path=ck.path)
 
 
 def policy_metric(

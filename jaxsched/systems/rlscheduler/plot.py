@@ -23,7 +23,7 @@ def plot(out, path=None) -> Path:
     plt = pyplot()
     ep = [r["epoch"] for r in rows]
     fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(ep, [r[rc.metric] for r in rows], label="RL (training sequences)")
+    ax.plot(ep, [r.get(rc.metric, np.nan) for r in rows], label="RL (training sequences)")
     for p in ("sjf", "f1"):
         k = f"{p}_{rc.metric}"
         if any(k in r for r in rows):

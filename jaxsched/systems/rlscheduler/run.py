@@ -47,12 +47,19 @@ from jaxsched import nets
 from jaxsched.envs import AutoResetWrapper, RLSchedulerEnv
 from jaxsched.errors import ConfigError
 from jaxsched.sim.evaluate import evaluate
-from jaxsched.systems.rlscheduler.config import VAL_INFO, RunConfig, make_env, prefix_options
+from jaxsched.systems.rlscheduler.config import (
+    VAL_INFO,
+    RunConfig,
+    make_env,
+    policy_net,
+    prefix_options,
+)
 from jaxsched.systems.rlscheduler.evaluate import episodes_fn
 from jaxsched.systems.rlscheduler.filtering import FILTERS, make_filter, sjf_by_start
 from jaxsched.train import parallel
-from jaxsched.train.checkpoint import latest_checkpoint, load_checkpoint
+from jaxsched.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from jaxsched.train.loop import (
+    LOG_FILE,
     BestCheckpoint,
     EpochSpec,
     open_run,
@@ -62,7 +69,7 @@ from jaxsched.train.loop import (
 from jaxsched.train.ppo import PPOConfig, make_train
 from jaxsched.workload import read_swf
 
-__all__ = ["train", "FILTER_FILE"]
+__all__ = ["train", "FILTER_FILE", "validate_untrained"]
 
 FILTER_FILE = "filter.npz"
 
@@ -177,7 +184,7 @@ class _Trainers:
         trainer = make_train(
             rc.ppo_config(),
             env,
-            nets.make_policy(rc.policy),
+            policy_net(rc),
             nets.make_value(rc.value),
             episode_info_fn=lambda ts: {"start": ts.extras["start"]},
             data_axis=dp,
@@ -355,6 +362,8 @@ def train(
     devices=None,
     split: str | None = None,
     split_fractions=None,
+    residual: str = "",
+    residual_temperature: float = 0.5,
     log: Callable[[str], None] = print,
 ) -> dict:
     """Train an RLScheduler policy for ``epochs`` epochs in total (``resume`` continues the
@@ -394,6 +403,11 @@ def train(
     ``split_fractions``, default 50 / 10 / 40 %) and the validation ones only from its
     validation part; ``run.json`` records ``split`` and ``jobs_seen`` (:func:`with_split`).
 
+    ``residual``: a residual policy over this static heuristic (``"f1"``, ``"sjf"``,
+    ``"tuned:tuned-sdsc-easy"``, ...; :class:`RunConfig`), ``residual_temperature`` its
+    initial temperature. Untrained it picks as the heuristic does, so with ``validate`` the
+    untrained model is validated too and kept as epoch 0 (:func:`validate_untrained`).
+
     ``devices``: train data-parallel on this many devices (``"all"``, an int; None: the
     ``JAXSCHED_DEVICES`` environment variable, else 1; :mod:`jaxsched.train.parallel`): the
     same training up to float rounding; the trajectories per epoch must be divisible by it.
@@ -421,6 +435,8 @@ def train(
         seed=seed,
         filter=filter,
         filter_epochs=filter_epochs,
+        residual=str(residual or ""),
+        residual_temperature=float(residual_temperature),
     )
     if not resume:  # a resumed run keeps its own split (run.json)
         rc = with_split(rc, split, split_fractions, validate)
@@ -472,6 +488,8 @@ def train(
     if done_epochs >= epochs:
         log(f"{out}: already trained for {done_epochs} epochs (asked for {epochs})")
         return {"epochs": done_epochs, "history": history, "run": rc}
+    if done_epochs == 0:
+        validate_untrained(out, state, trainers.phase1, val, rc, keep_checkpoints, log)
     spec = _epoch_spec(jobs, rc, trainers, val, validate, compare, keep_checkpoints)
     state, history = run_epochs(
         out,
@@ -485,6 +503,25 @@ def train(
         log=log,
     )
     return {"epochs": epochs, "history": history, "run": rc}
+
+
+def validate_untrained(out, state, trainer, val, rc: RunConfig, keep, log) -> float | None:
+    """A residual run's untrained model (it picks as its heuristic does) as a model-choice
+    candidate: saved as epoch 0's checkpoint, validated like the trained epochs (``val``, a
+    :class:`_Validator`; it may become ``best.ckpt``) and logged as a row ``{"epoch": 0,
+    "val_<metric>": ..., "untrained": true}``. Nothing is done (None returned) without
+    validation or without ``rc.residual``."""
+    if val is None or not rc.residual:
+        return None
+    out = Path(out)
+    ck = save_checkpoint(out, state, epoch=0, config=trainer.run_config(), metrics_history=[],
+                         keep=int(keep or 0) or None)  # fmt: skip
+    value = val(jax.device_get(state.policy_params), 0, ck)
+    row = {"epoch": 0, "seconds": 0.0, f"val_{rc.metric}": value, "untrained": True}
+    with open(out / LOG_FILE, "a") as f:
+        f.write(json.dumps(row) + "\n")
+    log(f"epoch 0 (untrained, = {rc.residual}): val {F.number(value)}")
+    return value
 
 
 def _follow(trainers, state, out: Path, resume: bool, epochs: int, rc: RunConfig) -> dict:
@@ -515,7 +552,7 @@ class _Validator:
             self.starts = reference_starts(seed, n, length, jobs.n_jobs, rc.job_slice)
         self.length = int(length)
         env = make_env(jobs, rc, length)
-        self.fn = episodes_fn(env, nets.make_policy(rc.policy), False)
+        self.fn = episodes_fn(env, policy_net(rc), False)
         self.keys = jax.random.split(jax.random.PRNGKey(0), n)
         res = evaluate(
             jobs,

@@ -26,6 +26,7 @@ from jaxsched.systems.rlscheduler.run import (
     _Validator,
     check_settings,
     check_validate,
+    validate_untrained,
 )
 from jaxsched.train.sweep import (
     SEED_AXIS,
@@ -94,6 +95,9 @@ def train_sweep(
     if done_epochs >= epochs:
         log(f"{out}: already trained for {done_epochs} epochs (asked for {epochs})")
         return {**result, "epochs": done_epochs}
+    if done_epochs == 0:  # a residual run's untrained model is a candidate too
+        for o, st, r, v in zip(outs, states, rcs, vals):
+            validate_untrained(o, st, trainers.phase1, v, r, keep_checkpoints, log)
     specs = [
         _epoch_spec(jobs, r, trainers, v, validation[0], compare, keep_checkpoints)
         for r, v in zip(rcs, vals)
