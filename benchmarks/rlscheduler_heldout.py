@@ -5,7 +5,7 @@ tuned priority and, beside it, the same model under the paper's protocol (in-sam
 
     PYTHONPATH=. .venv/bin/python benchmarks/rlscheduler_heldout.py [--sequences 200]
         [--in-sample-sequences 100] [--jobs 1024] [--seed 47] [--traces ...] [--tables V,VIII]
-        [--test-jobs 100000] [--models DIR] [--shared DIR] [--json FILE]
+        [--test-jobs 100000] [--models DIR] [--shared DIR] [--json FILE] [--parts DIR]
 
 (``benchmarks/rlscheduler_tables.py --held-out`` runs this script with the same options.)
 
@@ -27,6 +27,12 @@ on their trace's training split; here they run as they are in every reference-se
 (Table V only, their trace only). Nothing is chosen on the test sequences but which heuristic
 is "best", which the table names; the models were chosen (by their trainers) on validation
 sequences of their training jobs.
+
+Resumable: every (trace, policy or model, backfilling mode) computed is written to a part-file
+under ``--parts`` (default ``FILE.parts/`` beside ``--json FILE``) as soon as it is done, and a
+rerun with the same options reads it instead of running it again (all of it is deterministic:
+greedy picks, no sampling). One process per trace (``--traces T --json T.json``) gives the same
+numbers as one process for all: each trace's draw depends only on its seed and trace.
 
 "In-sample" column: the same model, heuristics and statistics on ``--in-sample-sequences``
 sequences drawn as the paper's protocol draws them (``reference_starts(seed, K, L, 10000)``,
@@ -101,36 +107,152 @@ def seen_label(model, path: Path, job_range) -> str:
     return " (in-sample)" if check_unseen(run, model.name, path, job_range, True) else ""
 
 
-def evaluate_test(path: Path, tr: str, metrics, models, n_seq, length, seed, draw, chunk=3):
-    """The held-out EvalResult of trace ``tr``: every heuristic (and its tuned priority) in the
-    three modes (``evaluate`` calls of ``chunk`` policies x one mode, so that a 200-sequence
-    HPC2N batch fits in memory), every model of ``models`` in its own backfilling, on the same
-    starts."""
-    from jaxsched import systems
+class Parts:
+    """Part-files of one held-out run (``--parts DIR``, by default ``FILE.parts/`` beside
+    ``--json FILE``): one JSON file per (trace, policy or model, backfilling mode, column) with
+    its per-sequence values, so that a rerun skips every part already computed. Heuristics,
+    tuned priorities and greedy models are deterministic, so a part is reused whenever its key
+    (trace file, starts, length, metrics) is the same; a part of another key is computed
+    again. ``folder`` None: nothing is read or written."""
+
+    def __init__(self, folder: Path | None):
+        self.folder = None if folder is None else Path(folder)
+        if self.folder is not None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+
+    def _file(self, tr: str, column: str, policy: str, mode: str) -> Path:
+        name = "--".join((tr, column, policy, mode))
+        return self.folder / ("".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+                              + ".json")  # fmt: skip
+
+    def get(self, key: dict, tr: str, column: str, policy: str, mode: str) -> dict | None:
+        """``{(policy name, backfill): {metric: float64 [S]}}`` of a stored part of this
+        ``key``, else None."""
+        import numpy as np
+
+        if self.folder is None:
+            return None
+        f = self._file(tr, column, policy, mode)
+        try:
+            doc = json.loads(f.read_text())
+        except (OSError, ValueError):
+            return None
+        if doc.get("key") != key:
+            return None
+        return {(c["policy"], c["backfill"]): {m: np.asarray(v, float) for m, v in
+                                               c["values"].items()} for c in doc["cells"]}  # fmt: skip
+
+    def put(self, key: dict, tr: str, column: str, policy: str, mode: str, cells: dict) -> None:
+        """Store ``cells`` (as :meth:`get` returns them), written whole (temp file, rename)."""
+        if self.folder is None:
+            return
+        doc = {"key": key, "cells": [{"policy": p, "backfill": b,
+                                      "values": {m: [float(x) for x in v] for m, v in
+                                                 vs.items()}} for (p, b), vs in cells.items()]}  # fmt: skip
+        f = self._file(tr, column, policy, mode)
+        tmp = f.with_suffix(".tmp")
+        tmp.write_text(json.dumps(doc) + "\n")
+        tmp.replace(f)
+
+
+def part_key(path: Path, starts, length: int, metrics) -> dict:
+    """What a stored part must match to be reused."""
+    return {"trace_file": Path(path).name, "starts": [int(s) for s in starts],
+            "length": int(length), "metrics": sorted(metrics)}  # fmt: skip
+
+
+def _cells(res, metrics) -> dict:
+    """``{(policy, backfill): {metric: float64 [S]}}`` of an EvalResult (start order)."""
+    per = {m: cell_values(res, m) for m in metrics}
+    return {k: {m: per[m][k] for m in metrics} for k in per[metrics[0]]}
+
+
+def _merge(vals: dict, cells: dict) -> None:
+    """Add ``cells`` (``{(policy, backfill): {metric: values}}``) to ``vals`` (``{metric:
+    {(policy, backfill): values}}``) in place."""
+    for k, vs in cells.items():
+        for m, v in vs.items():
+            vals.setdefault(m, {})[k] = v
+
+
+def evaluate_test(path: Path, tr: str, metrics, models, n_seq, length, seed, draw, chunk=3,
+                  parts=None):  # fmt: skip
+    """The held-out values of trace ``tr``: ``(starts, {metric: {(policy, backfill): float64
+    [S]}})`` of every heuristic (and its tuned priority) in the three modes (``evaluate``
+    calls of up to ``chunk`` policies x one mode, so that a 200-sequence HPC2N batch fits in
+    memory; one compiled program serves every policy of a mode, the policy being an argument),
+    every model of ``models`` in its own backfilling, on the same starts. ``parts``: a
+    :class:`Parts`; every (policy, mode) and model already stored there is read, not run."""
     from jaxsched.sim.evaluate import evaluate
     from jaxsched.workload import read_swf
 
+    parts = parts or Parts(None)
     jobs = read_swf(path).jobs("rlscheduler")
     starts = draw(jobs.n_jobs, n_seq, length, seed)
+    metrics = list(metrics)
+    key = part_key(path, starts, length, metrics)
     pols = list(HEURISTICS) + ([f"tuned:{TUNED[tr]}"] if tr in TUNED else [])
-    modes = [b for m in ROW_MODES.values() for b in m]
-    res = None
-    for i in range(0, len(pols), chunk):  # one batch per few policies and mode: bounded memory
-        for b in modes:
-            part = evaluate(jobs, starts, length, pols[i : i + chunk], [b], compat=True,
-                            metrics=metrics)  # fmt: skip
-            if res is None:
-                res, res.backfills = part, list(modes)
-            else:
-                res.rows += part.rows
-                res.policies += [p for p in part.policies if p not in res.policies]
+    vals: dict = {}
+    for b in [b for m in ROW_MODES.values() for b in m]:
+        todo = []
+        for p in pols:
+            got = parts.get(key, tr, "held-out", p, b)
+            _merge(vals, got) if got is not None else todo.append(p)
+        for i in range(0, len(todo), chunk):  # bounded memory
+            res = evaluate(jobs, starts, length, todo[i : i + chunk], [b], compat=True,
+                           metrics=metrics)  # fmt: skip
+            cells = _cells(res, metrics)
+            for p, name in zip(todo[i : i + chunk], res.policies):  # in the order asked
+                parts.put(key, tr, "held-out", p, b, {(name, b): cells[(name, b)]})
+            _merge(vals, cells)
+    _merge(vals, model_cells(jobs, starts, length, metrics, models, parts, key, tr, "held-out"))
+    return starts, vals
+
+
+def model_cells(jobs, starts, length, metrics, models, parts, key, tr, column) -> dict:
+    """``{(model name, backfill): {metric: float64 [S]}}`` of each model in its own
+    backfilling (greedy), read from ``parts`` where stored, else run and stored."""
+    from jaxsched import systems
+    from jaxsched.sim.evaluate import EvalResult
+
+    out = {}
     for m in models:
-        system, pol = systems.load_model(m.path)
-        res.rows += system.model_rows(
-            pol, jobs, res.starts, length, [m.backfill], res.metrics, True, name=m.name
-        )
-        res.policies.append(m.name)
-    return res
+        got = parts.get(key, tr, column, m.name, m.backfill)
+        if got is None:
+            system, pol = systems.load_model(m.path)
+            rows = system.model_rows(pol, jobs, starts, length, [m.backfill], list(metrics), True,
+                                     name=m.name)  # fmt: skip
+            res = EvalResult(rows=rows, starts=starts, policies=[m.name],
+                             backfills=[m.backfill], metrics=list(metrics), start_times=None,
+                             timing={})  # fmt: skip
+            got = _cells(res, list(metrics))
+            parts.put(key, tr, column, m.name, m.backfill, got)
+        out.update(got)
+    return out
+
+
+def evaluate_in_sample(path: Path, tr: str, metrics, models, n_seq, length, parts=None) -> dict:
+    """The in-sample column of trace ``tr``: ``{metric: {(policy, backfill): values}}`` of the
+    paper's five heuristics in its two modes and the models on ``n_seq`` sequences of the
+    paper's protocol (seed 3, the first 10,000 jobs), read from or stored to ``parts``."""
+    from jaxsched.sim.evaluate import evaluate
+    from jaxsched.workload import read_swf
+
+    parts = parts or Parts(None)
+    jobs = read_swf(path).jobs("rlscheduler")
+    starts = RT.paper_starts(jobs.n_jobs, n_seq, length, 3)
+    metrics = list(metrics)
+    key = part_key(path, starts, length, metrics)
+    vals: dict = {}
+    got = parts.get(key, tr, "in-sample", "heuristics", "both")
+    if got is None:
+        res = evaluate(jobs, starts, length, list(PT.POLICIES), list(PT.BACKFILLS), compat=True,
+                       metrics=metrics)  # fmt: skip
+        got = _cells(res, metrics)
+        parts.put(key, tr, "in-sample", "heuristics", "both", got)
+    _merge(vals, got)
+    _merge(vals, model_cells(jobs, starts, length, metrics, models, parts, key, tr, "in-sample"))
+    return vals
 
 
 def cell_values(res, metric: str) -> dict:
@@ -225,27 +347,31 @@ LEARNED_HEAD = ["trace", "backfilling", "model", "held out", "best heuristic (he
                 "in-sample margin"]  # fmt: skip
 
 
-def run(shared, traces, tables, models, n_seq, n_in, length, seed, folder, n_test, out=print):
-    """Evaluate and print the held-out tables; their JSON record."""
+def run(shared, traces, tables, models, n_seq, n_in, length, seed, folder, n_test, out=print,
+        parts=None):  # fmt: skip
+    """Evaluate and print the held-out tables; their JSON record. ``folder``: where the fresh
+    Lublin test traces are generated (reused when there); ``parts``: a :class:`Parts`."""
     tables = [t for t in tables if set(traces) & set(RT.TABLE_TRACES[t])]
     metrics = sorted({RT.TABLE_METRIC[t] for t in tables})
     vals, ins, info, labels = {}, {}, {}, {}
+    parts = parts or Parts(None)
     for tr in traces:
         need = [m for m in models if m.trace == tr and m.metric in metrics
                 and m.backfill in ROW_MODES]  # fmt: skip
         path, draw = test_trace(shared, tr, folder, n_test), test_draw(tr)
         t0 = time.perf_counter()
-        res = evaluate_test(path, tr, metrics, need, n_seq, length, seed, draw)
-        vals[tr] = {m: cell_values(res, m) for m in metrics}
+        starts, v = evaluate_test(path, tr, metrics, need, n_seq, length, seed, draw,
+                                  parts=parts)  # fmt: skip
+        vals[tr] = {m: v.get(m, {}) for m in metrics}
         labels[tr] = {m.name: seen_label(m, path, draw.range) for m in need}
         t1 = time.perf_counter()
         info[tr] = {"path": path.name, "test_range": list(draw.range),
-                    "starts": [int(s) for s in res.starts], "held_out_s": t1 - t0,
+                    "starts": [int(s) for s in starts], "held_out_s": t1 - t0,
                     "models": [m.name for m in need]}  # fmt: skip
         if n_in > 0 and need:
-            ires, _ = RT.evaluate_trace(RT.trace_path(shared, tr), metrics, need, n_in, length,
-                                        3, draw=RT.paper_starts)  # fmt: skip
-            ins[tr] = {m: cell_values(ires, m) for m in metrics}
+            iv = evaluate_in_sample(RT.trace_path(shared, tr), tr, metrics, need, n_in, length,
+                                    parts)  # fmt: skip
+            ins[tr] = {m: iv.get(m, {}) for m in metrics}
         info[tr]["in_sample_s"] = time.perf_counter() - t1
         out(f"{tr}: {path.name}, test jobs [{draw.range[0]}, {draw.range[1]}), models "
             f"{', '.join(need_.name for need_ in need) or DASH}; held out {t1 - t0:.0f} s, "
@@ -299,6 +425,9 @@ def add_arguments(ap) -> None:
     ap.add_argument("--models", type=Path, default=None, metavar="DIR")
     ap.add_argument("--shared", type=Path, default=None, help="shared data folder")
     ap.add_argument("--json", type=Path, default=None, help="write every number to FILE")
+    ap.add_argument("--parts", type=Path, default=None, metavar="DIR",
+                    help="part-files of every (trace, policy, mode) computed, reused on a rerun "
+                    "(default: FILE.parts beside --json; none without --json)")  # fmt: skip
 
 
 def main(argv=None) -> int:
@@ -311,10 +440,15 @@ def main(argv=None) -> int:
     shared = a.shared or PT.default_shared()
     traces = PT._names(a.traces, PT.TRACES, "trace")
     tables = [] if a.tables.strip() == "" else PT._names(a.tables, RT.TABLE_METRIC, "table")
+    from jaxsched.compile_cache import enable_compile_cache
+
+    enable_compile_cache()  # a rerun (or the next trace's process) skips the compiles
     models = RT.find_models(a.models or ROOT)
-    with tempfile.TemporaryDirectory() as tmp:
+    where = a.parts or (a.json.with_name(a.json.name + ".parts") if a.json else None)
+    parts = Parts(where)
+    with tempfile.TemporaryDirectory() as tmp:  # the Lublin test traces: kept with the parts
         js = run(shared, traces, tables, models, a.sequences, a.in_sample_sequences, a.jobs,
-                 a.seed, Path(tmp), a.test_jobs)  # fmt: skip
+                 a.seed, parts.folder or Path(tmp), a.test_jobs, parts=parts)  # fmt: skip
     if a.json:
         a.json.write_text(json.dumps(js, indent=1, default=RT._jsonable) + "\n")
         print(f"wrote {a.json}")

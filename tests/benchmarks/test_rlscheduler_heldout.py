@@ -52,18 +52,44 @@ def test_seen_label(tmp_path):
     assert H.seen_label(m, tmp_path / "lublin-1-seed20261128.swf", (0, 100)) == ""
 
 
-def test_run_tiny_lublin(tmp_path):
+def test_run_tiny_lublin_and_its_resume(tmp_path, monkeypatch):
     """2 sequences x 64 jobs of a fresh 3,000-job Lublin-1 test trace, no model: the fresh trace
-    is the test seed's, every heuristic and the tuned priority in the three modes."""
+    is the test seed's, every heuristic and the tuned priority in the three modes, one
+    part-file each; a rerun reads them all (nothing evaluated) and prints the same tables, and
+    a part of other starts is computed again."""
     from shared_data import shared_dir
 
+    import jaxsched.sim.evaluate as E
+
     lines: list = []
-    js = H.run(shared_dir(), ["Lublin-1"], ["V"], [], 2, 0, 64, 47, tmp_path, 3000, lines.append)
+    parts = H.Parts(tmp_path / "parts")
+    args = (shared_dir(), ["Lublin-1"], ["V"], [], 2, 0, 64, 47, tmp_path, 3000)
+    js = H.run(*args, lines.append, parts=parts)
     text = "\n".join(lines)
     assert "Table V held out" in text and "seed20261128" in js["traces"]["Lublin-1"]["path"]
     assert "F4" in text and "+SJBF" in text and "tuned" in text
     assert [r["model"] for r in js["tables"]["V"]] == [None, None]
     assert all(0 <= s <= 3000 - 64 for s in js["traces"]["Lublin-1"]["starts"])
+    files = sorted(p.name for p in (tmp_path / "parts").iterdir())
+    assert (
+        len(files) == 9 * 3 and "Lublin-1--held-out--tuned_tuned-lublin1-easy--none.json" in files
+    )
+
+    def nothing_to_run(*a, **k):
+        raise AssertionError("a stored part was evaluated again")
+
+    monkeypatch.setattr(E, "evaluate", nothing_to_run)
+    again: list = []
+    assert H.run(*args, again.append, parts=parts)["tables"] == js["tables"]
+    assert again[1:] == lines[1:]  # the first line has the seconds
+    seen = []
+    monkeypatch.setattr(E, "evaluate", lambda *a, **k: seen.append(a[3]) or nothing_to_run())
+    other = H.Parts(tmp_path / "parts")
+    try:  # a stored part of other starts is not reused
+        H.run(*args[:7], 48, *args[8:], lambda _: None, parts=other)
+    except AssertionError:
+        pass
+    assert seen == [["fcfs", "wfp3", "unicep"]]
 
 
 def test_schedinspector_test_range_and_label(tmp_path):
