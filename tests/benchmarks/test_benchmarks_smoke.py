@@ -657,9 +657,10 @@ def test_a2c_tables_and_fig3_on_a_tiny_run(tmp_path, capsys):
 
 
 def test_train_speed_compares_step_counts(capsys):
-    # two settings of PPO steps per epoch, timed in one run, with the ratio printed
+    # two settings of PPO steps per epoch, timed in one run, with the ratio printed; the first
+    # (2 + 2 steps, 3 x 32 jobs) is test_train_speed_tiny's, whose programs the compile cache holds
     TS = load_benchmark("train_speed")
-    base = ["--length", "32", "--trajectories", "2", "--epochs", "1", "--env-backfill", "",
+    base = ["--length", "32", "--trajectories", "3", "--epochs", "1", "--env-backfill", "",
             "--no-full-width", "--run", "none"]  # fmt: skip
     assert TS.main(base + ["--pi-iters", "2,1", "--v-iters", "2,1"]) == 0
     text = capsys.readouterr().out

@@ -42,6 +42,7 @@ def test_table_on_300_test_jobs(tmp_path):
     assert any(x.startswith("paper: average wait below FCFS + EASY's") for x in lines)
 
 
+@pytest.mark.xla_full_opt  # a month of SDSC-SP2 jobs through the network: mostly run time
 def test_validation_month_reproduces_the_choice():
     """``--period val`` scores the validation month: a shipped model's fixed network there
     gives the average wait its run logged when it was chosen (``validation.json``)."""

@@ -19,6 +19,9 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import generalise as G  # noqa: E402
 
 LENGTH, N_JOBS = 16, 400  # split 50/10/40: train [0, 200), validation [200, 240), test [240, 400)
+#: test sequences of every study here: one batch shape, so the heuristics' and the models'
+#: compiled programs of the first study are compile-cache hits in the others
+SEQUENCES = 12
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +50,7 @@ def test_choice_is_the_best_validated_epoch(runs):
 
 def test_study_tests_on_the_test_split_and_pairs_with_the_best_heuristic(runs, capsys):
     trace, held, sweep, _ = runs
-    res = G.study(trace, [held, sweep], sequences=12, length=LENGTH, seed=0,
+    res = G.study(trace, [held, sweep], sequences=SEQUENCES, length=LENGTH, seed=0,
                   versus=("f1", "sjf"))  # fmt: skip
     out = capsys.readouterr().out
     assert res["test_range"] == [240, 400]
@@ -74,8 +77,8 @@ def test_study_tests_on_the_test_split_and_pairs_with_the_best_heuristic(runs, c
 def test_a_model_that_saw_the_test_jobs_is_refused_or_labelled(runs, capsys):
     trace, _, _, whole = runs
     with pytest.raises(ConfigError, match="overlap"):
-        G.study(trace, [whole], sequences=4, length=LENGTH)
-    res = G.study(trace, [whole], sequences=4, length=LENGTH, allow_seen=True, paper=True,
+        G.study(trace, [whole], sequences=SEQUENCES, length=LENGTH)
+    res = G.study(trace, [whole], sequences=SEQUENCES, length=LENGTH, allow_seen=True, paper=True,
                   paper_sequences=3, paper_slice=200)  # fmt: skip
     assert res["runs"][0]["in_sample"] and "(in-sample)" in res["runs"][0]["name"]
     (name,) = res["tables"][0]["paper"]["models"]
@@ -86,6 +89,7 @@ def test_a_model_that_saw_the_test_jobs_is_refused_or_labelled(runs, capsys):
 def test_the_command_line_writes_json(runs, tmp_path):
     trace, held, _, _ = runs
     out = tmp_path / "g.json"
-    argv = [str(trace), str(held), "--sequences", "5", "--jobs", str(LENGTH), "--json", str(out)]
+    argv = [str(trace), str(held), "--sequences", str(SEQUENCES), "--jobs", str(LENGTH),
+            "--json", str(out)]  # fmt: skip
     assert G.main(argv) == 0
-    assert json.loads(out.read_text())["sequences"] == 5
+    assert json.loads(out.read_text())["sequences"] == SEQUENCES

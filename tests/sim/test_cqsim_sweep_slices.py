@@ -26,6 +26,7 @@ def test_files_present():
                                        "SDSC-SP2-1998-4.2-cln-a10000-n2000.json"]  # fmt: skip
 
 
+@pytest.mark.xla_full_opt  # 2000-job slices: run time (SDSC-SP2's backlog 4x faster optimised)
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
 def test_engine_reproduces_the_slices(path, capsys):
     """``jaxsched conformance`` (the JAX engine): every start, end and metric exact."""
