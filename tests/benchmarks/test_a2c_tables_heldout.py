@@ -32,6 +32,6 @@ def test_held_out_lines_name_the_best_baseline():
     run = {"run": "r", "epoch": 3, "tuned": {"knob": 0.01, "train_means": [2.0, 1.0]},
            "rows": {**rows, "A2C": {m: [2.0, 3.0] for m in TB.METRICS}}}  # fmt: skip
     out = TB.held_out_lines([run], run["rows"])
-    assert "best baseline by mean slowdown: Tuned" in out
+    assert "best baseline by mean slowdown: Tuned" in [x.strip() for x in out]
     assert any("− Tuned +0.000 ± 0.500" in x for x in out)
     assert out[0].lstrip().startswith("Tuned (knob 0.01)")
