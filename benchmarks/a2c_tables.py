@@ -16,6 +16,15 @@ part of the trace for a trace run. Per group: the baselines, each run (greedy), 
 runs (training seeds) the mean ± standard error of the runs' means and of their paired
 differences to SJF; "pooled" is the per-jobset difference averaged over the runs, with its
 standard error over the jobsets.
+
+``--held-out`` (issue 47 §3): the named test jobsets (``--eval-seed`` 271828 =
+``splits.GENERATOR_SPLITS["deeprm"]``'s test seed, 200 jobsets; a trace run: its test part),
+and one more baseline, **Tuned**: DeepRM's combined Tetris score ``knob · packer + (1 − knob) /
+len`` with the knob chosen (``--knobs``) by the mean slowdown on training jobsets (generator
+seed 0, in the training seeds; a trace run: the first ``--eval-sequences`` training slices),
+per rate or trace.  Each group then names its best baseline by mean slowdown and gives every
+run's paired difference to it and to Tuned.  Issue 47 §2's EASY-SJBF and EASY++ do not apply:
+this cluster has no reservation or backfilling, and its jobs no user ids.
 """
 
 from __future__ import annotations
@@ -49,7 +58,18 @@ PAPER = {
     "trace": {"Random": 3.52, "Tetris": 1.82, "SJF": 1.61, "A2C": 1.01},
 }
 SHOWN = ("Random", "Tetris", "SJF")
+#: the Tuned baseline's candidate knobs (``--knobs``): 0 is SJF, 1 the packer
+KNOBS = (0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+#: the training jobsets the knob is tuned on (a generator seed in the training seeds)
+TUNE_SEED = 0
 METRICS = ("slowdown", "completion", "waiting")
+
+
+def held_out_seed() -> int:
+    """The named test seed of the A2cScheduler / DeepRM jobsets (docs/splits.md)."""
+    from jaxsched.workload.splits import GENERATOR_SPLITS
+
+    return int(GENERATOR_SPLITS["deeprm"].test[0])
 
 
 def rescored(run: Path) -> list[dict]:
@@ -80,6 +100,39 @@ def choose(run: Path, minutes: float | None, every: bool = False) -> tuple[int, 
     return int(best["epoch"]), float(best["eval_slowdown"]), cum[int(best["epoch"])] / 60
 
 
+def tetris_grid(env, knobs, n: int) -> dict:
+    """``{metric: float64 [len(knobs), n]}``: the combined Tetris score at each knob on the
+    env's first ``n`` evaluation jobsets (one compiled call, the knob traced)."""
+    import jax
+    import jax.numpy as jnp
+
+    from jaxsched.sim.datacenter import baselines
+
+    p = env.params
+    T = p.step_cap or 10 * p.simu_len
+    lens, dems = ev._jobsets(env, n)
+    keys = jax.random.split(jax.random.PRNGKey(0), n)
+    code = baselines.policy_code("tetris")
+
+    def one(knob, ln, dm, key):
+        s, _ = baselines.rollout(p, ln, dm, code, knob, jnp.zeros((T,), jnp.int32), 0, key, T)
+        return ev._metrics(s)
+
+    f = jax.jit(jax.vmap(jax.vmap(one, in_axes=(None, 0, 0, 0)), in_axes=(0, None, None, None)))
+    m = f(jnp.asarray(knobs, jnp.float64), lens, dems, keys)
+    return {k: np.asarray(v, np.float64) for k, v in m.items()}
+
+
+def tune_knob(rc: RunConfig, knobs, n: int) -> tuple[float, list]:
+    """The knob of the lowest mean slowdown on ``n`` training jobsets of ``rc``'s group
+    (generator seed :data:`TUNE_SEED`, or the trace's training part), and every knob's mean."""
+    over = dict(eval_sequences=n, eval_seed=TUNE_SEED, trace_eval="train")
+    sld = tetris_grid(build_env(dataclasses.replace(rc, **over)), knobs, n)["slowdown"]
+    means = [float(np.nanmean(r)) for r in sld]
+    i = min(range(len(knobs)), key=lambda i: (means[i], i))
+    return float(knobs[i]), means
+
+
 def group_of(rc: RunConfig):
     return "trace" if rc.trace else round(rc.rate, 3)
 
@@ -97,7 +150,13 @@ def evaluate_run(run: Path, args) -> dict:
     rc = dataclasses.replace(m.run, **over)
     env = build_env(rc)
     rows = ev.per_sequence(env, rc.eval_sequences, m.actor_apply, m.params)
-    return dict(run=str(run), group=group_of(rc), seed=rc.seed, algorithm=rc.algorithm, epoch=epoch, val=val, minutes=mins,
+    tuned = {}
+    if args.held_out:
+        knob, means = tune_knob(rc, args.knobs, args.eval_sequences)
+        g = tetris_grid(env, [knob], rc.eval_sequences)
+        rows["Tuned"] = {k: v[0] for k, v in g.items()}
+        tuned = dict(knob=knob, train_means=means)
+    return dict(tuned=tuned, run=str(run), group=group_of(rc), seed=rc.seed, algorithm=rc.algorithm, epoch=epoch, val=val, minutes=mins,
                 rows={k: {mm: v[mm].tolist() for mm in METRICS} for k, v in rows.items()},
                 jobsets=rc.describe_jobsets())  # fmt: skip
 
@@ -139,6 +198,8 @@ def report(results: list[dict]) -> list[str]:
                    f"{standard_error(np.asarray(per_seed)):.3f} (over seeds), pooled "
                    f"{_ms(pooled)[0]:+.3f} ± {_ms(pooled)[1]:.3f} (over jobsets)   "
                    f"[{PAPER.get(g, {}).get('A2C', float('nan')):.2f}]")  # fmt: skip
+        if "Tuned" in base:
+            out += held_out_lines(runs, base)
         better = all(np.mean(r["rows"]["A2C"]["slowdown"]) < min(np.mean(base[b]["slowdown"]) for b in SHOWN)
                      for r in runs)  # fmt: skip
         out.append(
@@ -147,17 +208,54 @@ def report(results: list[dict]) -> list[str]:
     return out
 
 
+def held_out_lines(runs: list[dict], base: dict) -> list[str]:
+    """The Tuned row and each run's paired slowdown differences to the best baseline (by mean
+    slowdown among Random, Tetris, SJF and Tuned) and to Tuned."""
+    t = runs[0]["tuned"]
+    cells = "  ".join(f"{k} {_ms(base['Tuned'][k])[0]:7.3f} ± {_ms(base['Tuned'][k])[1]:.3f}"
+                      for k in METRICS)  # fmt: skip
+    knobs = ", ".join(f"{m:.3f}" for m in t["train_means"])
+    out = [f"  {'Tuned (knob ' + format(t['knob'], 'g') + ')':<22}{cells}",
+           f"    (knob chosen on training jobsets; their mean slowdown per knob: {knobs})"]  # fmt: skip
+    names = (*SHOWN, "Tuned")
+    best = min(names, key=lambda b: (np.nanmean(base[b]["slowdown"]), b))
+    out.append(f"  best baseline by mean slowdown: {best}")
+    for r in runs:
+        a2c = np.asarray(r["rows"]["A2C"]["slowdown"])
+        d_best = a2c - np.asarray(base[best]["slowdown"])
+        d_tuned = a2c - np.asarray(base["Tuned"]["slowdown"])
+        out.append(f"  {r['run']} (epoch {r['epoch']}): − {best} {_ms(d_best)[0]:+.3f} ± "
+                   f"{_ms(d_best)[1]:.3f}, − Tuned {_ms(d_tuned)[0]:+.3f} ± "
+                   f"{_ms(d_tuned)[1]:.3f} (paired over {len(a2c)} jobsets)")  # fmt: skip
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR")
-    ap.add_argument("--eval-seed", type=int, default=1)
-    ap.add_argument("--eval-sequences", type=int, default=100)
+    ap.add_argument("--eval-seed", type=int, default=None)
+    ap.add_argument("--eval-sequences", type=int, default=None)
+    ap.add_argument(
+        "--held-out",
+        action="store_true",
+        help="the named test seed, 200 jobsets, and the Tuned baseline",
+    )
+    ap.add_argument(
+        "--knobs",
+        type=lambda s: [float(x) for x in s.split(",")],
+        default=list(KNOBS),
+        help="--held-out: the Tuned baseline's candidates",
+    )
     ap.add_argument("--minutes", type=float, default=None, metavar="M")
     ap.add_argument("--every-checkpoint", action="store_true",
                     help="choose among every kept checkpoint, each scored on the run's "
                          "validation jobsets, not only the epochs validated during training")  # fmt: skip
     ap.add_argument("--json", type=Path, default=None, metavar="FILE")
     args = ap.parse_args(argv)
+    if args.eval_seed is None:
+        args.eval_seed = held_out_seed() if args.held_out else 1
+    if args.eval_sequences is None:
+        args.eval_sequences = 200 if args.held_out else 100
     try:
         results = [evaluate_run(r, args) for r in args.runs]
     except (JaxschedError, OSError) as e:

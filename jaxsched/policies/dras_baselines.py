@@ -19,7 +19,8 @@ list; every job it names starts now.  No reservation, no backfilling — so ever
   the first W waiting jobs with a runnable mask (a trained DRAS-PG network masked to runnable
   jobs, §8); the pass ends when no windowed job fits.
 * :data:`BASELINES` / :func:`baseline_kwargs` — the §8 set by name, as keyword arguments of
-  ``simulate_cqsim`` (``"fcfs"`` is ``mode="easy"``).
+  ``simulate_cqsim`` (``"fcfs"`` is ``mode="easy"``; also ``"easy-sjbf"``, issue 47 §2's EASY
+  with shortest-job-first backfilling, ``mode="easy-sjbf"``).
 """
 
 from __future__ import annotations
@@ -137,10 +138,12 @@ def baseline_kwargs(name: str, seed: int = 0, value: str = "capability") -> dict
     """Keyword arguments of ``simulate_cqsim`` for baseline ``name`` (one of :data:`BASELINES`)."""
     if name == "fcfs":
         return {"mode": "easy"}
+    if name == "easy-sjbf":  # FCFS + EASY, backfill candidates shortest estimate first
+        return {"mode": "easy-sjbf"}
     if name == "binpacking":
         return {"mode": "immediate", "policy": binpacking}
     if name == "random":
         return {"mode": "immediate", "policy": RandomPolicy(seed)}
     if name == "optimization":
         return {"mode": "immediate", "policy": Optimization(value)}
-    raise ConfigError(f"unknown baseline {name!r}; expected one of {BASELINES}")
+    raise ConfigError(f"unknown baseline {name!r}; expected one of {BASELINES} or easy-sjbf")

@@ -26,6 +26,9 @@ Modes (``mode=``):
 
 * ``"easy"`` — FCFS + EASY (CQSim backfill mode 1): start the head while it fits, reserve the
   first that does not, start every later job that Fits (entering it in the profile);
+* ``"easy-sjbf"`` — EASY with shortest-job-first backfilling (issue 47 §2): as ``"easy"``, but
+  each pass scans its backfill candidates shortest requested time first (a stable sort of the
+  queue after the head, so ties keep arrival order); not a CQSim mode;
 * ``"cons"`` — conservative (mode 2): as EASY, but every later job that does not fit gets a
   reservation too, in queue order;
 * ``"none"`` — FCFS without backfilling;
@@ -81,7 +84,7 @@ __all__ = [
     "cqsim_metrics",
 ]
 
-MODES = ("easy", "cons", "none", "dras", "dql", "immediate")
+MODES = ("easy", "easy-sjbf", "cons", "none", "dras", "dql", "immediate")
 BACKFILLED, READY, RESERVED = 0, 1, 2
 #: the code's 6-hour floor on max_wait in the type-5 reward (seconds)
 WAIT_FLOOR = 21600
@@ -368,7 +371,7 @@ class _Run:
         while self.queue and self.n[self.queue[0]] <= self.free:
             self.start_job(self.queue[0])
 
-    def pass_easy(self) -> None:
+    def pass_easy(self, shortest_first: bool = False) -> None:
         self.start_head()
         if not self.queue:
             return
@@ -376,10 +379,16 @@ class _Run:
         self.held[R] = True
         prof = self.profile()
         prof.reserve(self.n[R], self.dur[R])
-        for j in list(self.queue[1:]):
+        scan = self.queue[1:]
+        if shortest_first:  # stable: equal requested times keep arrival order
+            scan = sorted(scan, key=self.q.__getitem__)
+        for j in scan:
             if prof.fits(self.n[j], self.dur[j]):
                 prof.place(self.t, self.n[j], self.dur[j])
                 self.start_job(j, backfilled=True)
+
+    def pass_easy_sjbf(self) -> None:
+        self.pass_easy(shortest_first=True)
 
     def pass_cons(self) -> None:
         """Start the head while it fits; then the head and every later job a reservation in
@@ -478,7 +487,7 @@ class _Run:
 
     # -- the loop --------------------------------------------------------------------------------
     def run(self) -> CqsimResult:
-        do_pass = getattr(self, "pass_" + self.mode)
+        do_pass = getattr(self, "pass_" + self.mode.replace("-", "_"))
         busy = 0
         while self.events:
             t, kind, _, j = heapq.heappop(self.events)
@@ -509,7 +518,7 @@ def _checked(submit, nodes, run, req_time, N, priority, mode, policy, reserve, d
         raise ConfigError("submit, nodes, run, req_time (and priority) must have equal lengths")
     if mode not in MODES:
         raise ConfigError(f"unknown mode {mode!r}; expected one of {MODES}")
-    if (policy is None) != (mode in ("easy", "cons", "none")):
+    if (policy is None) != (mode in ("easy", "easy-sjbf", "cons", "none")):
         raise ConfigError(
             f"mode {mode!r} " + ("needs" if policy is None else "takes no") + " policy"
         )

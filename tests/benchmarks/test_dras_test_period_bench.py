@@ -56,3 +56,29 @@ def test_validation_month_reproduces_the_choice():
     chosen = json.loads((shipped.resolve("dras-sdsc-pg-paperloop") / "validation.json").read_text())
     assert lines[0].startswith("validation month: ")
     assert out["table"]["p"]["avg_wait"] == pytest.approx(chosen["value"], rel=1e-9)
+
+
+def test_held_out_rules_by_hand():
+    """--held-out's pure rules: the validation month (first after training within the
+    tolerance of the rest's load), the bounded choice and the per-month paired difference."""
+    import numpy as np
+
+    utils = {1: (0.717, 0.837), 2: (0.731, 0.842), 3: (0.805, 0.841), 4: (0.84, 0.84)}
+    assert DT.choose_validation_month(utils, 0.10) == 3  # 0.731 / 0.842 = 0.868: 13 % off
+    assert DT.choose_validation_month(utils, 0.14) == 2
+    assert DT.choose_validation_month({0: (1.0, 1.0), 1: (1.0, 1.0)}, 0.1) is None  # training
+    s = {"a": {"avg_wait": 5.0, "max_wait": 200.0}, "b": {"avg_wait": 6.0, "max_wait": 90.0},
+         "c": {"avg_wait": 7.0, "max_wait": 50.0}}  # fmt: skip
+    assert DT.bounded_choice(s, 100.0) == "b" and DT.bounded_choice(s, 10.0) is None
+    month = np.array([0, 0, 1, 1, 2])
+    d, se, k = DT.paired_by_month(month, np.array([2, 4, 6, 6, 10]), np.array([1, 1, 6, 6, 0]))
+    assert (d, k) == (4.0, 3)  # month differences 2, 0, 10
+    assert se == pytest.approx(np.std([2, 0, 10], ddof=1) / np.sqrt(3))
+    assert DT.month_of([5, 5 + 30 * 86400 - 1, 5 + 30 * 86400]).tolist() == [0, 0, 1]
+
+
+def test_held_out_candidates_are_the_traces_shipped_models():
+    c = DT.shipped_candidates(TRACE)
+    assert ("dras-sdsc-pg-paperloop:off", "dras-sdsc-pg-paperloop", False) in c["pg"]
+    assert [x[0] for x in c["dql"]] == ["dras-sdsc-dql", "dras-sdsc-dql-persistent"]
+    assert [x[0] for x in c["decima"]] == ["dras-sdsc-decima-pg"]

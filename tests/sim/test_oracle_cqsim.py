@@ -350,3 +350,15 @@ def test_any_policy_respects_capacity_and_submit(inst, name, W):
         assert _capacity_ok(res, case, N), kw
         if kw["mode"] == "dql":  # every start recorded once, after it
             assert sorted(d.job for d in res.decisions) == list(range(len(case["submit"])))
+
+
+def test_easy_sjbf_scans_shortest_first():
+    """Issue 47 §2's EASY-SJBF in CQSim semantics, hand-checked: at t = 10 two nodes free up
+    under job 2's reservation at t = 20; EASY backfills job 3 (9 s, queue order) and job 4 waits
+    until 25, shortest-first backfills job 4 (3 s) and job 3 (19 + 9 > 20) waits."""
+    a = dict(submit=[0, 0, 1, 2, 3], nodes=[2, 2, 4, 2, 2], run=[10, 20, 5, 9, 3],
+             req_time=[10, 20, 5, 9, 3], num_nodes=4)  # fmt: skip
+    assert C.simulate_cqsim(**a, mode="easy").start == [0, 0, 20, 10, 25]
+    r = C.simulate_cqsim(**a, mode="easy-sjbf")
+    assert r.start == [0, 0, 20, 25, 10]
+    assert r.cls == [1, 1, 2, 2, 0]
