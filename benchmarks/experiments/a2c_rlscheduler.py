@@ -28,14 +28,12 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
+from benchmarks.common import REPO  # noqa: E402
 from jaxsched import nets  # noqa: E402
 from jaxsched.envs import AutoResetWrapper  # noqa: E402
 from jaxsched.sim.evaluate import evaluate  # noqa: E402

@@ -18,9 +18,7 @@ import dataclasses
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402

@@ -26,10 +26,10 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-for _p in (str(REPO), str(Path(__file__).resolve().parent)):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
+from benchmarks.common import REPO, use  # noqa: E402
+
+use("speed")
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402

@@ -25,10 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
+from benchmarks.common import REPO  # noqa: E402
 from jaxsched.sim import oracle as O  # noqa: E402
 from jaxsched.workload import read_swf  # noqa: E402
 

@@ -20,10 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
 import jaxsched.sim  # noqa: E402,F401  (enables x64)
+from benchmarks.common import REPO  # noqa: E402
 from jaxsched.sim.evaluate import evaluate, window_arrays  # noqa: E402
 from jaxsched.workload import read_swf, reference_starts  # noqa: E402
 

@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]  # the checkout
 FLAG = "--xla_cpu_use_fusion_emitters=false"
 
 CHILD = """

@@ -28,7 +28,7 @@ from pathlib import Path
 import jax.numpy as jnp
 import numpy as np
 
-from benchmarks.splitwindow_env import _paired, _shared, mean_se
+from benchmarks.speed.splitwindow_env import _paired, _shared, mean_se
 from jaxsched.envs.splitwindow import SplitWindowEnv
 from jaxsched.envs.splitwindow_baselines import run_baselines, run_picker
 from jaxsched.workload import read_swf

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
 
 from jaxsched import formatting as F  # noqa: E402
 from jaxsched.sim.evaluate import evaluate, standard_error, use_all_cpu_cores  # noqa: E402

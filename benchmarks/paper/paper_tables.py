@@ -36,10 +36,8 @@ import time
 from decimal import ROUND_DOWN, ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
+from benchmarks.common import REPO  # noqa: E402
 from jaxsched.sim.evaluate import evaluate  # noqa: E402
 from jaxsched.workload import read_swf, reference_starts  # noqa: E402
 

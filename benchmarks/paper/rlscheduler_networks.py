@@ -42,9 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
 
 from jaxsched.systems.rlscheduler.config import VAL_INFO  # noqa: E402
 from jaxsched.systems.schedinspector.evaluate import mean_se as mean_se_of  # noqa: E402

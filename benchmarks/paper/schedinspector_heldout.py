@@ -36,10 +36,10 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-for _p in (str(REPO), str(Path(__file__).resolve().parent)):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
+from benchmarks.common import REPO, use  # noqa: E402
+
+use("paper")
 
 import schedinspector_tables as ST  # noqa: E402
 

@@ -34,9 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
+from benchmarks.common import REPO  # noqa: E402
 
 DASH = "—"
 #: the paper's trace names -> the trace files (shared traces folder; Lublin = RLScheduler's

@@ -30,14 +30,12 @@ import json
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
+from benchmarks.common import REPO  # noqa: E402
 from jaxsched.errors import JaxschedError  # noqa: E402
 from jaxsched.sim.metrics import HIGHER_IS_BETTER  # noqa: E402
 from jaxsched.systems.rlscheduler.config import make_env  # noqa: E402

@@ -40,7 +40,7 @@ def paired(res: dict, keys=("avg_wait", "avg_bsld", "util", "util_arrival_span")
     """Each model row minus each heuristic on the same episodes (from the JSON's per-episode
     values): ``{model name: {heuristic: {metric: [mean, s.e.]}}}``; utilisations in points;
     a metric the JSON does not hold (an older run of the script) is left out."""
-    from benchmarks.splitwindow_env import mean_se
+    from benchmarks.speed.splitwindow_env import mean_se
 
     out = {}
     for r in res.get("models", {}).values():

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.splitwindow_env import SIZE_CLASSES, _shared, mean_se, size_class_waits
+from benchmarks.speed.splitwindow_env import SIZE_CLASSES, _shared, mean_se, size_class_waits
 from jaxsched.errors import CheckpointError
 
 #: the metrics of Figs. 5 and 6 (keys of ``greedy_metrics``)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
 
 from jaxsched.policies.tuned import TunedPriority, save  # noqa: E402
 from jaxsched.sim.evaluate import evaluate, use_all_cpu_cores  # noqa: E402

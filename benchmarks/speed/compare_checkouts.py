@@ -1,11 +1,12 @@
 """Two checkouts of jaxsched timed side by side: the environment and simulator benchmarks of
 each, run alternately on the same machine in one invocation, with the ratios new / old.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/compare_checkouts.py --old ../old-checkout \
+    PYTHONPATH=. .venv/bin/python benchmarks/speed/compare_checkouts.py --old ../old-checkout \
         [--new .] [--rounds 2] [--env-args "..."] [--sim-args "..."] [--json FILE]
 
 ``--old``/``--new`` are checkouts (e.g. ``git worktree add ../old <commit>``). Every round runs
-``benchmarks/env_throughput.py`` and ``benchmarks/throughput.py`` of the old checkout, then of
+``env_throughput.py`` and ``throughput.py`` (``benchmarks/speed/``; flat in ``benchmarks/`` in
+a checkout from before 2026-11-28) of the old checkout, then of
 the new one (the order alternates between rounds), each in a fresh Python process with that
 checkout first on ``PYTHONPATH`` and its own copy of the script, so each side runs exactly its
 own code. Then the new checkout's ``compiled_cost.py`` (public API only) runs once under each
@@ -27,25 +28,28 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
+from benchmarks.common import load_average, script  # noqa: E402
+
 ENV_ARGS = "--batch 64,256 --steps 256 --backfill none,rlscheduler --repeats 3"
 SIM_ARGS = "--batch-multiplier 1,10 --jax-runs 3 --oracle-repeat 1"
 COST_ARGS = "--backfill none --batch 256 --steps 256"
 COST_KEYS = ("flops", "bytes_accessed", "fusions", "copies", "hlo_lines")
 
 
-def run_script(checkout: Path, script: str, args: str, script_dir: Path | None = None) -> dict:
-    """``benchmarks/<script> <args> --json F`` of ``checkout`` in a fresh process (the script
+def run_script(checkout: Path, name: str, args: str, script_dir: Path | None = None) -> dict:
+    """``benchmarks/<folder>/<name> <args> --json F`` of ``checkout`` in a fresh process (the script
     taken from ``script_dir``'s benchmarks/ if given); the JSON."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.json"
         env = dict(os.environ, PYTHONPATH=str(checkout), JAXSCHED_CACHE="off")
-        where = (script_dir or checkout) / "benchmarks" / script
+        where = script(name, script_dir or checkout)  # benchmarks/<folder>/ or, older, flat
         cmd = [sys.executable, str(where), *shlex.split(args)]
         proc = subprocess.run(
             [*cmd, "--json", str(out)], cwd=checkout, env=env, capture_output=True, text=True
         )
         if proc.returncode != 0:
-            raise SystemExit(f"{checkout}: {script} failed:\n{proc.stderr[-2000:]}")
+            raise SystemExit(f"{checkout}: {name} failed:\n{proc.stderr[-2000:]}")
         return json.loads(out.read_text())
 
 
@@ -96,8 +100,12 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     sides = {"old": a.old.resolve(), "new": a.new.resolve()}
     for name, path in sides.items():
-        if not (path / "benchmarks" / "env_throughput.py").is_file():
-            p.error(f"--{name} {path}: not a jaxsched checkout (no benchmarks/env_throughput.py)")
+        try:
+            script("env_throughput.py", path)
+        except FileNotFoundError:
+            p.error(
+                f"--{name} {path}: not a jaxsched checkout (no env_throughput.py in benchmarks/)"
+            )
     env_best, sim_best, raw, mismatches = {}, {}, [], 0
     for rnd in range(a.rounds):
         order = ("old", "new") if rnd % 2 == 0 else ("new", "old")
@@ -107,10 +115,10 @@ def main(argv=None) -> int:
             mismatches += int(s.get("mismatches", 0))
             env_best[side] = best(env_best.get(side), env_cells(e))
             sim_best[side] = best(sim_best.get(side), sim_cells(s))
-            raw.append({"round": rnd, "side": side, "load": os.getloadavg(),
+            raw.append({"round": rnd, "side": side, "load": load_average(),
                         "env": {str(k): v for k, v in env_cells(e).items()},
                         "sim": {str(k): v for k, v in sim_cells(s).items()}})  # fmt: skip
-            print(f"round {rnd + 1}: {side} done (load {os.getloadavg()[0]:.2f})", flush=True)
+            print(f"round {rnd + 1}: {side} done (load {load_average()[0]:.2f})", flush=True)
     lines = [f"old: {sides['old']}", f"new: {sides['new']}", f"best of {a.rounds} rounds", ""]
     lines += table("environment steps/s (env_throughput.py, backfill B)", "steps/s",
                    env_best["old"], env_best["new"])  # fmt: skip

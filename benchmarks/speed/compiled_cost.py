@@ -24,7 +24,7 @@ import jaxsched.sim  # noqa: F401  (64-bit mode)
 from jaxsched.envs import AutoResetWrapper, RLSchedulerEnv
 from jaxsched.workload import read_swf
 
-TRACE = Path(__file__).resolve().parents[1] / "traces" / "lublin-1.swf"
+TRACE = Path(__file__).resolve().parents[2] / "traces" / "lublin-1.swf"
 
 
 def compiled_rollout(env, batch: int, steps: int):

@@ -43,7 +43,10 @@ from jaxsched.sim.cqsim.run import _run_fn, sequence_of
 from jaxsched.sim.cqsim.types import cq_params
 from jaxsched.workload.cqsim import cqsim_slice, load_cqsim
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
+from benchmarks.common import use  # noqa: E402
+
+use("reference")
 import cqsim_reference as CR  # noqa: E402  (the reference side; no JAX)
 
 

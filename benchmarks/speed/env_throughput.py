@@ -46,15 +46,13 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
+from benchmarks.common import REPO, use  # noqa: E402
 from jaxsched.envs import AutoResetWrapper, RLSchedulerEnv  # noqa: E402
 from jaxsched.train.parallel import expose_host_devices  # noqa: E402
 from jaxsched.workload import read_swf  # noqa: E402
@@ -294,7 +292,7 @@ def benchmark(
             "development machine (not measured here; --reference DIR measures it)"
         )
     else:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        use("reference")
         from reference_sim import reference_env_steps_per_s
 
         for bf in backfills:

@@ -41,7 +41,10 @@ from jaxsched.workload import read_swf
 from jaxsched.workload.sampling import gym_np_random
 from jaxsched.workload.schedinspector import inspector_jobs
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
+from benchmarks.common import use  # noqa: E402
+
+use("reference")
 import reference_sim  # noqa: E402  (the reference loader: stubs for gym/scipy/tensorflow)
 
 REJECT_P = 0.3

@@ -69,7 +69,7 @@ def _shared(arg) -> Path:
         return Path(arg)
     if os.environ.get("JAXSCHED_SHARED"):
         return Path(os.environ["JAXSCHED_SHARED"])
-    return Path(__file__).resolve().parent.parent.parent / "shared"
+    return Path(__file__).resolve().parents[3] / "shared"
 
 
 def env_speed(env, starts, policy: str) -> dict:

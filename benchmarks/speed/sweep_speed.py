@@ -31,14 +31,12 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
 import jaxsched.sim  # noqa: E402,F401  (x64 as in jaxsched train)
+from benchmarks.common import REPO  # noqa: E402
 from jaxsched import nets  # noqa: E402
 from jaxsched.envs import AutoResetWrapper  # noqa: E402
 from jaxsched.systems.rlscheduler.config import RunConfig, make_env, prefix_options  # noqa: E402

@@ -58,9 +58,8 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
+from benchmarks.common import REPO  # noqa: E402
 
 if __name__ == "__main__" and "--one-device" not in sys.argv:
     # one JAX device per CPU core (before JAX starts its backend): evaluate() then runs one

@@ -23,9 +23,8 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
+from benchmarks.common import REPO  # noqa: E402
 
 
 def _fake_cpu_devices(n: int) -> None:

@@ -40,10 +40,10 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-for _p in (str(REPO), str(Path(__file__).resolve().parent)):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
+from benchmarks.common import REPO, use  # noqa: E402
+
+use("speed")
 
 import jax  # noqa: E402
 
@@ -65,7 +65,7 @@ PAPER_RL = {"none": 254.67, "rlscheduler": 58.64}
 
 def _env_throughput():
     spec = importlib.util.spec_from_file_location(
-        "_env_throughput", REPO / "benchmarks" / "env_throughput.py"
+        "_env_throughput", REPO / "benchmarks" / "speed" / "env_throughput.py"
     )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -270,6 +270,7 @@ def fresh_row(d: Path, pol, n_seq: int, out) -> dict:
     """The run's policy on ``n_seq`` fresh 1024-job sequences (seed 3, as
     ``rlscheduler_tables.py`` draws them) beside the paper's five heuristics in the run's
     backfilling: its mean ± s.e. and the paired difference to the best heuristic ± s.e."""
+    use("paper")
     import rlscheduler_tables as RT
 
     from jaxsched.formatting import number, std_error
