@@ -1,6 +1,6 @@
 """The generic A2C trainer on RLScheduler's environment: one short run (issue 18 §3).
 
-    PYTHONPATH=. .venv/bin/python benchmarks/a2c_rlscheduler.py [--trace traces/lublin-1.swf]
+    PYTHONPATH=. .venv/bin/python benchmarks/experiments/a2c_rlscheduler.py [--trace traces/lublin-1.swf]
         [--backfill none] [--updates 400] [--envs 32] [--n-steps 32] [--lr 1e-3]
         [--optimizer adam] [--gamma 1] [--entropy 0.0] [--validate-every 100]
         [--val-sequences 10] [--seed 0] [--json FILE]

@@ -1,6 +1,6 @@
 """Why a greedy A2cScheduler policy leaves jobs unallocated: the state at the end of each jobset.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/a2c_void_loop.py MODEL [--sequences 100]
+    PYTHONPATH=. .venv/bin/python benchmarks/experiments/a2c_void_loop.py MODEL [--sequences 100]
         [--eval-seed S]
 
 MODEL: a ``jaxsched train a2c`` run directory, checkpoint file or shipped model name. Runs the

@@ -1,7 +1,7 @@
 """Where the time of a backfilling decision goes (issue 19 §5): the RLScheduler environment with
 the reference's backfilling, stepped in a batch with uniformly random valid actions.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/bf_decision_anatomy.py [--batch 256] [--steps 256]
+    PYTHONPATH=. .venv/bin/python benchmarks/experiments/bf_decision_anatomy.py [--batch 256] [--steps 256]
         [--sizes 1,4,16,64,256] [--iterations 200] [--length 256] [--trace PATH]
         [--json FILE]
 
@@ -13,7 +13,7 @@ Three measurements in one run (Lublin-1 by default, 256-job sequences, compat mo
 2. The cost of one iteration of the vmapped micro-step (``jaxsched.sim.engine.micro_step``) in a
    compiled loop at several batch sizes K, from states in the middle of episodes.
 3. The environment's own steps/s (``jax.vmap(env.step)`` in one compiled scan, as
-   ``benchmarks/env_throughput.py``), beside a model of it: the stages of
+   ``benchmarks/speed/env_throughput.py``), beside a model of it: the stages of
    :func:`jaxsched.sim.batching.schedule_engine` (B, B/4, ... 4 rows), each running until at
    most the next stage's rows still need micro-steps, timed with part 2's per-iteration cost.
 """

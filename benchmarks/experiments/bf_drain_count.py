@@ -2,7 +2,7 @@
 §5): how far skipping the events that start nothing could shorten the sequential loop of a
 decision whose job does not fit.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/bf_drain_count.py [--sequences 40]
+    PYTHONPATH=. .venv/bin/python benchmarks/experiments/bf_drain_count.py [--sequences 40]
         [--length 256] [--seed 0] [--trace traces/lublin-1.swf]
 
 Sequences of ``--length`` consecutive jobs from uniformly random starts, the reference's

@@ -1,6 +1,6 @@
 """Backfilling runs vs the engine's queue / running-list capacities, side by side in one run.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/capacities.py [--trace PATH] [--seed 1]
+    PYTHONPATH=. .venv/bin/python benchmarks/experiments/capacities.py [--trace PATH] [--seed 1]
         [--sequences 10] [--length 1024] [--policies fcfs,wfp3,unicep,sjf,f1]
         [--backfill rlscheduler] [--capacities 256/64,64/64,128/64,128/32] [--repeat 3]
 

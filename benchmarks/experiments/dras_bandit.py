@@ -1,7 +1,7 @@
 """DRAS-PG's and DRAS-DQL's pieces end to end on a one-step problem: the effect of input
 normalisation and of the DQL update's sign.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/dras_bandit.py [--variant pg|dql] [--norm]
+    PYTHONPATH=. .venv/bin/python benchmarks/experiments/dras_bandit.py [--variant pg|dql] [--norm]
         [--mode code] [--gamma 0] [--lr 0.001] [--sign code|descent] [--updates 801]
         [--hidden 64,32]
 

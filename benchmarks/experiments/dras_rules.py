@@ -1,6 +1,6 @@
 """How much DRAS's scheduling loops allow: fixed rules in the learned policy's place (issue 17 §4).
 
-    PYTHONPATH=. .venv/bin/python benchmarks/dras_rules.py [--trace FILE] [--period val|test]
+    PYTHONPATH=. .venv/bin/python benchmarks/experiments/dras_rules.py [--trace FILE] [--period val|test]
         [--jobs K] [--rules oldest,shortest,smallest,area,l1-shortest] [--loops code,paper]
 
 A DRAS policy only chooses a window slot at each level-1 and level-2 decision; the loop around

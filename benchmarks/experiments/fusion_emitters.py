@@ -3,7 +3,7 @@ optimised ``evaluate`` (Lublin-1, ``--sequences`` × 1,024 jobs, SJF and F1, the
 backfilling), each setting in fresh processes (XLA reads ``XLA_FLAGS`` once per process),
 alternating, best of ``--rounds``, no compile cache.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/fusion_emitters.py [--rounds 2] [--sequences 20]
+    PYTHONPATH=. .venv/bin/python benchmarks/experiments/fusion_emitters.py [--rounds 2] [--sequences 20]
 
 The test suite turns the emitters off (tests/conftest.py: its compiles are a quarter cheaper);
 the ``jaxsched`` commands keep them (the environment with backfilling steps 30 % slower

@@ -1,7 +1,7 @@
 """LeNet's 2x2 max-pooling on the CPU: ``nn.max_pool`` (XLA ``reduce_window``) against
 :func:`jaxsched.nets.max_pool_2x2` (a reshape and a max), side by side in one process.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/lenet_pooling.py [--batch 5120] [--rounds 3]
+    PYTHONPATH=. .venv/bin/python benchmarks/experiments/lenet_pooling.py [--batch 5120] [--rounds 3]
 
 Times one gradient of the LeNet policy (:class:`jaxsched.nets.LeNetPolicy`, 128 slots x 8
 features, a log-softmax loss) over ``--batch`` observations with each pooling, compilation

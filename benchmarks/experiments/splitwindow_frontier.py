@@ -15,7 +15,7 @@ utilisation (printed in points; in the JSON as fractions, with the arrival-span 
 ``--json`` (to pair with ``splitwindow_env.py``'s rows on the same episodes). The parameter is
 traced, so each family compiles once.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/splitwindow_frontier.py --episodes 100 --seed 6
+    PYTHONPATH=. .venv/bin/python benchmarks/experiments/splitwindow_frontier.py --episodes 100 --seed 6
 """
 
 from __future__ import annotations

@@ -10,12 +10,12 @@
 #               deterministic: regenerate it on the CPU for the test), `--split train`, the
 #               lublin1-none recipe (100 sequences per epoch, no filter).
 #
-#   bash benchmarks/gpu_generalise.sh OUT SECONDS SHARED [SEEDS]
+#   bash benchmarks/gpu/gpu_generalise.sh OUT SECONDS SHARED [SEEDS]
 #
 # OUT: a folder (created) that receives ROW.log (the training output) and ROW.tgz per row
 # (every seed's log.jsonl, run.json, flags.json, validation files and the checkpoints of its
 # GG_KEEP (default 3) best epochs on its own validation: for the choice on the validation split
-# and the test on the test split, both on the CPU with benchmarks/generalise.py), and gen.log
+# and the test on the test split, both on the CPU with benchmarks/paper/generalise.py), and gen.log
 # (the sha256 of the generated trace's job lines, to check the CPU's copy: regenerate it under
 # the same file name, lublin-1-100000-seed7.swf, so that the test's jobs_seen check knows it). 5 files, well under the device
 # tool's 8 files of 16 MB. SHARED: a folder with traces/SDSC-SP2-1998-4.2-cln.swf.gz (e.g. a
@@ -29,14 +29,12 @@ OUT=${1:?usage: gpu_generalise.sh OUT SECONDS SHARED [SEEDS]}
 LIMIT=${2:?seconds}
 SHARED=${3:?a folder with traces/SDSC-SP2-1998-4.2-cln.swf.gz}
 SEEDS=${4:-0-15}
-PY=${PYTHON:-python3}
 KEEP=${GG_KEEP:-3}
 ROWS=${GG_ROWS-sdsc-split lublin-big}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/common.sh" # cd to the checkout; PY, PYTHONPATH, part()
 SDSC="$SHARED/traces/SDSC-SP2-1998-4.2-cln.swf.gz"
-export PYTHONPATH=".${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 export XLA_PYTHON_CLIENT_MEM_FRACTION=${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.4}
 RUNS=${GG_RUNS:-runs/gpu-generalise} # run folders (git ignores runs/), not sent back
 rm -rf "$RUNS"
@@ -89,7 +87,7 @@ for row in $ROWS; do # the KEEP best validated checkpoints of each seed, and its
 import sys, tarfile
 from pathlib import Path
 
-sys.path.insert(0, "benchmarks")
+sys.path.insert(0, "benchmarks/paper")
 from score_checkpoints import top_validated  # noqa: E402
 
 out, runs, row, keep = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])

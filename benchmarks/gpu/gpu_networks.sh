@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # RLScheduler's network study (paper Table IV, Fig. 8) on one accelerator within a time limit:
 # Lublin-1 and SDSC-SP2 train side by side as two processes on the one GPU, each running the
-# networks one after the other (`benchmarks/rlscheduler_networks.py --train --batched`: three
+# networks one after the other (`benchmarks/paper/rlscheduler_networks.py --train --batched`: three
 # seeds batched per network, one compiled update for all of them). Each process stops at
 # SECONDS (an epoch cut short is lost; the finished ones are logged), then the tables and plots
 # are printed and the runs packed into OUT/networks.tgz (their logs, settings and validation
 # files, without the checkpoints, whose random weights would not fit in the 16 MiB that a
 # device run may send back: `rlscheduler_networks.py --root` redraws the tables from them).
 #
-#   bash benchmarks/gpu_networks.sh OUT SECONDS SDSC_TRACE [DEVICE_NAME]
+#   bash benchmarks/gpu/gpu_networks.sh OUT SECONDS SDSC_TRACE [DEVICE_NAME]
 #
 # OUT: a folder for the logs, tables, plots and the archive (created); SECONDS: the training
 # limit of each trace's process; SDSC_TRACE: SDSC-SP2's SWF file (trained on its first 10,000
@@ -24,15 +24,13 @@ OUT=${1:?usage: gpu_networks.sh OUT SECONDS SDSC_TRACE [DEVICE_NAME]}
 LIMIT=${2:?seconds}
 SDSC=${3:?SDSC-SP2 trace}
 DEVICE=${4:-one shared GPU}
-PY=${PYTHON:-python3}
 EPOCHS=${NETS_EPOCHS:-20}
 TRAJ=${NETS_TRAJECTORIES:-100}
 SEEDS=${NETS_SEEDS:-1-3}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 SDSC=$(cd "$(dirname "$SDSC")" && pwd)/$(basename "$SDSC") # the paths as given, before the cd
-cd "$(dirname "$0")/.."
-export PYTHONPATH=".${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+source "$(dirname "$0")/common.sh" # cd to the checkout; PY, PYTHONPATH, part()
 export XLA_PYTHON_CLIENT_MEM_FRACTION=0.45 # two processes share the GPU's memory
 ROOT="$OUT/networks"
 NETS=${NETS_NETS:-kernel,mlp_v1,mlp_v2,mlp_v3,lenet}
@@ -40,7 +38,7 @@ NETS=${NETS_NETS:-kernel,mlp_v1,mlp_v2,mlp_v3,lenet}
 study() { # trace job_slice nets [options...]: train one network's runs, or print the table
   local trace=$1 slice=$2 nets=$3
   shift 3
-  "$PY" benchmarks/rlscheduler_networks.py --trace "$trace" --job-slice "$slice" \
+  "$PY" benchmarks/paper/rlscheduler_networks.py --trace "$trace" --job-slice "$slice" \
     --nets "$nets" --seeds "$SEEDS" --epochs "$EPOCHS" --trajectories "$TRAJ" \
     --root "$ROOT" --device "$DEVICE" "$@"
 }

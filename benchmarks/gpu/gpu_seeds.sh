@@ -6,7 +6,7 @@
 # seeds) with the recipe of the shipped model (its README), the three sweeps side by side on one
 # GPU, each stopped at SECONDS (an epoch cut short is lost; the finished ones are kept).
 #
-#   bash benchmarks/gpu_seeds.sh OUT SECONDS SHARED [SEEDS]
+#   bash benchmarks/gpu/gpu_seeds.sh OUT SECONDS SHARED [SEEDS]
 #
 # OUT: a folder (created) that receives, per row, ROW-0.tgz, ROW-1.tgz, ... (GS_PART, default
 # 16, seeds each: the device tool sends back no file over 16 MB, and 40 seeds of SDSC-SP2
@@ -15,8 +15,8 @@
 # validation (seed 2, as `jaxsched train --validate` draws it: 20 sequences every 2 epochs
 # without backfilling, 10 every 4 with it, where a validation costs most), and ROW.log, the
 # training output. Choosing among those candidates on 50 validation sequences, and the test on
-# 100 fresh sequences, are left to the CPU (`benchmarks/score_checkpoints.py`,
-# `benchmarks/rlscheduler_tables.py`): the test sequences play no part here. SHARED: a folder
+# 100 fresh sequences, are left to the CPU (`benchmarks/paper/score_checkpoints.py`,
+# `benchmarks/paper/rlscheduler_tables.py`): the test sequences play no part here. SHARED: a folder
 # with traces/SDSC-SP2-1998-4.2-cln.swf.gz (the paths in each run.json are written relative to
 # the checkout, as ../shared/... when SHARED is ../shared). SEEDS: default 20-35.
 # GS_EPOCHS / GS_TRAJECTORIES / GS_VAL override every row's epochs, sequences per epoch and
@@ -32,16 +32,14 @@ OUT=${1:?usage: gpu_seeds.sh OUT SECONDS SHARED [SEEDS]}
 LIMIT=${2:?seconds}
 SHARED=${3:?a folder with traces/SDSC-SP2-1998-4.2-cln.swf.gz}
 SEEDS=${4:-20-35}
-PY=${PYTHON:-python3}
 KEEP=${GS_KEEP:-3}
 ROWS=${GS_ROWS-sdsc-none lublin1-bf sdsc-bf-fair}
 CPU_ROWS=${GS_CPU_ROWS:-}
 CPU_SEEDS=${GS_CPU_SEEDS:-$SEEDS}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/common.sh" # cd to the checkout; PY, PYTHONPATH, part()
 SDSC="$SHARED/traces/SDSC-SP2-1998-4.2-cln.swf.gz"
-export PYTHONPATH=".${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 export XLA_PYTHON_CLIENT_MEM_FRACTION=${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.3} # three sweeps share it
 RUNS=${GS_RUNS:-runs/gpu-seeds} # the run folders (git ignores runs/), started afresh, not sent back
 rm -rf "$RUNS"
@@ -107,7 +105,7 @@ for row in $ROWS $CPU_ROWS; do # the KEEP best validated checkpoints of each see
 import sys, tarfile
 from pathlib import Path
 
-sys.path.insert(0, "benchmarks")
+sys.path.insert(0, "benchmarks/paper")
 from score_checkpoints import top_validated  # noqa: E402
 
 out, runs, row = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]

@@ -4,7 +4,7 @@
 # own limit). Each part prints what it measured, side by side with the reference implementation
 # stepped in the same process where a checkout is given; everything goes to OUT/suite.log.
 #
-#   bash benchmarks/gpu_suite.sh OUT [REFS] [SHARED] [TRAIN_SECONDS]
+#   bash benchmarks/gpu/gpu_suite.sh OUT [REFS] [SHARED] [TRAIN_SECONDS]
 #
 # OUT: a folder for the log, the JSON files and the split-window run (created);
 # REFS: a folder holding clones of DIR-LAB/deep-batch-scheduler, DIR-LAB/SchedInspector and
@@ -24,10 +24,8 @@ OUT=${1:?usage: gpu_suite.sh OUT [REFS] [SHARED] [TRAIN_SECONDS]}
 REFS=${2:-}
 SHARED=${3:-../shared}
 TRAIN_S=${4:-180}
-PY=${PYTHON:-python3}
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/common.sh" # cd to the checkout; PY, PYTHONPATH, part()
 mkdir -p "$OUT"
-export PYTHONPATH=".${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 LOG="$OUT/suite.log"
 if [ "${SUITE_SIZES:-gpu}" = cpu ]; then
   B_RLS=64,256 B_SI=256 B_SW=16,256 B_DC=1024 A2C=64 B_PPO=256 DRAS=sdsc F=3
@@ -36,14 +34,6 @@ else
 fi
 DEADLINE=$(($(date +%s) + ${SUITE_SECONDS:-100000}))
 
-part() { # name limit command...
-  local name=$1 limit=$(($2 * F)) start
-  shift 2
-  start=$(date +%s)
-  echo "=== $name (limit ${limit} s): $*" | tee -a "$LOG"
-  timeout -s INT -k 10 "$limit" "$@" 2>&1 | tee -a "$LOG"
-  echo "=== $name: exit ${PIPESTATUS[0]} after $(($(date +%s) - start)) s" | tee -a "$LOG"
-}
 ref() { # the reference checkout's option, if it is there
   [ -n "$REFS" ] && [ -d "$REFS/$2" ] && echo "$1 $REFS/$2"
 }
@@ -52,29 +42,29 @@ part device 30 bash -c "nvidia-smi -L; $PY -c 'import jax, flax, optax, chex; \
 print(jax.devices(), \"jax\", jax.__version__, \"flax\", flax.__version__, \
 \"optax\", optax.__version__, \"chex\", chex.__version__)'"
 # shellcheck disable=SC2046
-part rlscheduler_env 120 "$PY" benchmarks/env_throughput.py --batch $B_RLS \
+part rlscheduler_env 120 "$PY" benchmarks/speed/env_throughput.py --batch $B_RLS \
   --backfill none,rlscheduler --repeats 2 --json "$OUT/env_throughput.json" \
   $(ref --reference DIR-LAB+deep-batch-scheduler) --reference-steps 3000
 # shellcheck disable=SC2046
-part schedinspector_env 50 "$PY" benchmarks/schedinspector_env.py --throughput \
+part schedinspector_env 50 "$PY" benchmarks/speed/schedinspector_env.py --throughput \
   --traces "$SHARED/traces" --batch $B_SI --steps 512 \
   $(ref --reference DIR-LAB+SchedInspector) --reference-steps 5000
-part splitwindow_env 50 "$PY" benchmarks/splitwindow_env.py --shared "$SHARED" \
+part splitwindow_env 50 "$PY" benchmarks/speed/splitwindow_env.py --shared "$SHARED" \
   --batch $B_SW --episodes 0 --skip-baselines --json "$OUT/splitwindow_env.json"
 # shellcheck disable=SC2046
-part datacenter_env 50 "$PY" benchmarks/datacenter_env.py --batch $B_DC --steps 200 \
+part datacenter_env 50 "$PY" benchmarks/speed/datacenter_env.py --batch $B_DC --steps 200 \
   --a2c-envs $A2C $(ref --deeprm hongzimao+deeprm)
-part dras_update 60 "$PY" benchmarks/dras_update.py --sizes $DRAS --variants pg,dql
-part rlscheduler_ppo_epoch 100 "$PY" benchmarks/train_speed.py --epochs 1 --no-full-width \
+part dras_update 60 "$PY" benchmarks/speed/dras_update.py --sizes $DRAS --variants pg,dql
+part rlscheduler_ppo_epoch 100 "$PY" benchmarks/speed/train_speed.py --epochs 1 --no-full-width \
   --env-batch $B_PPO --env-backfill none --run none --json "$OUT/train_speed.json"
 left=$((DEADLINE - $(date +%s) - 20))
 [ "$left" -lt "$TRAIN_S" ] && TRAIN_S=$left
 TRAIN_S=$((TRAIN_S / F)) # part() multiplies the limit by F again: training gets TRAIN_S itself
 if [ "$((TRAIN_S * F))" -gt 30 ] && [ "${SUITE_TRAIN:-splitwindow}" = networks ]; then
-  part networks "$TRAIN_S" "$PY" benchmarks/rlscheduler_networks.py --train --batched \
+  part networks "$TRAIN_S" "$PY" benchmarks/paper/rlscheduler_networks.py --train --batched \
     --nets kernel,mlp_v1,mlp_v2,mlp_v3,lenet --seeds 1-3 --epochs 20 --trajectories 100 \
     --root "$OUT/networks"
-  part networks_table 60 "$PY" benchmarks/rlscheduler_networks.py --seeds 1-3 \
+  part networks_table 60 "$PY" benchmarks/paper/rlscheduler_networks.py --seeds 1-3 \
     --trajectories 100 --root "$OUT/networks"
 elif [ "$((TRAIN_S * F))" -gt 30 ]; then
   resume=""

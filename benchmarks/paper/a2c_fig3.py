@@ -2,7 +2,7 @@
 gradient (``jaxsched train a2c --algorithm pg``) on the same environment, against environment
 steps and against training time, from the runs' logs.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/a2c_fig3.py RUN_DIR [RUN_DIR ...] [--png FILE]
+    PYTHONPATH=. .venv/bin/python benchmarks/paper/a2c_fig3.py RUN_DIR [RUN_DIR ...] [--png FILE]
 
 Per run: the sampled policy's mean slowdown over the training episodes of each epoch and the
 greedy policy's slowdown on the run's validation jobsets (where validated), against the

@@ -2,7 +2,7 @@
 run's chosen checkpoint and the baselines on the same fresh jobsets, grouped by rate (or
 trace), with the paper's numbers beside.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/a2c_tables.py RUN_DIR [RUN_DIR ...]
+    PYTHONPATH=. .venv/bin/python benchmarks/paper/a2c_tables.py RUN_DIR [RUN_DIR ...]
         [--eval-seed 1] [--eval-sequences 100] [--minutes M] [--json FILE]
 
 Each run's checkpoint is chosen on its own validation jobsets (the ``eval_slowdown`` of its

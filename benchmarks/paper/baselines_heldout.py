@@ -3,7 +3,7 @@ priorities) × backfilling modes (EASY, EASY with shortest-job-first backfilling
 cell the mean over the same sequences ± its standard error and its paired difference to one
 reference cell.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/baselines_heldout.py TRACE
+    PYTHONPATH=. .venv/bin/python benchmarks/paper/baselines_heldout.py TRACE
         [--test-range A,B] [--sequences 50] [--jobs 1024] [--seed 47]
         [--policy fcfs,sjf,f1[,tuned:DIR]] [--backfill none,easy,easy-sjbf,easy++]
         [--metric bsld] [--compat] [--versus POLICY/BACKFILL]

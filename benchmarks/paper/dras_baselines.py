@@ -1,10 +1,10 @@
 """DRAS's §8 baselines through the plain-Python CQSim oracle on a trace's test period (§9, §10),
 and which PWA trace has the widest jobs relative to its machine (issue 17 §4).
 
-    PYTHONPATH=. .venv/bin/python benchmarks/dras_baselines.py                  # SDSC-SP2
-    PYTHONPATH=. .venv/bin/python benchmarks/dras_baselines.py --jobs 5000      # a prefix
-    PYTHONPATH=. .venv/bin/python benchmarks/dras_baselines.py --widths         # trace widths
-    PYTHONPATH=. .venv/bin/python benchmarks/dras_baselines.py --plots DIR      # + Fig. 6/7/9
+    PYTHONPATH=. .venv/bin/python benchmarks/paper/dras_baselines.py                  # SDSC-SP2
+    PYTHONPATH=. .venv/bin/python benchmarks/paper/dras_baselines.py --jobs 5000      # a prefix
+    PYTHONPATH=. .venv/bin/python benchmarks/paper/dras_baselines.py --widths         # trace widths
+    PYTHONPATH=. .venv/bin/python benchmarks/paper/dras_baselines.py --plots DIR      # + Fig. 6/7/9
 
 Loading follows CQSim (reference README "How the job list is loaded"): fields 1, 2, 4, 8, 9,
 the run time cut to the estimate, jobs with id/submit/run/estimate/size <= 0 dropped, N = the

@@ -1,6 +1,6 @@
 """Several DRAS models and the §8 baselines in one §10 table over a trace's test period (issue 17 §4).
 
-    PYTHONPATH=. .venv/bin/python benchmarks/dras_test_period.py --model NAME=DIR[:online] ...
+    PYTHONPATH=. .venv/bin/python benchmarks/paper/dras_test_period.py --model NAME=DIR[:online] ...
         [--trace FILE] [--jobs K] [--period test|val] [--json FILE] [--plots DIR]
 
 Each ``--model`` is a run directory or checkpoint (a shipped name such as ``dras-sdsc-pg``

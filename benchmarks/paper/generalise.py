@@ -1,7 +1,7 @@
 """Held-out study of RLScheduler training runs (issue 49): each run's model chosen on its own
 validation log, then tested on sequences of the trace's test split against the heuristics.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/generalise.py TRACE RUN [RUN ...]
+    PYTHONPATH=. .venv/bin/python benchmarks/paper/generalise.py TRACE RUN [RUN ...]
         [--sequences 200] [--jobs 1024] [--seed 0] [--policy fcfs,wfp3,unicep,sjf,f1]
         [--choose select|best|newest] [--split-fractions 0.5,0.1,0.4] [--allow-seen]
         [--paper [--paper-sequences 10] [--paper-slice 10000]] [--json FILE]

@@ -1,6 +1,6 @@
 """The heuristic columns of the RLScheduler paper's Tables V, VI, X and XI, recomputed.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/paper_tables.py [--traces Lublin-1,Lublin-2,SDSC-SP2,HPC2N]
+    PYTHONPATH=. .venv/bin/python benchmarks/paper/paper_tables.py [--traces Lublin-1,Lublin-2,SDSC-SP2,HPC2N]
         [--tables V,VI,X,XI] [--shared DIR] [--json FILE]
 
 For every trace (Lublin-1, Lublin-2, SDSC-SP2, HPC2N; files in ``<shared>/traces``) one batched

@@ -3,11 +3,11 @@ five and F2-F4), the tuned priority functions, in the reference's two backfillin
 every shipped model, with each model's paired difference to the best heuristic and to the
 tuned priority and, beside it, the same model under the paper's protocol (in-sample).
 
-    PYTHONPATH=. .venv/bin/python benchmarks/rlscheduler_heldout.py [--sequences 200]
+    PYTHONPATH=. .venv/bin/python benchmarks/paper/rlscheduler_heldout.py [--sequences 200]
         [--in-sample-sequences 100] [--jobs 1024] [--seed 47] [--traces ...] [--tables V,VIII]
         [--test-jobs 100000] [--models DIR] [--shared DIR] [--json FILE]
 
-(``benchmarks/rlscheduler_tables.py --held-out`` runs this script with the same options.)
+(``benchmarks/paper/rlscheduler_tables.py --held-out`` runs this script with the same options.)
 
 Test sequences (``--split test`` semantics, docs/splits.md): SDSC-SP2 and HPC2N: ``--sequences``
 starts drawn by :func:`jaxsched.workload.splits.starts_in_range` (``default_rng(seed)``) in the

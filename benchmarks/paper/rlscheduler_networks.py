@@ -1,7 +1,7 @@
 """RLScheduler's network study (paper Table IV, Fig. 8): the kernel policy network against the
 MLPs v1-v3 and LeNet, trained the same way, as validation curves per epoch and per minute.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/rlscheduler_networks.py [--train]
+    PYTHONPATH=. .venv/bin/python benchmarks/paper/rlscheduler_networks.py [--train]
         [--trace traces/lublin-1.swf] [--nets kernel,mlp_v1,mlp_v2,mlp_v3,lenet] [--seeds 1-3]
         [--epochs 20] [--trajectories 20] [--backfill none] [--root runs/networks]
         [--plot FILE.png] [--json FILE] [--batched] [--job-slice N] [--device NAME]

@@ -1,7 +1,7 @@
 """RLScheduler's Tables V and VIII (and, with ``--transfer``, Table VII) with honest statistics:
 the paper's five heuristics and every shipped learned model on the same fresh sequences.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/rlscheduler_tables.py [--tables V,VIII]
+    PYTHONPATH=. .venv/bin/python benchmarks/paper/rlscheduler_tables.py [--tables V,VIII]
         [--transfer] [--traces Lublin-1,Lublin-2,SDSC-SP2,HPC2N] [--sequences 100] [--jobs 1024]
         [--seed 3] [--models DIR] [--shared DIR] [--json FILE] [--held-out [--held-out-jobs N]]
 
@@ -26,7 +26,7 @@ Table VIII has the paper's rows only (SDSC-SP2, HPC2N: the Lublin traces have on
 there fairness = bsld).
 Table VII evaluates every bsld model on every trace, in the backfilling it was trained with.
 
-``--held-out`` (issue 47 §3) runs ``benchmarks/rlscheduler_heldout.py`` with the other options
+``--held-out`` (issue 47 §3) runs ``benchmarks/paper/rlscheduler_heldout.py`` with the other options
 (``--held-out-jobs`` as its ``--test-jobs``): the tables on the test split, with F2-F4, SJF
 backfilling, the tuned priorities and the in-sample column; see that script. Before issue 47
 (RESULTS §14.14) it meant what ``--held-out-legacy`` does now (:func:`run_tables`'s
@@ -430,7 +430,7 @@ def run_tables(
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if "--held-out" in argv:  # issue 47 §3: the test split, benchmarks/rlscheduler_heldout.py
+    if "--held-out" in argv:  # issue 47 §3: the test split, benchmarks/paper/rlscheduler_heldout.py
         import rlscheduler_heldout
 
         rest = [a for a in argv if a != "--held-out"]

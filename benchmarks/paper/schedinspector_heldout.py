@@ -2,7 +2,7 @@
 split (issue 47 §3), for every shipped inspector on its own trace, beside the paper's protocol
 (in-sample).
 
-    PYTHONPATH=. .venv/bin/python benchmarks/schedinspector_heldout.py [--sequences 200]
+    PYTHONPATH=. .venv/bin/python benchmarks/paper/schedinspector_heldout.py [--sequences 200]
         [--paper-sequences 50] [--seed 47] [--test-jobs 100000] [--models DIR] [--shared DIR]
         [--only NAME,...] [--json FILE]
 

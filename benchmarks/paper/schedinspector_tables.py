@@ -1,7 +1,7 @@
 """SchedInspector's Table 4 (with its transfer column) and Table 5's utilisation changes for
 every shipped inspector, beside the paper's numbers, with paired standard errors.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/schedinspector_tables.py [--shared DIR]
+    PYTHONPATH=. .venv/bin/python benchmarks/paper/schedinspector_tables.py [--shared DIR]
         [--traces SDSC-SP2,CTC-SP2,Lublin,HPC2N] [--models DIR] [--sequences 50]
         [--fresh 100] [--json FILE]
 

@@ -1,6 +1,6 @@
 """Score every kept checkpoint of one or more training runs on validation sequences.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/score_checkpoints.py RUN_DIR [RUN_DIR ...]
+    PYTHONPATH=. .venv/bin/python benchmarks/paper/score_checkpoints.py RUN_DIR [RUN_DIR ...]
         [--val-seed 2] [--val-sequences 10] [--jobs 1024] [--epochs A-B] [--minutes M]
         [--top K] [--test] [--json FILE]
 

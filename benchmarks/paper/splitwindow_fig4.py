@@ -1,4 +1,4 @@
-"""Fig. 4 of the split-window paper as one plot, from ``benchmarks/splitwindow_env.py
+"""Fig. 4 of the split-window paper as one plot, from ``benchmarks/speed/splitwindow_env.py
 --json``: every heuristic with back-filling, each trained agent and learned baseline, on the
 same episodes, sorted by average wait; one panel per metric (average wait, queue length,
 utilisation, job load, bounded slowdown), mean ± standard error. Printed first: every model
@@ -6,7 +6,7 @@ minus every heuristic on the same episodes (wait, bsld, and the utilisations ove
 episode's span and over its arrival span in points; paired). Offline SchedInspector runs
 (``--offline``, their own 128-job protocol) are on other sequences and are left out.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/splitwindow_fig4.py runs/fig4-eval100.json \
+    PYTHONPATH=. .venv/bin/python benchmarks/paper/splitwindow_fig4.py runs/fig4-eval100.json \
         --png fig4.png
 """
 
@@ -87,7 +87,7 @@ def plot(res: dict, path, backfills=("easy", "rlscheduler")) -> Path:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("json", help="benchmarks/splitwindow_env.py --json output")
+    ap.add_argument("json", help="benchmarks/speed/splitwindow_env.py --json output")
     ap.add_argument("--png", required=True)
     ap.add_argument("--backfill", action="append", default=None,
                     help="heuristics' back-filling to show (repeatable; default easy and rlscheduler)")  # fmt: skip

@@ -3,7 +3,7 @@
 Every run directory given (one ``jaxsched train splitwindow`` run per window ``M_h-M_t``) is
 scored with its validation-chosen ``best.ckpt`` (its newest checkpoint without one), greedy, on
 the same ``--episodes`` fresh episodes (starts ``RandomState(--seed)``, as
-``benchmarks/splitwindow_env.py``). Printed and written to ``--json``: per configuration the
+``benchmarks/speed/splitwindow_env.py``). Printed and written to ``--json``: per configuration the
 mean ± standard error of average wait, average queue length, utilisation, invisible jobs per
 decision and the partially observed fraction; per window size M, every tail's paired
 difference to the same M's unsplit window (M_t = 0) on the same episodes. ``--png`` draws
@@ -11,7 +11,7 @@ Fig. 5 (wait and queue length against M_t, one line per M) and Fig. 6 (invisible
 partially observed fraction). Configurations already in ``--json`` with the same checkpoint are
 not evaluated again, so the script can follow a sweep while it trains.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/splitwindow_sweep.py runs/fig5/h*t* \
+    PYTHONPATH=. .venv/bin/python benchmarks/paper/splitwindow_sweep.py runs/fig5/h*t* \
         --episodes 100 --seed 3 --json runs/fig5/eval.json --png fig5.png
 """
 

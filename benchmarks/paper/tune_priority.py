@@ -1,7 +1,7 @@
 """Tune a priority function on a trace's training jobs (issue 47 §2) and write it as a tiny
 model that ``jaxsched evaluate --policy tuned:DIR`` runs.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/tune_priority.py TRACE --out DIR
+    PYTHONPATH=. .venv/bin/python benchmarks/paper/tune_priority.py TRACE --out DIR
         [--train-range A,B] [--backfill easy] [--compat] [--metric bsld] [--jobs 1024]
         [--sequences 32] [--rounds 6] [--population 12] [--seed 0] [--val-range A,B]
 
@@ -108,7 +108,7 @@ def main(argv=None) -> int:
     heur = evaluate(jobs, starts, args.jobs, ["fcfs", "sjf", "f1"], [args.backfill],
                     compat=args.compat, metrics=[args.metric]).table(args.metric)  # fmt: skip
     train_heur = {p: v for (p, _b), v in heur.items()}
-    cmd = ["benchmarks/tune_priority.py", Path(args.trace).name, "--out", Path(args.out).name]
+    cmd = ["benchmarks/paper/tune_priority.py", Path(args.trace).name, "--out", Path(args.out).name]
     for k in ("train_range", "backfill", "metric", "jobs", "sequences", "rounds",
               "population", "seed"):  # fmt: skip
         v = getattr(args, k)

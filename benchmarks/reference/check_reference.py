@@ -1,6 +1,6 @@
 """Check the plain-Python oracle against the reference numbers, and time it.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/check_reference.py [--shared DIR] [--repeat N]
+    PYTHONPATH=. .venv/bin/python benchmarks/reference/check_reference.py [--shared DIR] [--repeat N]
 
 1. every value of shared/reference/*-seq1024.json (reference SchedGym): prints the number of
    values, mismatches (relative error > 1e-9) and the maximum relative error per file;

@@ -4,7 +4,7 @@ here with the reference README's fixed policies in place of its neural network (
 The branch imports TensorFlow 1.x and Keras at the top of ``CqSim/Cqsim_sim.py`` and
 ``CqSim/Reinforcement_learning.py``; neither is installed (nor installable) here, and with a
 fixed policy neither is used. This module, written for jaxsched (no CQSim code in it), is
-imported by the child process that ``benchmarks/cqsim_reference.py`` starts in a temporary copy
+imported by the child process that ``benchmarks/reference/cqsim_reference.py`` starts in a temporary copy
 of ``PG/``:
 
 * :func:`install_standins` puts empty modules ``tensorflow``, ``keras`` and ``keras.backend``
@@ -65,7 +65,9 @@ def install_standins() -> list:
         except ImportError:
             pass
         mod = types.ModuleType(name)
-        mod.__doc__ = "jaxsched stand-in (benchmarks/cqsim_dras_standins.py): nothing in it"
+        mod.__doc__ = (
+            "jaxsched stand-in (benchmarks/reference/cqsim_dras_standins.py): nothing in it"
+        )
         sys.modules[name] = mod
         parent, _, child = name.rpartition(".")
         if parent:

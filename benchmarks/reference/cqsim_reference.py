@@ -1,4 +1,4 @@
-"""The reference side of ``benchmarks/cqsim_engine.py --cqsim DIR``: the public CQSim simulator
+"""The reference side of ``benchmarks/speed/cqsim_engine.py --cqsim DIR``: the public CQSim simulator
 (SPEAR-UIC/CQSim, master; Python 3) run on one slice as a subprocess, timed (issue 17 §5).
 
 No CQSim code is kept here: ``DIR`` is a local checkout (its root or its ``src/``). CQSim's paths
@@ -27,7 +27,7 @@ printed by ``str``.
 :func:`run_cqsim_dras` does the same for CQSim's DRAS branch (a checkout's ``PG/``, commit
 273f903): its DRAS-PG loop (``backfill=3``, ``bf_flag=1``, ``win=50``, ``monitor=500``,
 ``is_training=0``) with a fixed policy in place of its network (TensorFlow / Keras imports
-satisfied by the stand-ins of ``benchmarks/cqsim_dras_standins.py``, the policy query patched in
+satisfied by the stand-ins of ``benchmarks/reference/cqsim_dras_standins.py``, the policy query patched in
 the child, ``DRAS_DRIVER``); the slice is written with a 19th field (the priority flag), and the
 branch's job output has a 10th field, the job's class (0 backfilled, 1 ready, 2 reserved).
 """
@@ -86,7 +86,7 @@ sys.path.insert(0, ".")
 """ + _TIMED_RUN.replace("ARGV0", "1")
 
 #: the DRAS branch's child: stand-in TensorFlow / Keras modules, the network replaced by a fixed
-#: policy (``benchmarks/cqsim_dras_standins.py``), then the same timed run as DRIVER
+#: policy (``benchmarks/reference/cqsim_dras_standins.py``), then the same timed run as DRIVER
 DRAS_DRIVER = """
 import json, runpy, sys, time
 sys.path.insert(0, ".")

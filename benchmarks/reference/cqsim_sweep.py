@@ -6,10 +6,10 @@ loaded jobs ``k*J … k*J+J−1`` (the last, shorter remainder is left out). Eac
 
 * CQSim itself (``--cqsim DIR``, a local checkout of SPEAR-UIC/CQSim master, its root or
   ``src/``; modes ``easy``, ``cons``, ``none`` = CQSim backfill 1, 2, 0; one subprocess per
-  slice, ``benchmarks/cqsim_reference.py``), and the ``dras-*`` modes by CQSim's DRAS branch
+  slice, ``benchmarks/reference/cqsim_reference.py``), and the ``dras-*`` modes by CQSim's DRAS branch
   (``--cqsim-dras DIR``, a local checkout of it, its root or ``PG/``; its DRAS-PG loop with the
   reference README's fixed policies in place of its network, TensorFlow / Keras replaced by
-  stand-ins, ``benchmarks/cqsim_dras_standins.py``). Its schedule (start times in slice order,
+  stand-ins, ``benchmarks/reference/cqsim_dras_standins.py``). Its schedule (start times in slice order,
   and for ``dras-*`` the job classes) is cached as
   ``CACHE/<trace stem>/<mode>/a<start>-n<J>.json``, so a rerun re-simulates ours only; a slice
   not cached and without the checkout its mode needs is reported as not checked;
@@ -27,10 +27,10 @@ every requested mode as a ``cqsim-reference/1`` file (the schema of ../shared/re
 metrics computed from CQSim's start times with :func:`jaxsched.sim.cqsim.run.cqsim_metrics`),
 e.g. for tests' data. Usage::
 
-    PYTHONPATH=. nice .venv/bin/python benchmarks/cqsim_sweep.py --cqsim ~/src/CQSim \\
+    PYTHONPATH=. nice .venv/bin/python benchmarks/reference/cqsim_sweep.py --cqsim ~/src/CQSim \\
         --trace HPC2N-2002-2.2-cln --mode easy,cons,none [--slices 0:10] \\
         [--cache runs/cqsim-sweep] [--write-ref out.json]
-    PYTHONPATH=. nice .venv/bin/python benchmarks/cqsim_sweep.py --cqsim-dras ~/src/CQSim-DRAS \
+    PYTHONPATH=. nice .venv/bin/python benchmarks/reference/cqsim_sweep.py --cqsim-dras ~/src/CQSim-DRAS \
         --trace SDSC-SP2-1998-4.2-cln --mode dras-fcfs,dras-smallest,dras-largest \
         --cache runs/cqsim-sweep-dras
 

@@ -1,11 +1,11 @@
 """XLA's own cost figures of the compiled RLScheduler rollout (no execution needed): flops,
 bytes accessed, fusions and copies of ``jit(scan(vmap(AutoResetWrapper(env).step)))``.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/compiled_cost.py [--backfill none] [--batch 256]
+    PYTHONPATH=. .venv/bin/python benchmarks/speed/compiled_cost.py [--backfill none] [--batch 256]
         [--steps 256] [--json FILE]
 
 Uses only the public API (``RLSchedulerEnv``, ``AutoResetWrapper``, ``read_swf``), so
-``benchmarks/compare_checkouts.py`` runs this file under an older checkout's ``PYTHONPATH`` as
+``benchmarks/speed/compare_checkouts.py`` runs this file under an older checkout's ``PYTHONPATH`` as
 well: two versions of the environment compared as programs, not only as timings.
 """
 

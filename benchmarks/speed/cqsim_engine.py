@@ -14,12 +14,12 @@ of ``--repeat`` executions after it.
 ``--cqsim DIR`` (a local checkout of SPEAR-UIC/CQSim, its root or ``src/``; ``--mode easy``
 only) adds the reference side: CQSim itself, FCFS + EASY, on each slice of the largest batch,
 one subprocess per slice and repeat, best of ``--repeat`` as on our side
-(``benchmarks/cqsim_reference.py``: settings, what is timed). Printed per slice: its wall time, the time of its simulation call alone, its passes and whether its
+(``benchmarks/reference/cqsim_reference.py``: settings, what is timed). Printed per slice: its wall time, the time of its simulation call alone, its passes and whether its
 start times equal ours ("same schedule: N/N jobs" or the first difference); then one summary
 row: CQSim passes/s (simulation alone and whole process) beside ours (unbatched and vmapped,
 compile apart) and the ratios ours / CQSim. Usage::
 
-    PYTHONPATH=. .venv/bin/python benchmarks/cqsim_engine.py --batch 1,4 [--mode easy]
+    PYTHONPATH=. .venv/bin/python benchmarks/speed/cqsim_engine.py --batch 1,4 [--mode easy]
         [--stride 20000] [--cqsim ~/src/CQSim [--cqsim-debug-lvl 0]]
 
 ``--stride`` spaces the slices' first jobs (default ``--length``: consecutive slices; 20000

@@ -12,7 +12,7 @@ The reference is read from a local checkout of hongzimao/deeprm given with ``--d
 are loaded in memory with the few changes Python 3 needs (``xrange``, print statements, integer
 ``/``), with stand-ins for ``theano`` and ``matplotlib`` (only their names are used when stepping).
 
-    python benchmarks/datacenter_env.py [--deeprm DIR] [--batch 1,256,4096] [--steps 200]
+    python benchmarks/speed/datacenter_env.py [--deeprm DIR] [--batch 1,256,4096] [--steps 200]
 
 ``--a2c-envs 16,64`` also times one A2C update (``jaxsched train a2c``'s defaults: conv16,
 5 steps per environment, masked actions, Adam) at each number of environments, with the

@@ -1,7 +1,7 @@
 """Per-update cost of DRAS-PG and DRAS-DQL (spec ``dras.md`` §11: the paper reports < 1 s (PG)
 and < 2 s (DQL) per parameter update on a quad-core 2.6 GHz PC).
 
-    PYTHONPATH=. .venv/bin/python benchmarks/dras_update.py [--sizes sdsc,theta]
+    PYTHONPATH=. .venv/bin/python benchmarks/speed/dras_update.py [--sizes sdsc,theta]
         [--decisions 100] [--repeat 3] [--variants pg,dql]
 
 One update = one batch of ``--decisions`` decisions (the paper's batch: the decisions of 10

@@ -1,6 +1,6 @@
 """Vectorised stepping speed of the RLScheduler environment on the local JAX device.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/env_throughput.py [--batch 1,16,64,256]
+    PYTHONPATH=. .venv/bin/python benchmarks/speed/env_throughput.py [--batch 1,16,64,256]
         [--steps 256] [--backfill none,rlscheduler] [--env closed,arg,async] [--length 256]
         [--repeats 2] [--trace PATH] [--seed 0] [--devices 1,2] [--json FILE]
 

@@ -13,7 +13,7 @@
 
 Usage::
 
-    python benchmarks/schedinspector_env.py --traces ../shared/traces --oracle --throughput \
+    python benchmarks/speed/schedinspector_env.py --traces ../shared/traces --oracle --throughput \
         [--reference ~/src/SchedInspector] [--devices 1,2]
 """
 

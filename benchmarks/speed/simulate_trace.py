@@ -3,7 +3,7 @@ as one compiled loop (``--no-progress``) and in chunks with a progress callback 
 a tqdm bar), each called twice (compile + run, then run); the two schedules must be
 identical.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/simulate_trace.py [--trace FILE]
+    PYTHONPATH=. .venv/bin/python benchmarks/speed/simulate_trace.py [--trace FILE]
         [--policies fcfs,sjf] [--backfill none,easy] [--jobs N] [--json FILE]
 
 Default trace: HPC2N (202,871 jobs) from the shared folder (``--shared DIR``, else

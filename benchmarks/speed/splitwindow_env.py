@@ -19,7 +19,7 @@
    base heuristic online (``--inspector-backfill``). Rows 3 and 4 after the first are paired
    against the first.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/splitwindow_env.py --batch 16 --episodes 20
+    PYTHONPATH=. .venv/bin/python benchmarks/speed/splitwindow_env.py --batch 16 --episodes 20
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A sweep over seeds as one compiled call against the same seeds one after another.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/sweep_speed.py [--seeds 8] [--epochs 3]
+    PYTHONPATH=. .venv/bin/python benchmarks/speed/sweep_speed.py [--seeds 8] [--epochs 3]
         [--trajectories 8] [--length 128] [--iters 20] [--trace traces/lublin-1.swf]
         [--json FILE]
 

@@ -1,6 +1,6 @@
 """Throughput of the batched JAX engine against the plain-Python oracle, with a correctness check.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/throughput.py [--batch-multiplier 1,10] [--gpu-scale]
+    PYTHONPATH=. .venv/bin/python benchmarks/speed/throughput.py [--batch-multiplier 1,10] [--gpu-scale]
         [--json FILE] [--trace PATH] [--seed 1] [--sequences 10] [--length 1024]
         [--policies fcfs,wfp3,unicep,sjf,f1] [--backfills none,rlscheduler] [--reference DIR]
 

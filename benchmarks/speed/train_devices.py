@@ -1,7 +1,7 @@
 """RLScheduler training on one device against data-parallel training on ``--devices N``: seconds
 per epoch (after compilation) and how far apart the two runs' parameters and metrics end.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/train_devices.py [--devices 2] [--epochs 3]
+    PYTHONPATH=. .venv/bin/python benchmarks/speed/train_devices.py [--devices 2] [--epochs 3]
         [--trajectories 16] [--length 128] [--trace traces/lublin-1.swf] [--json FILE]
 
 Both trainers start from the same initial state and train ``--epochs`` epochs of the same

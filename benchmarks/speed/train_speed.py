@@ -1,6 +1,6 @@
 """RLScheduler training speed, side by side with the reference's figures.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/train_speed.py [--trajectories 100]
+    PYTHONPATH=. .venv/bin/python benchmarks/speed/train_speed.py [--trajectories 100]
         [--epochs 2] [--env-batch 256] [--backfill none] [--no-full-width]
         [--pi-iters 80[,20]] [--v-iters 80[,20]] [--rollout auto|sync,async]
         [--run jaxsched/models/lublin1-none] [--fresh K] [--json FILE]
@@ -9,7 +9,7 @@ Three parts, measured in one run on the local JAX device:
 
 1. Environment steps/s: ``--env-batch`` vmapped auto-reset Lublin-1 environments (256-job
    sequences, compat mode) stepped with uniformly random valid actions in one compiled scan
-   (benchmarks/env_throughput.py's measurement), against the reference simulator's ~2,200
+   (benchmarks/speed/env_throughput.py's measurement), against the reference simulator's ~2,200
    steps/s on the 2-core development machine.
 2. One policy step and one value step (loss and gradient over a whole rollout), then seconds
    per PPO epoch at the paper's settings (``--trajectories`` 256-job sequences, up to
