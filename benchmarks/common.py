@@ -71,6 +71,28 @@ def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+def machine_info() -> dict:
+    """What a timing was taken on: JAX's devices, backend and version, the CPU count and how
+    many this process may use, Python's version, the load average now (``loadavg_start``)."""
+    import platform
+
+    import jax
+
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover (non-Linux)
+        usable = os.cpu_count()
+    return {
+        "jax_devices": [str(d) for d in jax.devices()],
+        "jax_backend": jax.default_backend(),
+        "jax_version": jax.__version__,
+        "cpu_count": os.cpu_count(),
+        "cpus_usable": usable,
+        "python": platform.python_version(),
+        "loadavg_start": list(os.getloadavg()),
+    }
+
+
 def load_line() -> str:
     """``"2 CPUs, load average 1.52 1.40 1.33"``: for a benchmark's header and footer."""
     return f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in load_average())}"

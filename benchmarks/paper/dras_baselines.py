@@ -19,13 +19,14 @@ here is a stand-in for the engine's CQSim loader (``jaxsched/workload/cqsim.py``
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
+from benchmarks.common import shared_dir  # noqa: E402
 from jaxsched.policies.dras_baselines import BASELINES, baseline_kwargs
 from jaxsched.sim.oracle_cqsim import simulate_cqsim
 from jaxsched.systems.dras.report import format_table, method_table
@@ -37,17 +38,6 @@ WIDTH_TRACES = (
     "LANL-CM5-1994-4.1-cln", "SDSC-BLUE-2000-4.2-cln", "RICC-2010-2", "CEA-Curie-2011-2.1-cln",
     "HPC2N-2002-2.2-cln",
 )  # fmt: skip
-
-
-def shared_dir(arg) -> Path:
-    for c in (
-        arg,
-        os.environ.get("JAXSCHED_SHARED"),
-        Path(__file__).resolve().parents[2] / "shared",
-    ):
-        if c and (Path(c) / "traces").is_dir():
-            return Path(c)
-    sys.exit("shared/ not found: give --shared DIR")
 
 
 def load_cqsim(path) -> dict:

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
-from jaxsched.sim import oracle
-from jaxsched.workload.swf import read_swf
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
+from benchmarks.common import shared_dir  # noqa: E402
+from jaxsched.sim import oracle  # noqa: E402
+from jaxsched.workload.swf import read_swf  # noqa: E402
 
 REFERENCES = (
     ("lublin_256_new2-seq1024.json", "lublin_256_new2.swf.gz"),
@@ -33,17 +34,6 @@ MODES = (
     ("rlscheduler", False),
     ("easy", False),
 )
-
-
-def _find_shared() -> Path:
-    if os.environ.get("JAXSCHED_SHARED"):
-        cands = [Path(os.environ["JAXSCHED_SHARED"])]
-    else:
-        cands = [Path(__file__).resolve().parents[2] / "shared"]  # beside the checkout
-    for cand in cands:
-        if (cand / "reference").is_dir():
-            return cand
-    raise SystemExit("shared/ not found beside the checkout; set JAXSCHED_SHARED or pass --shared")
 
 
 def _load(shared: Path, name: str):
@@ -120,7 +110,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-timing", action="store_true")
     args = ap.parse_args(argv)
-    shared = args.shared or _find_shared()
+    shared = shared_dir(args.shared, need="reference")
     ok = check(shared)
     if not args.no_timing:
         timing(shared, args.repeat)

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -44,14 +43,10 @@ from jaxsched.sim.cqsim.types import cq_params
 from jaxsched.workload.cqsim import cqsim_slice, load_cqsim
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
-from benchmarks.common import use  # noqa: E402
+from benchmarks.common import shared_dir, use  # noqa: E402
 
 use("reference")
 import cqsim_reference as CR  # noqa: E402  (the reference side; no JAX)
-
-
-def _shared(arg):
-    return Path(arg or os.environ.get("JAXSCHED_SHARED") or Path("..") / "shared")
 
 
 def _time(fn, args, repeat):
@@ -146,7 +141,7 @@ def main(argv=None) -> int:
     except CR.CQSimUnavailable as e:
         print(f"cqsim_engine: error: {e}", file=sys.stderr)
         return 2
-    tr = load_cqsim(_shared(a.shared) / "traces" / "SDSC-SP2-1998-4.2-cln.swf.gz")
+    tr = load_cqsim(shared_dir(a.shared) / "traces" / "SDSC-SP2-1998-4.2-cln.swf.gz")
     params = cq_params(a.mode)
     rows, ref = [], None
     for B in sorted(int(b) for b in a.batch.split(",")):

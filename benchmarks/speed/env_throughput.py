@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -52,7 +51,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
-from benchmarks.common import REPO, use  # noqa: E402
+from benchmarks.common import REPO, machine_info, use  # noqa: E402
 from jaxsched.envs import AutoResetWrapper, RLSchedulerEnv  # noqa: E402
 from jaxsched.train.parallel import expose_host_devices  # noqa: E402
 from jaxsched.workload import read_swf  # noqa: E402
@@ -161,22 +160,6 @@ def make_sharded_rollout(env, steps: int, devices: int, env_as_argument: bool = 
         check_vma=False,
     )
     return jax.jit(f), ()
-
-
-def machine_info() -> dict:
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count()
-    return {
-        "jax_devices": [str(d) for d in jax.devices()],
-        "jax_backend": jax.default_backend(),
-        "jax_version": jax.__version__,
-        "cpu_count": os.cpu_count(),
-        "cpus_usable": usable,
-        "python": platform.python_version(),
-        "loadavg_start": list(os.getloadavg()),
-    }
 
 
 def _peak_bytes():

@@ -23,11 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
-from benchmarks.common import REPO  # noqa: E402
-
-
-def _shared(arg: str | None) -> Path:
-    return Path(arg or os.environ.get("JAXSCHED_SHARED") or REPO.parent / "shared")
+from benchmarks.common import shared_dir  # noqa: E402
 
 
 def _one_loop(jobs, length, policy, backfill):
@@ -72,7 +68,7 @@ def main(argv=None) -> int:
     import jaxsched.sim  # noqa: F401  (x64)
     from jaxsched.workload import read_swf
 
-    path = args.trace or _shared(args.shared) / "traces" / "HPC2N-2002-2.2-cln.swf.gz"
+    path = args.trace or shared_dir(args.shared) / "traces" / "HPC2N-2002-2.2-cln.swf.gz"
     jobs = read_swf(path).jobs("default")
     length = min(args.jobs or jobs.n_jobs, jobs.n_jobs)
     print(f"{Path(path).name}: {length:,} jobs, {jobs.num_procs} processors; "

@@ -59,6 +59,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
+from benchmarks import common  # noqa: E402
 from benchmarks.common import REPO  # noqa: E402
 
 if __name__ == "__main__" and "--one-device" not in sys.argv:
@@ -68,7 +69,6 @@ if __name__ == "__main__" and "--one-device" not in sys.argv:
 
     use_all_cpu_cores()
 
-import jax  # noqa: E402
 
 from jaxsched.sim import oracle  # noqa: E402
 from jaxsched.sim.evaluate import evaluate  # noqa: E402
@@ -125,21 +125,8 @@ def code_version() -> str:
 
 
 def machine_info() -> dict:
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover (non-Linux)
-        usable = os.cpu_count()
-    return {
-        "jax_devices": [str(d) for d in jax.devices()],
-        "jax_backend": jax.default_backend(),
-        "jax_version": jax.__version__,
-        "cpu_count": os.cpu_count(),
-        "cpus_usable": usable,
-        "cpu_model": cpu_model(),
-        "python": platform.python_version(),
-        "loadavg_start": list(os.getloadavg()),
-        "jaxsched_commit": code_version(),
-    }
+    """:func:`benchmarks.common.machine_info` with the CPU model and jaxsched's commit."""
+    return {**common.machine_info(), "cpu_model": cpu_model(), "jaxsched_commit": code_version()}
 
 
 def load(trace: Path, seed: int, n_seq: int, length: int):
