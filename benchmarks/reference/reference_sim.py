@@ -7,7 +7,7 @@ a384fd4) — and runs its own heuristic loop, ``HPCEnv.schedule_curr_sequence_re
 sequences, timing each run. Only that loop is used: it needs numpy, nothing of gym or scipy,
 so missing ``gym``/``scipy`` modules are replaced by empty stand-ins before the import.
 
-    from benchmarks.reference_sim import time_reference
+    from benchmarks.reference.reference_sim import time_reference
     rows = time_reference("/src/deep-batch-scheduler", "traces/lublin-1.swf",
                           [1981, 2756], 1024, ["fcfs", "sjf"], ["none", "rlscheduler"])
 

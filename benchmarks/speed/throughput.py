@@ -38,7 +38,7 @@ cores); ``--one-device`` turns that off. The device list is printed.
 
 ``--reference DIR`` (a local clone of the paper's repository, DIR-LAB/deep-batch-scheduler;
 never part of jaxsched): the reference simulator's own heuristic loop is timed on the same
-runs in this process (:mod:`benchmarks.reference_sim`), every cell with and without
+runs in this process (:mod:`benchmarks.reference.reference_sim`), every cell with and without
 backfilling, and its average bounded slowdown of every sequence is checked against ours.
 
 Correctness: the start time of every job of every run (and every replica) must be identical in
@@ -215,10 +215,10 @@ def time_reference_cells(
     reference_dir, trace, starts, length, policies, backfills, groups, cells, jax_bsld, out=print
 ) -> dict:
     """Time the original reference simulator (a local checkout, see
-    :mod:`benchmarks.reference_sim`) on the same runs, print the JAX/reference ratios of every
+    :mod:`benchmarks.reference.reference_sim`) on the same runs, print the JAX/reference ratios of every
     cell, and check its average bounded slowdown of every run against ``jax_bsld`` (float
     ``[S, P, B]``, evaluate()'s) to rel. 1e-9."""
-    from benchmarks.reference_sim import SCORE_FN, time_reference
+    from benchmarks.reference.reference_sim import SCORE_FN, time_reference
 
     pols = [p for p in policies if p in SCORE_FN]
     bfs = [b for b in backfills if b in ("none", "rlscheduler")]
@@ -606,7 +606,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path, default=None, help="write all numbers to FILE")
     args = ap.parse_args(argv)
     if args.reference is not None:  # fail before the long JAX and oracle runs
-        from benchmarks.reference_sim import ReferenceUnavailable, load_reference
+        from benchmarks.reference.reference_sim import ReferenceUnavailable, load_reference
 
         try:
             load_reference(args.reference)
