@@ -1,17 +1,23 @@
-"""Every speed benchmark in benchmarks/speed/ imports from where it lies and answers ``--help``
-(issue 50: a script moved or an import path broken shows here, not on a lent GPU). No JAX work:
-the scripts with logic of their own have their smoke tests beside this file."""
+"""Every script of benchmarks/ imports from the folder it lies in, and every speed benchmark
+(benchmarks/speed/) answers ``--help`` (issue 50: a script moved or an import path broken shows
+here, not on a lent GPU). No JAX work: the scripts with logic of their own have their smoke
+tests beside this file."""
 
 import sys
 
 import pytest
 from shared_data import REPO, load_benchmark
 
-SPEED = sorted(p.stem for p in (REPO / "benchmarks" / "speed").glob("*.py"))
+BENCH = REPO / "benchmarks"
+SPEED = sorted(p.stem for p in (BENCH / "speed").glob("*.py"))
+OTHERS = sorted(
+    p.stem for f in ("paper", "reference", "experiments") for p in (BENCH / f).glob("*.py")
+)
 
 
-def test_the_speed_folder_is_found():
+def test_the_folders_are_found():
     assert {"throughput", "env_throughput", "train_speed"} <= set(SPEED)
+    assert {"paper_tables", "reference_sim", "capacities"} <= set(OTHERS)
 
 
 @pytest.mark.parametrize("name", SPEED)
@@ -22,3 +28,8 @@ def test_speed_script_answers_help(name, monkeypatch, capsys):
         mod.main()
     assert stop.value.code == 0
     assert "usage:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", OTHERS)
+def test_script_imports(name):
+    assert load_benchmark(name).__file__.startswith(str(BENCH))
