@@ -33,3 +33,10 @@ def test_speed_script_answers_help(name, monkeypatch, capsys):
 @pytest.mark.parametrize("name", OTHERS)
 def test_script_imports(name):
     assert load_benchmark(name).__file__.startswith(str(BENCH))
+
+
+def test_no_script_lies_flat_in_benchmarks():
+    """Scripts live in a folder by purpose (benchmarks/README.md); only the package's
+    ``__init__.py`` and the shared ``common.py`` lie in benchmarks/ itself."""
+    flat = {p.name for p in BENCH.glob("*") if p.suffix in (".py", ".sh")}
+    assert flat == {"__init__.py", "common.py"}
