@@ -35,7 +35,7 @@ def pytest_configure(config):
 #: per process; the commands the tests start inherit it): measured on the 2-core machine with
 #: cold caches, a compile-bound unoptimised test took 18.7 -> 12.5 s, the fully optimised
 #: conformance replay 23 -> 15 s (the programs run up to 30 % slower, which the suite's short
-#: runs do not notice: benchmarks/fusion_emitters.py, RESULTS.md §5). A value the caller set
+#: runs do not notice: benchmarks/experiments/fusion_emitters.py, RESULTS.md §5). A value the caller set
 #: in XLA_FLAGS is kept.
 NO_FUSION_EMITTERS = "--xla_cpu_use_fusion_emitters=false"
 

@@ -72,11 +72,10 @@ def last_json_line(stdout: str):
 
 
 def load_benchmark(name: str):
-    """The script ``benchmarks/<name>.py`` imported as the module ``_bench_<name>`` (registered
-    in ``sys.modules``, where its dataclasses look themselves up)."""
-    spec = importlib.util.spec_from_file_location(
-        f"_bench_{name}", REPO / "benchmarks" / f"{name}.py"
-    )
+    """The script ``benchmarks/<folder>/<name>.py`` imported as the module ``_bench_<name>``
+    (registered in ``sys.modules``, where its dataclasses look themselves up)."""
+    (path,) = (REPO / "benchmarks").glob(f"*/{name}.py")
+    spec = importlib.util.spec_from_file_location(f"_bench_{name}", path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)

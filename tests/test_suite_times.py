@@ -1,4 +1,4 @@
-"""benchmarks/suite_times.py: the records of a run summed, per file and the slowest tests."""
+"""benchmarks/speed/suite_times.py: the records of a run summed, per file and the slowest tests."""
 
 import json
 

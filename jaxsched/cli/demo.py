@@ -116,7 +116,7 @@ def _cmd_demo(args) -> int:
     print(
         "\nThese sequences start at new points, but their jobs are the 10,000 the models "
         "trained on (the paper's protocol). On jobs no model has seen, a fresh trace of the "
-        "same Lublin model, the shipped models tie F1: benchmarks/rlscheduler_tables.py "
+        "same Lublin model, the shipped models tie F1: benchmarks/paper/rlscheduler_tables.py "
         "--held-out (benchmarks/RESULTS.md section 14.14)."
     )
     print("\nThe same sequences in the correct mode, with true EASY backfilling:\n")

@@ -58,7 +58,7 @@ class Conv3x3(nn.Module):
     -> ``[B, H, W, features]``. Same parameters (``kernel`` ``[3, 3, 1, F]``, ``bias``
     ``[F]``) and the same values up to float rounding; XLA:CPU's convolution with one input
     channel made A2C's update 2.8x slower at 16 environments and 8.2x at 64
-    (``benchmarks/datacenter_env.py --a2c-envs 16,64``)."""
+    (``benchmarks/speed/datacenter_env.py --a2c-envs 16,64``)."""
 
     features: int
 

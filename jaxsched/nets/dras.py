@@ -26,7 +26,7 @@ estimate).  Raw seconds (up to 10^5–10^6) dominate a raw input's scale: with K
 initial PG policy is then nearly deterministic (mean largest slot probability ≈ 0.999 on random
 states) and the clipped log-probability of the code gives almost no gradient; the normalised
 variant keeps every entry in [0, ~1] and starts near uniform (benchmarks/RESULTS.md §9,
-``benchmarks/dras_bandit.py``).  It equals feeding the raw network the input of
+``benchmarks/experiments/dras_bandit.py``).  It equals feeding the raw network the input of
 :func:`jaxsched.envs.dras_features.pg_observation` built with the same scales.
 
 Parameter counts (Table III): Theta PG (N = 4360, 4000/1000) 21,890,053; Theta DQL 21,449,004

@@ -204,7 +204,7 @@ def max_pool_2x2(y: jax.Array) -> jax.Array:
     """``nn.max_pool(y, (2, 2), strides=(2, 2), padding="VALID")`` for ``y`` ``[B, h, w, c]``,
     written as a reshape and a max: the same values, and a gradient that XLA on the CPU
     computes as a cheap elementwise select instead of the select-and-scatter of
-    ``reduce_window``'s (a LeNet policy gradient 1.23x faster: benchmarks/lenet_pooling.py)."""
+    ``reduce_window``'s (a LeNet policy gradient 1.23x faster: benchmarks/experiments/lenet_pooling.py)."""
     b, h, w, c = y.shape
     y = y[:, : h - h % 2, : w - w % 2, :]
     return jnp.max(y.reshape(b, h // 2, 2, w // 2, 2, c), axis=(2, 4))

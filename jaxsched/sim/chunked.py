@@ -9,7 +9,7 @@ in chunks of at most ``limit`` micro-steps: one compiled function whose step bud
 argument, called again from the returned state until the schedule is done — no retrace, no
 per-step host round trip — and calls ``progress(jobs started, jobs)`` between chunks. The
 start times are those of :func:`~jaxsched.sim.evaluate.evaluate` (a test checks it); the time
-is within about 1.1-2x of it (benchmarks/simulate_trace.py, RESULTS.md §16).
+is within about 1.1-2x of it (benchmarks/speed/simulate_trace.py, RESULTS.md §16).
 """
 
 from __future__ import annotations

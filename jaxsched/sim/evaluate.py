@@ -321,7 +321,7 @@ def evaluate(
       queue_cap, run_cap: first-try capacities of the backfilling runs' queue and of every
         run's running list (grown 4x automatically on overflow; the schedules never depend on
         them). 256/64 was the fastest first try on the four traces of the paper
-        (benchmarks/capacities.py, RESULTS.md §1).
+        (benchmarks/experiments/capacities.py, RESULTS.md §1).
       seed: seeds the ``random`` policy's per-job uniforms (one draw per sequence and run).
     """
     if isinstance(compat, str) and compat == "cqsim":  # CQSim engine mode (sim/cqsim)

@@ -178,7 +178,7 @@ def expose_host_devices(requested=None, environ=None) -> int | None:
     variable ``JAXSCHED_DEVICES``), so that ``--devices N`` works on a CPU-only machine without
     setting ``XLA_FLAGS`` by hand (:func:`jaxsched.host_devices.split_host`: one device per
     core asked for; rollouts with backfilling 2.3x faster on two cores,
-    ``benchmarks/env_throughput.py --devices 1,2``). ``"all"`` and 1 set nothing (every
+    ``benchmarks/speed/env_throughput.py --devices 1,2``). ``"all"`` and 1 set nothing (every
     visible device is all). Call it before JAX uses a device; later it changes nothing and
     :func:`resolve_devices` reports the missing devices. Returns the count set, or None."""
     env = os.environ if environ is None else environ

@@ -1,4 +1,4 @@
-"""benchmarks/a2c_rlscheduler.py: the generic A2C trainer (written for the data-centre
+"""benchmarks/experiments/a2c_rlscheduler.py: the generic A2C trainer (written for the data-centre
 cluster) builds and updates on RLScheduler's environment with the kernel networks."""
 
 from __future__ import annotations

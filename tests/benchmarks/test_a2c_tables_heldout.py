@@ -1,4 +1,4 @@
-"""benchmarks/a2c_tables.py --held-out's pieces on a tiny cluster: the Tuned baseline's knob
+"""benchmarks/paper/a2c_tables.py --held-out's pieces on a tiny cluster: the Tuned baseline's knob
 grid (knob 0 is SJF, 1 the packer, scored as the existing baselines score them), the knob's
 choice on training jobsets and the paired lines against the best baseline."""
 

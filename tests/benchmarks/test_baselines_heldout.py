@@ -1,4 +1,4 @@
-"""Smoke test of benchmarks/baselines_heldout.py: the table of heuristics × backfilling modes on
+"""Smoke test of benchmarks/paper/baselines_heldout.py: the table of heuristics × backfilling modes on
 test-range sequences, its paired differences and its refusals."""
 
 from __future__ import annotations

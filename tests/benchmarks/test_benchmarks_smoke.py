@@ -1,4 +1,4 @@
-"""Smoke tests of benchmarks/throughput.py and benchmarks/paper_tables.py on tiny configurations.
+"""Smoke tests of benchmarks/speed/throughput.py and benchmarks/paper/paper_tables.py on tiny configurations.
 
 They run the scripts' main functions (2 sequences x 64 jobs, 1-2 heuristics), check the returned
 and printed structure, that the JAX schedules equal the oracle's (mismatch count 0), and the

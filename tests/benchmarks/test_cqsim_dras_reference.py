@@ -1,6 +1,6 @@
-"""The DRAS-branch side of ``benchmarks/cqsim_sweep.py --cqsim-dras`` (issue 46): the fixed
+"""The DRAS-branch side of ``benchmarks/reference/cqsim_sweep.py --cqsim-dras`` (issue 46): the fixed
 policies, the stand-in TensorFlow / Keras modules and the patched policy query
-(``benchmarks/cqsim_dras_standins.py``), the 19-field SWF, the 10-field job output and the
+(``benchmarks/reference/cqsim_dras_standins.py``), the 19-field SWF, the 10-field job output and the
 subprocess plumbing on a fake DRAS checkout, all without CQSim; then, where a checkout of CQSim's
 DRAS branch is found (``$JAXSCHED_CQSIM_DRAS``, else ``refs/CQSim-DRAS`` next to the checkout),
 the real branch against our engine and oracle on a small hand-made workload."""

@@ -1,4 +1,4 @@
-"""benchmarks/cqsim_reference.py (the CQSim side of ``cqsim_engine.py --cqsim``) without CQSim:
+"""benchmarks/reference/cqsim_reference.py (the CQSim side of ``cqsim_engine.py --cqsim``) without CQSim:
 the SWF writer, the job-output parser, the config edit and the schedule check on hand-made
 cases, the subprocess plumbing on a fake checkout, and ``--cqsim`` with a missing folder."""
 

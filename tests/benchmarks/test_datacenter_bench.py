@@ -1,4 +1,4 @@
-"""benchmarks/datacenter_env.py's reference adapter on a fake Python 2 checkout (no JAX)."""
+"""benchmarks/speed/datacenter_env.py's reference adapter on a fake Python 2 checkout (no JAX)."""
 
 import sys
 

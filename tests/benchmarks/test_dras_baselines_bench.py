@@ -1,4 +1,4 @@
-"""Smoke test of benchmarks/dras_baselines.py: its CQSim loader against the reference file's
+"""Smoke test of benchmarks/paper/dras_baselines.py: its CQSim loader against the reference file's
 loaded job list, and the baseline table on a 300-job prefix of SDSC-SP2's test period."""
 
 from __future__ import annotations

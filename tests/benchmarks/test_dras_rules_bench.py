@@ -1,4 +1,4 @@
-"""Smoke test of benchmarks/dras_rules.py on a 300-job prefix of SDSC-SP2's test period: the
+"""Smoke test of benchmarks/experiments/dras_rules.py on a 300-job prefix of SDSC-SP2's test period: the
 code loop driven by slot 0 is FCFS + EASY (every metric equal), the paper loop's is not, and
 the rules choose as documented."""
 

@@ -1,4 +1,4 @@
-"""Smoke test of benchmarks/dras_test_period.py: two shipped DRAS models and the baselines in
+"""Smoke test of benchmarks/paper/dras_test_period.py: two shipped DRAS models and the baselines in
 one table on the first 300 test jobs of SDSC-SP2, the model specification parser, and the
 three checks against a hand-made table."""
 

@@ -1,7 +1,7 @@
-"""benchmarks/env_throughput.py's ``--devices``: the batch split over two (fake CPU) devices
+"""benchmarks/speed/env_throughput.py's ``--devices``: the batch split over two (fake CPU) devices
 steps every environment exactly as one device steps its block of rows with that device's key
 (the engine path with backfilling, whose batching rule runs inside ``shard_map``), and the
-script's own rows come out side by side; benchmarks/schedinspector_env.py's throughput runs
+script's own rows come out side by side; benchmarks/speed/schedinspector_env.py's throughput runs
 split the same way. Two devices exist only in a process started with them, so this runs in a
 subprocess."""
 
@@ -11,7 +11,7 @@ from shared_data import SHARED, last_json_line, run_python
 
 _CHILD = r"""
 import json, sys
-sys.path.insert(0, "benchmarks")
+sys.path.insert(0, "benchmarks/speed")
 import jax, numpy as np
 import env_throughput as T
 import schedinspector_env as SI

@@ -1,4 +1,4 @@
-"""benchmarks/generalise.py (issue 49): each run's model chosen on its own validation log, tested
+"""benchmarks/paper/generalise.py (issue 49): each run's model chosen on its own validation log, tested
 on test-split sequences beside the heuristics with the paired difference to the best one; a
 model that saw the test jobs refused unless --allow-seen; a sweep folder expands to its seeds."""
 
@@ -15,7 +15,7 @@ from tiny_traces import cores_tiny
 from jaxsched.cli import main
 from jaxsched.errors import ConfigError
 
-sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path.insert(0, str(REPO / "benchmarks" / "paper"))
 import generalise as G  # noqa: E402
 
 LENGTH, N_JOBS = 16, 400  # split 50/10/40: train [0, 200), validation [200, 240), test [240, 400)

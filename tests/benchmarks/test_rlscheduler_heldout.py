@@ -1,4 +1,4 @@
-"""benchmarks/rlscheduler_heldout.py (issue 47 §3): the test-split draws, the best cell over
+"""benchmarks/paper/rlscheduler_heldout.py (issue 47 §3): the test-split draws, the best cell over
 both backfilling orders, the paired differences by hand, the in-sample label, and one tiny run
 of the whole script."""
 

@@ -1,4 +1,4 @@
-"""benchmarks/rlscheduler_networks.py (Table IV's network study) on hand-made run logs: the
+"""benchmarks/paper/rlscheduler_networks.py (Table IV's network study) on hand-made run logs: the
 curves, the per-network summary over seeds, the training command and the plot."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""benchmarks/rlscheduler_tables.py: the table logic on hand-made results (no simulation):
+"""benchmarks/paper/rlscheduler_tables.py: the table logic on hand-made results (no simulation):
 paired difference to the best heuristic and its standard error computed by hand, the relative
 margin, "—" for rows without a model, models found by their run.json, the paper's numbers."""
 

@@ -1,4 +1,4 @@
-"""benchmarks/schedinspector_tables.py: the table logic on hand-made results (no simulation):
+"""benchmarks/paper/schedinspector_tables.py: the table logic on hand-made results (no simulation):
 trace names, the paper's Table 4 cell chosen per model and trace, Table 5's utilisation, the
 improvement and the paired difference printed from given numbers, models found by run.json."""
 

@@ -1,4 +1,4 @@
-"""``benchmarks/splitwindow_env.py --model A --model B``: each trained agent on the same
+"""``benchmarks/speed/splitwindow_env.py --model A --model B``: each trained agent on the same
 episodes in its own recorded window and options (tiny trace, tiny nets, 5-placement runs)."""
 
 from __future__ import annotations

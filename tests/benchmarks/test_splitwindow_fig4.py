@@ -1,4 +1,4 @@
-"""``benchmarks/splitwindow_fig4.py``: which rows Fig. 4 shows, in which order, and the PNG."""
+"""``benchmarks/paper/splitwindow_fig4.py``: which rows Fig. 4 shows, in which order, and the PNG."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``benchmarks/splitwindow_frontier.py``: the two rule families at their ends equal the
+"""``benchmarks/experiments/splitwindow_frontier.py``: the two rule families at their ends equal the
 heuristics they reduce to (aged 0 is SJF, limit 0 is FCFS, both with EASY), episode for
 episode, on a tiny trace with 20-placement episodes."""
 

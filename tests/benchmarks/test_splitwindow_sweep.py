@@ -1,4 +1,4 @@
-"""``benchmarks/splitwindow_sweep.py``: the Fig. 5/6 sweep scorer (paired differences to the
+"""``benchmarks/paper/splitwindow_sweep.py``: the Fig. 5/6 sweep scorer (paired differences to the
 unsplit window by hand; tiny trained runs scored, cached and plotted)."""
 
 from __future__ import annotations

@@ -484,7 +484,7 @@ def test_conv1x1_equals_flax_conv_with_the_same_parameters_and_gradient():
 
 
 def test_lenet_pooling_benchmark_runs_both_poolings(capsys):
-    # benchmarks/lenet_pooling.py on a tiny batch: both poolings timed, the ratio printed, and
+    # benchmarks/experiments/lenet_pooling.py on a tiny batch: both poolings timed, the ratio printed, and
     # the module's pooling restored afterwards
     from shared_data import load_benchmark
 

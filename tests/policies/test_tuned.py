@@ -84,7 +84,7 @@ def test_evaluate_tuned_equals_oracle(tmp_path, backfill):
 def test_tune_script_end_to_end(tmp_path):
     trace = schedinspector_tiny(tmp_path / "t.swf")
     out = tmp_path / "model"
-    cmd = [sys.executable, str(REPO / "benchmarks" / "tune_priority.py"), str(trace), "--out",
+    cmd = [sys.executable, str(REPO / "benchmarks" / "paper" / "tune_priority.py"), str(trace), "--out",
            str(out), "--train-range", "0,40", "--backfill", "easy", "--jobs", "20",
            "--sequences", "3", "--rounds", "2", "--population", "4"]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=600)

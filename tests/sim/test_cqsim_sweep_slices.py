@@ -2,7 +2,7 @@
 (issue 46), replayed exactly by both.
 
 The files in ``tests/data/cqsim`` are ``cqsim-reference/1`` files (the schema of
-shared/reference/cqsim) written by ``benchmarks/cqsim_sweep.py --write-ref`` from CQSim master
+shared/reference/cqsim) written by ``benchmarks/reference/cqsim_sweep.py --write-ref`` from CQSim master
 d8bdbb0's schedules (start times; metrics computed from them). Before issue 46 the JAX engine
 and the oracle alike took a reservation's nodes from the first point too when it was found at
 the second point at now; EASY then differed from CQSim on HPC2N slice a0 (19 start times, from

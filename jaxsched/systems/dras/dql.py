@@ -17,7 +17,7 @@ parameters), while Adam's state and the parameters advance step by step.  With t
 deliberate deviation from both sources (spec Open ambiguity 4), documented as such.  On a
 one-step test problem the code's sign saturates the sigmoid at 0 and its greedy picks end up
 worse than random, while the descent sign learns (benchmarks/RESULTS.md §9,
-``benchmarks/dras_bandit.py --variant dql``).  Paper mode
+``benchmarks/experiments/dras_bandit.py --variant dql``).  Paper mode
 also uses ε decay 0.995; its max-bootstrapped Q-learning target is not reproduced (no discount,
 replay or target network is given): paper mode keeps the code's Monte-Carlo targets.
 

@@ -69,7 +69,7 @@ def _mean_se(x) -> str:
 def report(model, trace, *, sample: bool = False, episodes: int = 20, seed: int = 1) -> str:
     """A trained split-window model (greedy) beside FCFS and SJF with EASY back-filling on
     ``episodes`` episodes of ``trace`` (starts ``RandomState(seed)`` over the environment's
-    start range, as ``benchmarks/splitwindow_env.py`` draws them), in the model's own window
+    start range, as ``benchmarks/speed/splitwindow_env.py`` draws them), in the model's own window
     and options: mean ± standard error of average wait, utilisation and bsld, then the model's
     paired difference to each heuristic. ``sample`` is refused (the agents are evaluated
     greedily). Returns the text."""

@@ -1,0 +1,42 @@
+"""Every script of benchmarks/ imports from the folder it lies in, and every speed benchmark
+(benchmarks/speed/) answers ``--help`` (issue 50: a script moved or an import path broken shows
+here, not on a lent GPU). No JAX work: the scripts with logic of their own have their smoke
+tests beside this file."""
+
+import sys
+
+import pytest
+from shared_data import REPO, load_benchmark
+
+BENCH = REPO / "benchmarks"
+SPEED = sorted(p.stem for p in (BENCH / "speed").glob("*.py"))
+OTHERS = sorted(
+    p.stem for f in ("paper", "reference", "experiments") for p in (BENCH / f).glob("*.py")
+)
+
+
+def test_the_folders_are_found():
+    assert {"throughput", "env_throughput", "train_speed"} <= set(SPEED)
+    assert {"paper_tables", "reference_sim", "capacities"} <= set(OTHERS)
+
+
+@pytest.mark.parametrize("name", SPEED)
+def test_speed_script_answers_help(name, monkeypatch, capsys):
+    mod = load_benchmark(name)
+    monkeypatch.setattr(sys, "argv", [f"{name}.py", "--help"])
+    with pytest.raises(SystemExit) as stop:
+        mod.main()
+    assert stop.value.code == 0
+    assert "usage:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", OTHERS)
+def test_script_imports(name):
+    assert load_benchmark(name).__file__.startswith(str(BENCH))
+
+
+def test_no_script_lies_flat_in_benchmarks():
+    """Scripts live in a folder by purpose (benchmarks/README.md); only the package's
+    ``__init__.py`` and the shared ``common.py`` lie in benchmarks/ itself."""
+    flat = {p.name for p in BENCH.glob("*") if p.suffix in (".py", ".sh")}
+    assert flat == {"__init__.py", "common.py"}
