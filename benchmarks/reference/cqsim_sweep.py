@@ -16,11 +16,28 @@ loaded jobs ``k*J … k*J+J−1`` (the last, shorter remainder is left out). Eac
 * our JAX CQSim engine mode (:func:`jaxsched.sim.cqsim.run.simulate_cqsim`);
 * the plain-Python oracle (:mod:`jaxsched.sim.oracle_cqsim`; ``--no-oracle`` leaves it out).
 
-A slice is *exact* when every start time equals CQSim's (ends are start + run, so they follow;
-metrics are a function of the schedule) and, in the ``dras-*`` modes, every job class too. Printed per trace and mode: slices checked, exact (JAX
-and oracle), and for each failing slice its first diverging job with the schedules of the jobs
-around it (slice index, id, submit, nodes, run, req_time, CQSim / ours / oracle start). A final
-JSON line per trace and mode (``--json`` writes them all).
+A slice is *exact* (issue 46's "done when") when every start time and every end time equal
+CQSim's, in the ``dras-*`` modes every job class too, and every metric of the slice (the
+reference files' metrics, :func:`jaxsched.sim.cqsim.run.cqsim_metrics` of CQSim's start times)
+equals ours to 1e-9 (:func:`jaxsched.conformance.base.value_error`): the JAX engine's
+``CQRun.metrics`` and the oracle's own :func:`jaxsched.sim.oracle_cqsim.cqsim_metrics` (with its
+logged utilisation). CQSim's end times are cached with its start times since 2026-11-28; for a
+slice cached before, CQSim's end is its start + run (its finish event; the run time is already
+cut to the estimate). Printed per trace and mode: slices checked, exact (JAX and oracle), and for
+each failing slice what differs (``start``, ``end``, ``class``: the count and the first slice
+index; ``metrics``: the names) and its first diverging job with the schedules of the jobs around
+it (slice index, id, submit, nodes, run, req_time, CQSim / ours / oracle start). A final JSON line
+per trace and mode (``--json`` writes them all).
+
+``--requested-procs-from allocated``: a variant of the traces for CTC-SP2, whose field 8
+(requested processors) is −1 on every line, so that CQSim's drop rule (``n <= 0``) leaves no job.
+Each job line whose field 8 is −1 takes field 5 (allocated processors) instead, before CQSim's
+loading rules; the slice written for CQSim, our engine and the oracle are then the same jobs. The
+same substitution as our ``prepare_jobs(rules="default")`` (field 8 if > 0, else field 5) and, on
+a line whose field 8 is −1, as RLScheduler's ``job.py`` (``max`` of fields 5 and 8). The variant
+is part of the cache key (``CACHE/<trace stem>+req-procs-from-alloc/…``) and of every JSON row
+(``"requested_procs_from": "allocated"``), so it cannot be mistaken for the plain trace;
+``--write-ref`` refuses it (``jaxsched conformance`` loads the plain trace).
 
 ``--write-ref FILE``: write the checked slices of one trace whose CQSim schedule was cached in
 every requested mode as a ``cqsim-reference/1`` file (the schema of ../shared/reference/cqsim,
@@ -42,6 +59,7 @@ jobs) restrict the sweep. Only slices whose CQSim run is cached are checked with
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -59,6 +77,12 @@ MASTER = {"easy": 1, "cons": 2, "none": 0}
 DRAS = {"dras-fcfs": "fcfs", "dras-smallest": "smallest", "dras-largest": "largest"}
 COMMITS = {"master": "d8bdbb00ad0775591b04fe631a99991700cff45e",
            "dras": "273f9038ef31625872ebbe4a5a28574b1338f983"}  # fmt: skip
+#: ``--requested-procs-from``: the suffix of the cache key (trace stem) of each variant
+VARIANTS = {"requested": "", "allocated": "+req-procs-from-alloc"}
+#: the metrics compared (those the reference files, the engine and the oracle all compute)
+METRICS = ("jobs", "avg_wait", "max_wait", "avg_bsld", "avg_slowdown", "avg_turnaround",
+           "makespan", "util", "util_node_seconds")  # fmt: skip
+TOLERANCE = 1e-9
 
 
 def _shared(arg):
@@ -67,6 +91,61 @@ def _shared(arg):
 
 def cache_path(cache: Path, trace: str, mode: str, start: int, n: int) -> Path:
     return Path(cache) / trace / mode / f"a{start}-n{n}.json"
+
+
+def requested_from_allocated(trace):
+    """A copy of a parsed SWF :class:`~jaxsched.workload.swf.Trace` whose field 8
+    (``req_procs``, int64 ``[n_jobs]``) is field 5 (``alloc_procs``) on every line where field 8
+    is −1, and the number of lines changed."""
+    miss = np.asarray(trace.req_procs) == -1
+    new = np.where(miss, trace.alloc_procs, trace.req_procs).astype(np.int64)
+    return dataclasses.replace(trace, req_procs=new), int(miss.sum())
+
+
+def load_trace(path, requested_procs_from: str = "requested"):
+    """The CQSim job list (:func:`jaxsched.workload.cqsim.load_cqsim`) of an SWF file, with
+    field 8 taken from field 5 where it is −1 if ``requested_procs_from == "allocated"``."""
+    from jaxsched.workload.cqsim import load_cqsim
+    from jaxsched.workload.swf import read_swf
+
+    if requested_procs_from == "requested":
+        return load_cqsim(path)
+    if requested_procs_from != "allocated":
+        raise ValueError(f"requested_procs_from must be one of {', '.join(VARIANTS)}")
+    # as load_cqsim reads it: the machine-size check off (CQSim keeps jobs wider than N)
+    trace, _ = requested_from_allocated(read_swf(path, max_procs=2**62))
+    return load_cqsim(trace)
+
+
+def differences(ref: dict, ours: dict, tolerance: float = TOLERANCE) -> dict:
+    """What of one run differs from CQSim's. ``ref`` and ``ours``: ``start``, ``end`` (int
+    ``[n]``), ``class`` (int ``[n]``; compared where ``ref`` has it) and ``metrics`` (dict;
+    :data:`METRICS` compared with :func:`jaxsched.conformance.base.value_error` ≤
+    ``tolerance``). Returns ``{field: (first slice index, count)}`` for the job fields and
+    ``{"metrics": [names]}``; empty when the run is exact."""
+    from jaxsched.conformance.base import value_error
+
+    out = {}
+    for f in ("start", "end", "class"):
+        if f in ref:
+            d = np.flatnonzero(np.asarray(ours[f], np.int64) != np.asarray(ref[f], np.int64))
+            if d.size:
+                out[f] = (int(d[0]), int(d.size))
+    m = ours.get("metrics") or {}
+    bad = [k for k in METRICS if value_error(ref["metrics"][k], m.get(k)) > tolerance]
+    if bad:
+        out["metrics"] = bad
+    return out
+
+
+def describe(diff: dict) -> str:
+    """:func:`differences` as words, e.g. ``start 3 jobs, first at slice index 7; metrics
+    avg_wait``."""
+    parts = [f"{f} {v[1]} jobs, first at slice index {v[0]}" for f, v in diff.items()
+             if f != "metrics"]  # fmt: skip
+    if "metrics" in diff:
+        parts.append("metrics " + ",".join(diff["metrics"]))
+    return "; ".join(parts)
 
 
 def cqsim_schedule(a, trace: str, mode: str, jobs) -> dict | None:
@@ -90,7 +169,10 @@ def cqsim_schedule(a, trace: str, mode: str, jobs) -> dict | None:
     ids = jobs.job_id.tolist()
     out = {"trace": trace, "mode": mode, "start_job": jobs.start, "jobs": jobs.n_jobs,
            "commit": COMMITS["master" if mode in MASTER else "dras"],
-           "wall_s": round(r["wall_s"], 3), "start": [sched[int(j)][0] for j in ids]}  # fmt: skip
+           "wall_s": round(r["wall_s"], 3), "start": [sched[int(j)][0] for j in ids],
+           "end": [sched[int(j)][1] for j in ids]}  # fmt: skip
+    if trace.endswith(VARIANTS["allocated"]):
+        out["requested_procs_from"] = "allocated"
     if mode in DRAS:
         out["class"] = [sched[int(j)][2] for j in ids]
     p.parent.mkdir(parents=True, exist_ok=True)
@@ -100,8 +182,9 @@ def cqsim_schedule(a, trace: str, mode: str, jobs) -> dict | None:
     return out
 
 
-def oracle_run(jobs, mode: str) -> tuple:
-    """The oracle's start times and job classes of one slice."""
+def oracle_run(jobs, mode: str) -> dict:
+    """The oracle's run of one slice: ``start``, ``end``, ``class`` (int64 ``[n]``) and its own
+    ``metrics`` (:func:`jaxsched.sim.oracle_cqsim.cqsim_metrics`, with its logged utilisation)."""
     from jaxsched.sim import oracle_cqsim as O
 
     kw = (
@@ -109,7 +192,24 @@ def oracle_run(jobs, mode: str) -> tuple:
     )
     r = O.simulate_cqsim(jobs.submit, jobs.nodes, jobs.run, jobs.req_time,
                          num_nodes=jobs.num_nodes, **kw)  # fmt: skip
-    return np.asarray(r.start, np.int64), np.asarray(r.cls, np.int64)
+    met = O.cqsim_metrics(jobs.submit, jobs.nodes, jobs.run, r.start, num_nodes=jobs.num_nodes,
+                          util=r.util)  # fmt: skip
+    return {"start": np.asarray(r.start, np.int64), "end": np.asarray(r.end, np.int64),
+            "class": np.asarray(r.cls, np.int64), "metrics": met}  # fmt: skip
+
+
+def reference_run(jobs, ref: dict) -> dict:
+    """CQSim's run of one slice (a cached schedule) in :func:`differences`' form: its start
+    times, its end times (start + run for a slice cached without them), its classes where
+    known, and the reference files' metrics of its start times."""
+    from jaxsched.sim.cqsim.run import cqsim_metrics
+
+    st = np.asarray(ref["start"], np.int64)
+    out = {"start": st, "end": np.asarray(ref["end"], np.int64) if "end" in ref else st + jobs.run,
+           "metrics": cqsim_metrics(jobs.submit, jobs.run, jobs.nodes, st, jobs.num_nodes)}  # fmt: skip
+    if "class" in ref:
+        out["class"] = np.asarray(ref["class"], np.int64)
+    return out
 
 
 def around(jobs, i: int, cols: dict, k: int = 3) -> str:
@@ -127,49 +227,49 @@ def around(jobs, i: int, cols: dict, k: int = 3) -> str:
 
 
 def sweep_one(a, trace: str, tr, mode: str, ks) -> dict:
+    """One trace (``trace``: the cache key, the stem plus the variant's suffix) in one mode."""
     from jaxsched.sim.cqsim.run import simulate_cqsim
     from jaxsched.workload.cqsim import cqsim_slice
 
-    row = {"trace": trace, "mode": mode, "slices_total": len(ks), "checked": 0, "exact_jax": 0,
-           "exact_oracle": 0, "failing": [], "not_checked": []}  # fmt: skip
+    row = {"trace": trace.split("+")[0], "mode": mode, "slices_total": len(ks), "checked": 0,
+           "exact_jax": 0, "exact_oracle": 0, "failing": [], "not_checked": [],
+           "compared": ["start", "end", "class", "metrics"]}  # fmt: skip
+    if a.requested_procs_from != "requested":
+        row["requested_procs_from"] = a.requested_procs_from
     for k in ks:
         jobs = cqsim_slice(tr, k, a.jobs)
-        ref = cqsim_schedule(a, trace, mode, jobs)
-        if ref is None:
+        cached = cqsim_schedule(a, trace, mode, jobs)
+        if cached is None:
             row["not_checked"].append(k)
             continue
-        want = np.asarray(ref["start"], np.int64)
-        # the job classes are compared too where CQSim's are known (the DRAS branch's runs)
-        want_cls = np.asarray(ref["class"], np.int64) if "class" in ref else None
+        ref = reference_run(jobs, cached)
         t0 = time.perf_counter()
         got = simulate_cqsim(jobs, (mode,))[0]
         t_ours = time.perf_counter() - t0
-        cols = {"cqsim": want, "jax": got.start}
-        classes = {"jax": np.asarray(got.cls, np.int64)}
+        runs = {"jax": {"start": got.start, "end": got.end, "class": np.asarray(got.cls, np.int64),
+                        "metrics": got.metrics}}  # fmt: skip
         if not a.no_oracle:
-            cols["oracle"], classes["oracle"] = oracle_run(jobs, mode)
+            runs["oracle"] = oracle_run(jobs, mode)
         row["checked"] += 1
         bad = {}
-        for name in cols:
-            if name == "cqsim":
-                continue
-            diff = cols[name] != want
-            if want_cls is not None:
-                diff |= classes[name] != want_cls
-            d = np.flatnonzero(diff)
-            row[f"exact_{name}"] += int(d.size == 0)
-            if d.size:
-                bad[name] = (int(d[0]), int(d.size))
-        status = "exact" if not bad else "DIFFERENT " + ", ".join(
-            f"{n}: {c} jobs, first at slice index {i}" for n, (i, c) in bad.items())  # fmt: skip
-        print(f"{trace} {mode} a{k}: CQSim {ref.get('wall_s', 0):.1f} s, ours {t_ours:.1f} s; "
+        for name, run in runs.items():
+            d = differences(ref, run)
+            row[f"exact_{name}"] += int(not d)
+            if d:
+                bad[name] = d
+        status = "exact" if not bad else "DIFFERENT " + " | ".join(
+            f"{n}: {describe(d)}" for n, d in bad.items())  # fmt: skip
+        print(f"{trace} {mode} a{k}: CQSim {cached.get('wall_s', 0):.1f} s, ours {t_ours:.1f} s; "
               f"{status}", flush=True)  # fmt: skip
         if bad:
-            i = min(i for i, _ in bad.values())
-            row["failing"].append({"start": k, **{n: list(v) for n, v in bad.items()}})
-            if want_cls is not None:
-                cols.update({"cqsim_cls": want_cls, **{f"{n}_cls": c for n, c in classes.items()}})
-            print(around(jobs, i, cols), flush=True)
+            row["failing"].append({"start": k, **bad})
+            first = [v[0] for d in bad.values() for f, v in d.items() if f != "metrics"]
+            if first:
+                cols = {"cqsim": ref["start"], **{n: r["start"] for n, r in runs.items()}}
+                if "class" in ref:
+                    cols.update({"cqsim_cls": ref["class"],
+                                 **{f"{n}_cls": r["class"] for n, r in runs.items()}})  # fmt: skip
+                print(around(jobs, min(first), cols), flush=True)
     return row
 
 
@@ -219,6 +319,12 @@ def main(argv=None) -> int:
         default=None,
         help="a checkout of CQSim's DRAS branch (root or PG/), for the dras-* modes",
     )
+    ap.add_argument(
+        "--requested-procs-from",
+        choices=tuple(VARIANTS),
+        default="requested",
+        help="'allocated': field 8 from field 5 where it is -1 (CTC-SP2; module docstring)",
+    )
     ap.add_argument("--cache", type=Path, default=Path("runs/cqsim-sweep"))
     ap.add_argument("--cached-only", action="store_true", help="check cached slices only")
     ap.add_argument("--no-oracle", action="store_true")
@@ -234,21 +340,25 @@ def main(argv=None) -> int:
             return 2
     import jaxsched.sim  # noqa: F401  (x64)
     from jaxsched.errors import SWFError
-    from jaxsched.workload.cqsim import load_cqsim
 
+    if a.write_ref is not None and a.requested_procs_from != "requested":
+        print("cqsim_sweep: error: --write-ref writes the plain trace's slices only "
+              "(jaxsched conformance loads the plain trace)", file=sys.stderr)  # fmt: skip
+        return 2
     modes = [m for m in a.mode.split(",") if m]
     for m in modes:
         if m not in MASTER and m not in DRAS:
             print(f"cqsim_sweep: error: unknown mode {m!r}", file=sys.stderr)
             return 2
     rows = []
-    for trace in [t.removesuffix(".swf.gz") for t in a.trace.split(",") if t]:
+    for stem in [t.removesuffix(".swf.gz") for t in a.trace.split(",") if t]:
+        trace = stem + VARIANTS[a.requested_procs_from]  # the cache key
         try:
-            tr = load_cqsim(_shared(a.shared) / "traces" / f"{trace}.swf.gz")
+            tr = load_trace(_shared(a.shared) / "traces" / f"{stem}.swf.gz", a.requested_procs_from)
         except SWFError as e:  # CTC-SP2: field 8 (requested processors) is -1 on every line
             print(f"{trace}: 0 slices: {e}", flush=True)
             for m in modes:
-                rows.append({"trace": trace, "mode": m, "slices_total": 0, "checked": 0,
+                rows.append({"trace": stem, "mode": m, "slices_total": 0, "checked": 0,
                              "exact_jax": 0, "exact_oracle": 0, "failing": [],
                              "not_checked": [], "note": str(e)})  # fmt: skip
             continue

@@ -154,8 +154,8 @@ def main(argv=None) -> int:
     for rnd in range(a.rounds):
         order = ("old", "new") if rnd % 2 == 0 else ("new", "old")
         for side in order:
-            for name, script, args, cells, from_new, _, _ in parts:
-                r = run_script(sides[side], script, args, sides["new"] if from_new else None)
+            for name, script_name, args, cells, from_new, _, _ in parts:
+                r = run_script(sides[side], script_name, args, sides["new"] if from_new else None)
                 mismatches += int(r.get("mismatches", 0)) if name == "sim" else 0
                 found[name][side] = best(found[name].get(side), cells(r))
                 load = load_average()
