@@ -1,4 +1,4 @@
-"""benchmarks/cqsim_sweep.py without CQSim: the ``--requested-procs-from allocated`` variant
+"""benchmarks/reference/cqsim_sweep.py without CQSim: the ``--requested-procs-from allocated`` variant
 (CTC-SP2's field 8 is −1 on every line) and the comparison of a run with CQSim's (start, end,
 class, metrics to 1e-9), on hand-made cases."""
 
