@@ -531,13 +531,20 @@ def test_compare_checkouts_cells_best_and_table():
         "rows": [
             {"backfill": "none", "batch": 64, "env": "closed", "steps_per_s": 100.0,
              "compile_s": 3.0},
-            {"backfill": "none", "batch": 64, "env": "arg", "steps_per_s": 1.0, "compile_s": 9.0},
+            {"backfill": "none", "batch": 64, "env": "async", "steps_per_s": 1.0, "compile_s": 9.0},
+            {"backfill": "none", "batch": 64, "env": "closed", "devices": 2, "steps_per_s": 7.0,
+             "compile_s": 5.0},
         ]
     }  # fmt: skip
     cells = CC.env_cells(env_res)
-    assert cells == {("none", 64): (100.0, 3.0)}  # the 'arg' rows are not compared
-    slower = {("none", 64): (80.0, 2.0)}
-    assert CC.best(cells, slower) == {("none", 64): (100.0, 2.0)}
+    # each env mode and device count its own cell, keyed by what is not the default
+    assert cells == {("none", 64): (100.0, 3.0), ("none", 64, "async"): (1.0, 9.0),
+                     ("none", 64, "D=2"): (7.0, 5.0)}  # fmt: skip
+    slower = {("none", 64): (80.0, 2.0), ("none", 64, "async"): (2.0, 10.0),
+              ("none", 64, "D=2"): (6.0, 4.0)}  # fmt: skip
+    assert CC.best(cells, slower) == {("none", 64): (100.0, 2.0), ("none", 64, "async"): (2.0, 9.0),
+                                      ("none", 64, "D=2"): (7.0, 4.0)}  # fmt: skip
+    cells = {("none", 64): cells[("none", 64)]}
     sim = CC.sim_cells({"jax": {"1": {"decisions_per_s": 50.0, "compile_s_first_call": 1.5}}})
     assert sim == {1: (50.0, 1.5)}
     lines = CC.table("t", "x/s", cells, {("none", 64): (150.0, 4.0)})
