@@ -339,22 +339,7 @@ def make_collect_seeds(
 
         _, traj = jax.lax.scan(body, (env_state, ts), jnp.swapaxes(keys[:, E:], 0, 1))
         traj = jax.tree_util.tree_map(lambda a: jnp.swapaxes(a, 0, 1), traj)  # [S, T, E, ...]
-        valid, completed = jax.vmap(valid_step_mask, in_axes=(0, None))(
-            traj["done"], episodes_per_env
-        )
-        f = traj["fields"]
-        tr = Transition(
-            x=traj["x"],
-            mask=traj["x"].mask,
-            action=traj["action"],
-            logp=f.get("logp"),
-            value=f.get("value"),
-            entropy=f.get("entropy"),
-            reward=traj["reward"],
-            done=traj["done"],
-            valid=valid & traj["accept"],
-            info=traj["info"],
-        )
-        return tr, completed
+        per_run = jax.vmap(transitions_of, in_axes=(0, 0, 0, None))
+        return per_run(traj, traj["reward"], traj["done"], episodes_per_env)
 
     return collect

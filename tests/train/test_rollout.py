@@ -10,6 +10,7 @@ from jaxsched.train.rollout import (
     NetInput,
     episode_summaries,
     make_collect,
+    make_collect_seeds,
     valid_step_mask,
 )
 
@@ -123,3 +124,24 @@ def test_collect_drops_episodes_the_accept_fn_rejects():
     tr, _ = collect(None, jax.random.PRNGKey(0), jnp.int32(0))
     lengths = np.asarray(tr.x.obs[0, :, 0, 0]).astype(int)
     np.testing.assert_array_equal(tr.valid.any(axis=0), lengths == 3)
+
+
+def test_collect_seeds_gives_each_run_what_its_own_collect_gives():
+    env = CountEnv([2, 3])
+
+    def act(params, x, key):
+        a = (jax.random.uniform(key, x.mask.shape[:1]) < 0.5).astype(jnp.int32) + params
+        return a, {"value": a.astype(jnp.float32)}
+
+    kw = dict(num_envs=3, episodes_per_env=1, rollout_steps=5,
+              accept_fn=lambda ts, step: ts.start + step > 2)  # fmt: skip
+    params, steps = jnp.array([0, 2], jnp.int32), jnp.array([0, 1], jnp.int32)
+    keys = jax.random.split(jax.random.PRNGKey(3), 2)
+    tr, completed = jax.jit(make_collect_seeds(env, act, **kw))(params, keys, steps)
+    one = jax.jit(make_collect(env, act, **kw))
+    for s in range(2):
+        want, want_completed = one(params[s], keys[s], steps[s])
+        for name in ("action", "reward", "done", "valid", "value"):
+            np.testing.assert_array_equal(getattr(tr, name)[s], getattr(want, name), err_msg=name)
+        np.testing.assert_array_equal(tr.x.obs[s], want.x.obs)
+        np.testing.assert_array_equal(completed[s], want_completed)
