@@ -10,6 +10,19 @@ from shared_data import REPO
 
 FULL_OPT = "xla_full_opt"
 
+#: the extended tier: ``make test`` (the suite, ``-m "not extended"``, which CI runs and which
+#: has a 10-minute goal on the 2-core CI machine) leaves these out; ``make test-all`` runs
+#: every test.  The suite is compile-bound (docs/notebook/25-test-suite-time.md), so the tier
+#: holds expensive tests whose code is also run by a cheaper test of the suite: the benchmark
+#: and experiment scripts end to end at realistic sizes, shipped models' published figures,
+#: the two-device subprocesses, and the second and third settings of a parametrised equality
+#: whose first setting stays in the suite.  Each marked test names its cheaper sibling.
+EXTENDED = "extended"
+EXTENDED_RULE = (
+    "expensive, its code also run by a cheaper test of the suite: left out of `make test` "
+    "(the suite CI runs), run by `make test-all`"
+)
+
 
 def _optimisations_off() -> bool:
     return os.environ.get("JAXSCHED_TEST_XLA_OPT", "").lower() != "full"
@@ -25,6 +38,7 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", f"{FULL_OPT}: compile this test's programs with XLA's full optimisation"
     )
+    config.addinivalue_line("markers", f"{EXTENDED}: {EXTENDED_RULE}")
     _no_fusion_emitters()
     if _optimisations_off():
         _set_optimisations(off=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import jax
 import numpy as np
+import pytest
 from shared_data import REPO, load_benchmark
 
 from jaxsched import nets
@@ -15,6 +16,7 @@ from jaxsched.workload import read_swf
 AR = load_benchmark("a2c_rlscheduler")
 
 
+@pytest.mark.extended  # an experiment script (benchmarks/experiments)
 def test_a2c_updates_the_kernel_networks_on_the_rlscheduler_env():
     trace = REPO / "traces" / "lublin-1.swf"
     jobs = read_swf(trace).jobs("rlscheduler")

@@ -432,6 +432,7 @@ def test_reference_env_stepping_adapter(tmp_path):
 SHIPPED_NONE_TEST = 260.12
 
 
+@pytest.mark.extended  # model choice on a shipped run; the window and errors tests cover the script
 def test_score_checkpoints_on_the_shipped_model(tmp_path, capsys):
     """The script's validation value of the committed checkpoint equals the one the trainer
     logged for that epoch (another code path, computed during training), and its test value is
@@ -582,6 +583,7 @@ def test_bf_decision_anatomy_stage_model_by_hand():
     assert dec == 2.0
 
 
+@pytest.mark.extended  # an experiment script; its stage model is checked by hand above
 def test_bf_decision_anatomy_tiny(tmp_path, capsys):
     BA = load_benchmark("bf_decision_anatomy")
     out = tmp_path / "a.json"
@@ -594,6 +596,7 @@ def test_bf_decision_anatomy_tiny(tmp_path, capsys):
     assert "micro-steps per decision" in text and "stage of" in text
 
 
+@pytest.mark.extended  # benchmark at the paper's sizes; train_speed_tiny covers the script
 @pytest.mark.xla_full_opt  # 1024-job sequences with backfilling: run time
 def test_train_speed_fresh_row_on_the_shipped_model(capsys, monkeypatch):
     # part 3 with --fresh: the shipped model on 2 fresh sequences beside the heuristics; the
@@ -629,6 +632,7 @@ def test_a2c_void_loop_on_the_shipped_model(capsys):
     assert "3 jobsets, 0 with unallocated jobs (0)" in capsys.readouterr().out
 
 
+@pytest.mark.extended  # paper-table scripts end to end; the A2C system's own tests cover training
 def test_a2c_tables_and_fig3_on_a_tiny_run(tmp_path, capsys):
     """Two validated epochs of a tiny A2C run, every checkpoint kept: the tables script picks
     the epoch with the best validation slowdown (or the best within a time budget), scores it
@@ -663,6 +667,7 @@ def test_a2c_tables_and_fig3_on_a_tiny_run(tmp_path, capsys):
     assert f"{2 * 2 * 3 * 2 / 1e6:.2f} M steps" in out and (tmp_path / "f.png").stat().st_size > 0
 
 
+@pytest.mark.extended  # a second train_speed setting; train_speed_tiny covers the script
 def test_train_speed_compares_step_counts(capsys):
     # two settings of PPO steps per epoch, timed in one run, with the ratio printed; the first
     # (2 + 2 steps, 3 x 32 jobs) is test_train_speed_tiny's, whose programs the compile cache holds

@@ -2,6 +2,7 @@
 
 import sys
 
+import pytest
 from shared_data import load_benchmark
 
 bench = load_benchmark("datacenter_env")
@@ -34,6 +35,7 @@ def test_reference_adapter_on_a_fake_checkout(tmp_path):
     assert len(env_mod.STEPS) == 50 and set(env_mod.STEPS) <= set(range(6))
 
 
+@pytest.mark.extended  # a timing benchmark's restore step
 def test_a2c_update_timing_restores_the_convolution():
     import jaxsched.nets.a2cscheduler as nets
 

@@ -28,6 +28,7 @@ def test_checks_by_hand():
     assert c["n"] == {"below": False, "max_ratio": 0.5, "largest_area": False}
 
 
+@pytest.mark.extended  # paper-table script end to end; its rules are checked by hand below
 def test_table_on_300_test_jobs(tmp_path):
     lines = []
     out = DT.main(["--model", "code=dras-sdsc-pg:off", "--model", "paper=dras-sdsc-pg-paperloop",
@@ -42,6 +43,7 @@ def test_table_on_300_test_jobs(tmp_path):
     assert any(x.startswith("paper: average wait below FCFS + EASY's") for x in lines)
 
 
+@pytest.mark.extended  # a month of SDSC-SP2 through the shipped networks
 @pytest.mark.xla_full_opt  # a month of SDSC-SP2 jobs through the network: mostly run time
 def test_validation_month_reproduces_the_choice():
     """``--period val`` scores the validation month: a shipped model's fixed network there

@@ -7,6 +7,7 @@ subprocess."""
 
 from __future__ import annotations
 
+import pytest
 from shared_data import SHARED, last_json_line, run_python
 
 _CHILD = r"""
@@ -43,6 +44,7 @@ print(json.dumps({"devices": jax.device_count(), "same": same, "sums": sums, "wa
 """
 
 
+@pytest.mark.extended  # a two-device subprocess of the benchmark; tests/sim/test_evaluate_devices.py covers two devices
 def test_two_devices_step_each_block_as_one_device():
     si_trace = SHARED / "traces" / "lublin_256.swf.gz"
     code = f"SI_TRACE = {str(si_trace)!r}\n" + _CHILD

@@ -39,6 +39,7 @@ def runs(tmp_path_factory):
     return trace, held, sweep, whole
 
 
+@pytest.mark.extended  # three training runs for a study script; the split and refusal rules: tests/systems/rlscheduler/test_train_split.py
 def test_choice_is_the_best_validated_epoch(runs):
     _, held, _, _ = runs
     rows = [json.loads(x) for x in (held / "log.jsonl").read_text().splitlines()]
@@ -48,6 +49,7 @@ def test_choice_is_the_best_validated_epoch(runs):
     assert ck.name == f"checkpoint_{epoch:08d}.ckpt"
 
 
+@pytest.mark.extended  # three training runs for a study script; the split and refusal rules: tests/systems/rlscheduler/test_train_split.py
 def test_study_tests_on_the_test_split_and_pairs_with_the_best_heuristic(runs, capsys):
     trace, held, sweep, _ = runs
     res = G.study(trace, [held, sweep], sequences=SEQUENCES, length=LENGTH, seed=0,
@@ -74,6 +76,7 @@ def test_study_tests_on_the_test_split_and_pairs_with_the_best_heuristic(runs, c
     assert f"best heuristic {best}" in out and "chosen on validation over all runs" in out
 
 
+@pytest.mark.extended  # three training runs for a study script; the split and refusal rules: tests/systems/rlscheduler/test_train_split.py
 def test_a_model_that_saw_the_test_jobs_is_refused_or_labelled(runs, capsys):
     trace, _, _, whole = runs
     with pytest.raises(ConfigError, match="overlap"):
@@ -86,6 +89,7 @@ def test_a_model_that_saw_the_test_jobs_is_refused_or_labelled(runs, capsys):
     assert "paper's protocol" in capsys.readouterr().out
 
 
+@pytest.mark.extended  # three training runs for a study script; the split and refusal rules: tests/systems/rlscheduler/test_train_split.py
 def test_the_command_line_writes_json(runs, tmp_path):
     trace, held, _, _ = runs
     out = tmp_path / "g.json"

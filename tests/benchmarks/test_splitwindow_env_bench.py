@@ -17,6 +17,7 @@ def _trace(path, n=3100):  # the default env needs 1,000 placements + a 2,000 ma
     return cores_tiny(path, n, 1, [0, 5, 10], [1, 8, 64, 256], [5, 20, 60])
 
 
+@pytest.mark.extended  # the benchmark script end to end; tests/envs/test_splitwindow*.py cover the environment
 def test_two_models_each_in_its_own_window_and_mask(tmp_path, capsys):
     (tmp_path / "traces").mkdir()
     trace = _trace(tmp_path / "traces" / "t.swf")
@@ -116,6 +117,7 @@ def test_type_core_bins_decode_job_types():
     assert list(core_bin(cores)) == [0, 1, 2, 3, 4, 6, 7, 7, 8, 8]
 
 
+@pytest.mark.extended  # the benchmark script end to end; tests/envs/test_splitwindow*.py cover the environment
 def test_shipped_rlscheduler_policy_and_inspector_as_baselines(tmp_path, capsys):
     (tmp_path / "traces").mkdir()
     _trace(tmp_path / "traces" / "t.swf")
@@ -139,6 +141,7 @@ def test_shipped_rlscheduler_policy_and_inspector_as_baselines(tmp_path, capsys)
     assert 0 <= off["rejection_ratio"] <= 1
 
 
+@pytest.mark.extended  # the benchmark script end to end; tests/envs/test_splitwindow*.py cover the environment
 def test_heuristics_run_then_read_back_with_baselines_from(tmp_path):
     (tmp_path / "traces").mkdir()
     _trace(tmp_path / "traces" / "t.swf")

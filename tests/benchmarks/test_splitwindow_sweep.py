@@ -50,6 +50,7 @@ def test_type_summary_and_per_type_pairing_by_hand():
     assert (d["types"], d["lower"], d["lower_2se"], d["higher_2se"]) == (1, 1, 0, 0)
 
 
+@pytest.mark.extended  # trains and scores runs; the pairing rules are checked by hand here
 def test_scores_caches_and_plots_trained_runs(tmp_path, capsys):
     from tests.benchmarks.test_splitwindow_env_bench import _trace
 

@@ -225,7 +225,13 @@ def mid_episode_states(env, B, steps, seed):
     return run(st, ts, jax.random.PRNGKey(seed + 1))
 
 
-@pytest.mark.parametrize("backfill, compat, B", [("rlscheduler", True, 40), ("easy", False, 8)])
+@pytest.mark.parametrize(
+    "backfill, compat, B",
+    [
+        ("rlscheduler", True, 40),
+        pytest.param("easy", False, 8, marks=pytest.mark.extended),
+    ],  # 2nd: make test-all
+)
 def test_compacting_schedule_equals_vmap(backfill, compat, B):
     env = RLSchedulerEnv(LUBLIN, length=96, backfill=backfill, compat=compat)
     st = mid_episode_states(AutoResetWrapper(env), B, 40, seed=B)
@@ -285,7 +291,13 @@ def rollout_fn(B):
     return rollout
 
 
-@pytest.mark.parametrize("backfill, compat, MQ", [("none", True, 6), ("rlscheduler", True, 6)])
+@pytest.mark.parametrize(
+    "backfill, compat, MQ",
+    [
+        pytest.param("none", True, 6, marks=pytest.mark.extended),
+        ("rlscheduler", True, 6),
+    ],  # 1st: make test-all
+)
 def test_closed_over_env_equals_argument(backfill, compat, MQ):
     env = AutoResetWrapper(
         RLSchedulerEnv(SYN, length=24, backfill=backfill, compat=compat, max_queue=MQ)

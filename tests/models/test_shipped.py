@@ -96,6 +96,7 @@ def test_a2c_models_of_the_other_rates(name, rate, epoch):
     assert set(load_checkpoint(model.path).state["params"]) == {"actor"}
 
 
+@pytest.mark.extended  # a shipped model's README figure on 100 jobsets
 @pytest.mark.xla_full_opt  # 100 jobsets x 500 steps: run time
 def test_a2c_l09_beats_sjf_on_its_readme_jobsets():
     # the README's 100 fresh jobsets (seed 1): 10.47 against SJF's 11.26
@@ -145,6 +146,7 @@ def test_split_window_model_is_the_actor_alone():
     assert model.path.stat().st_size < 5_000_000
 
 
+@pytest.mark.extended  # a shipped model's README figure
 def test_capped_lublin_inspector_reaches_table_4_by_starving():
     """si-lublin1-sjf-cap (its README): trained with --cap-reward -1; on the paper's first
     four test sequences it beats SJF's bsld by far while the utilisation collapses."""

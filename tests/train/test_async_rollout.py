@@ -52,7 +52,12 @@ def _leaves(tree):
 
 @pytest.mark.parametrize(
     "backfill, compat, E, chunk",
-    [("rlscheduler", True, 12, 2), ("rlscheduler", False, 5, None), ("easy", False, 8, 3)],
+    [
+        ("rlscheduler", True, 12, 2),
+        # the other two settings: the extended tier (make test-all)
+        pytest.param("rlscheduler", False, 5, None, marks=pytest.mark.extended),
+        pytest.param("easy", False, 8, 3, marks=pytest.mark.extended),
+    ],
 )
 def test_async_collect_equals_sync(backfill, compat, E, chunk):
     env = AutoResetWrapper(RLSchedulerEnv(LUBLIN, length=48, backfill=backfill, compat=compat))

@@ -129,6 +129,16 @@ class RunConfig:
 SLOT_BUCKETS = (8, 16, 32, 64)
 
 
+def reachable_buckets(buckets, length: int) -> tuple:
+    """The ``buckets`` a run of sequences of ``length`` jobs can pick: a queue never holds more
+    than ``length`` jobs, so every bucket above the smallest one that holds ``length`` would be
+    a branch traced and compiled for nothing (each chunk still picks the bucket it picked
+    among all of them: the same update, bit for bit)."""
+    buckets = sorted(int(b) for b in buckets)
+    above = [b for b in buckets if b >= length]
+    return tuple(b for b in buckets if b < length) + tuple(above[:1])
+
+
 def prefix_options(rc: RunConfig) -> dict:
     """``make_train`` options that evaluate the per-slot networks of a run on slot prefixes
     (computation only: the same update up to float rounding). The kernel policy is per-slot;
@@ -136,7 +146,7 @@ def prefix_options(rc: RunConfig) -> dict:
     ``pad_row``."""
     if rc.policy != "kernel":
         return {}
-    opts = {"slot_buckets": SLOT_BUCKETS}
+    opts = {"slot_buckets": reachable_buckets(SLOT_BUCKETS, rc.length)}
     if rc.value == "kernel":
         opts["value_pad_row"] = pad_row(rc.user_feature, bool(rc.residual))
     return opts

@@ -365,8 +365,21 @@ def test_cli_errors_are_one_line(trained, capsys, tmp_path):
     "name, backfill, epoch, factor",
     [
         ("lublin1-none", "none", SHIPPED_EPOCHS["lublin1-none"], 0.5),
-        ("lublin1-bf", "rlscheduler", SHIPPED_EPOCHS["lublin1-bf"], 0.8),
-        ("lublin1-bf-fast", "rlscheduler", SHIPPED_EPOCHS["lublin1-bf-fast"], 0.8),
+        # the backfilling models: the extended tier (make test-all)
+        pytest.param(
+            "lublin1-bf",
+            "rlscheduler",
+            SHIPPED_EPOCHS["lublin1-bf"],
+            0.8,
+            marks=pytest.mark.extended,
+        ),
+        pytest.param(
+            "lublin1-bf-fast",
+            "rlscheduler",
+            SHIPPED_EPOCHS["lublin1-bf-fast"],
+            0.8,
+            marks=pytest.mark.extended,
+        ),
     ],
 )
 def test_shipped_lublin1_model_loads_and_schedules_well(name, backfill, epoch, factor):
@@ -385,6 +398,7 @@ def test_shipped_lublin1_model_loads_and_schedules_well(name, backfill, epoch, f
     assert np.all(rl >= 1.0) and rl.mean() < factor * fcfs, (rl, fcfs)
 
 
+@pytest.mark.extended  # a second training run; the fairness observation: tests/envs/test_rlscheduler.py
 def test_cli_user_feature_trains_and_evaluates(capsys, tmp_path):
     # the fairness environment's observation (9 features): recorded in run.json, used again
     # by evaluate --model, and the networks' first layer takes 9 inputs

@@ -53,6 +53,7 @@ def test_run_directory(run):
     assert systems.system_of_run(out).name == "schedinspector"
 
 
+@pytest.mark.extended  # a two-device subprocess; tests/train/test_parallel.py checks data-parallel PPO
 def test_two_devices_train_what_one_does(run, tmp_path):
     """``--devices 2`` in a process started without a device count (the command splits the
     CPU itself): the first epoch rolls out the very trajectories of one device (the same
