@@ -468,7 +468,7 @@ def greedy_policy(obs):
 T_SCAN = 40
 
 
-@pytest.mark.parametrize("n_env", [4, 12])
+@pytest.mark.parametrize("n_env", [4, pytest.param(12, marks=pytest.mark.extended)])  # 12: test-all
 def test_vmap_autoreset_scan_equals_loop(syn_envs, n_env):
     """``n_env`` envs (max_queue 6, so the cut-off happens inside) under vmap, auto-reset
     inside a scan of T_SCAN steps == each env stepped alone in a Python loop, resetting by

@@ -9,6 +9,7 @@ import dataclasses
 
 import jax
 import numpy as np
+import pytest
 from shared_data import REPO
 
 from jaxsched.systems.rlscheduler.evaluate import load_policy, policy_metric
@@ -30,6 +31,8 @@ def test_rlscheduler_model_async_equals_sync():
     np.testing.assert_array_equal(v0, v1)
 
 
+# the same engine: test_async_rollout.py's SchedInspector collect; the same route: the test above
+@pytest.mark.extended
 def test_schedinspector_model_async_equals_sync():
     model = load_inspector(REPO / "jaxsched" / "models" / "si-lublin1-sjf")
     rc = dataclasses.replace(model.run, backfill="rlscheduler")
