@@ -65,7 +65,12 @@ HEADS = {**PT.HEADS, "f2": "F2", "f3": "F3", "f4": "F4"}
 ROW_MODES = {"none": ("none",), "rlscheduler": ("rlscheduler", "rlscheduler-sjbf")}
 MODE_TAG = {"none": "", "rlscheduler": "", "rlscheduler-sjbf": " +SJBF"}
 #: the shipped tuned priority function of a trace (tuned for bsld: Table V only)
-TUNED = {"SDSC-SP2": "tuned-sdsc-easy", "Lublin-1": "tuned-lublin1-easy"}
+TUNED = {
+    "SDSC-SP2": "tuned-sdsc-easy",
+    "Lublin-1": "tuned-lublin1-easy",
+    "HPC2N": "tuned-hpc2n-easy",
+    "Lublin-2": "tuned-lublin2-easy",
+}
 
 
 def test_draw(tr: str):
@@ -294,7 +299,7 @@ def heuristic_rows(vals: dict, tr: str, bf: str) -> list:
     rows = []
     for b in ROW_MODES[bf]:
         cells = [_pm(vals[(p, b)].mean(), _se(vals[(p, b)])) for p in HEURISTICS]
-        t = f"tuned:{TUNED[tr]}"
+        t = f"tuned:{TUNED.get(tr)}"  # a dash where the trace has no tuned priority
         cells.append(_pm(vals[(t, b)].mean(), _se(vals[(t, b)])) if (t, b) in vals else DASH)
         rows.append([tr, PT.BF_TITLE[bf] + MODE_TAG[b]] + cells)
     return rows
