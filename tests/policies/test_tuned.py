@@ -118,6 +118,6 @@ def test_cli_tuned_policy_with_the_new_backfill_modes(capsys, tmp_path):
 
 
 def test_shipped_models_load_by_name():
-    for name in ("tuned-sdsc-easy", "tuned-lublin1-easy"):
+    for name in ("tuned-sdsc-easy", "tuned-lublin1-easy", "tuned-hpc2n-easy", "tuned-lublin2-easy"):
         tp = as_tuned(f"tuned:{name}")
         assert tp.name == f"tuned:{name}" and np.linalg.norm(tp.weights) == pytest.approx(1.0)
