@@ -150,11 +150,21 @@ def _print_cell(args, path, res, job_range=None) -> None:
     )
 
 
+#: sequences drawn and the seed they are drawn with, where ``--sequences`` / ``--seed`` are not given
+DEFAULT_SEQUENCES, DEFAULT_SEED = 10, 1
+
+
 def _cmd_evaluate(args) -> int:
     import jaxsched.sim  # noqa: F401  (enables x64)
     from jaxsched.sim.evaluate import check_versus
     from jaxsched.workload import read_swf
 
+    given = {"sequences": args.sequences, "seeds": args.seed}  # None: not given
+    if args.sequences is None:
+        args.sequences = DEFAULT_SEQUENCES
+    if args.seed is None:
+        args.seed = [DEFAULT_SEED]
+    args.given = given
     traces = _traces(args)
     _check_split_flags(args)
     if args.table:
@@ -264,8 +274,8 @@ def _print_reports(args, traces, pols) -> list:
         if system.report is None:
             rest.append((system, model))
             continue
-        for path in traces:
-            print(system.report(model, path, sample=args.sample))
+        for path in traces:  # --sequences and --seed where given; else the report's defaults
+            print(system.report(model, path, sample=args.sample, **args.given))
     return rest
 
 
@@ -393,14 +403,14 @@ def _add_evaluate(sub) -> None:
     p.add_argument(
         "--sequences",
         type=positive_int,
-        default=10,
+        default=None,  # DEFAULT_SEQUENCES; a system's own report keeps its own default
         metavar="K",
-        help="number of sequences to draw (default 10)",
+        help="number of sequences to draw (default 10; a split-window model: episodes, default 20)",
     )
     g.add_argument(
         "--seed",
         type=csv_ints,
-        default=[1],
+        default=None,  # [DEFAULT_SEED]
         metavar="S[,S...]",
         help="draw starts as the reference does (default 1: the paper's Table V sequences); "
         "several seeds: one set of sequences each (a grid, see --table)",

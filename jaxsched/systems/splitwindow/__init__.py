@@ -34,10 +34,15 @@ def _model_rows(*args, **kwargs):
     )
 
 
-def _report(model, trace, *, sample=False, **kw):
+def _report(model, trace, *, sample=False, sequences=None, seeds=None, **kw):
+    """``jaxsched evaluate TRACE --model NAME [--sequences K] [--seed S,...]``: K episodes
+    (default 20) drawn with each seed S (default 1)."""
     from jaxsched.systems.splitwindow.evaluate import report
 
-    return report(model, trace, sample=sample)
+    kw = {} if sequences is None else {"episodes": sequences}
+    return "\n".join(
+        report(model, trace, sample=sample, seed=seed, **kw) for seed in (seeds or [1])
+    )
 
 
 def _plot(out, path=None):

@@ -63,6 +63,13 @@ def test_train_one_update_validate_resume(tmp_path, capsys):
         assert abs(got - (a - b)) <= 0.011  # the paired mean is the difference of the means
     assert main(["evaluate", str(trace), "--model", str(out), "--sample"]) == 2
     assert "greedily" in capsys.readouterr().err
+    # --sequences and --seed reach the report: K episodes drawn with seed S (default 20, 1)
+    assert f"{trace}: 20 episodes of " in text and "(seed 1)" in text
+    assert (
+        main(["evaluate", str(trace), "--model", str(out), "--sequences", "3", "--seed", "5"]) == 0
+    )
+    given = capsys.readouterr().out
+    assert f"{trace}: 3 episodes of " in given and "(seed 5)" in given
 
 
 def test_resume_takes_the_runs_window_and_validation(tmp_path, capsys):
