@@ -94,7 +94,48 @@ def inspected(env, params, starts, metric: str) -> dict:
             "sequences": len(starts)}  # fmt: skip
 
 
-def model_rows(name, mpath, shared, folder, n_seq, n_paper, seed, n_test) -> dict | None:
+#: ``--versus`` names that SchedInspector's own environment schedules as a base rule (alone, the
+#: inspector accepting every pick); any other name is run by :func:`jaxsched.sim.evaluate.evaluate`
+#: (the reference's semantics) on the same jobs and starts
+def _si_bases() -> tuple:
+    from jaxsched.policies.inspector_bases import BASES
+
+    return tuple(BASES)
+
+
+def versus(model, env, jobs, wait, starts, names) -> dict:
+    """The greedy inspector against each heuristic of ``names`` on ``starts``: the heuristic's
+    mean ± s.e. of the model's metric and the paired difference inspected − heuristic (per
+    sequence, mean ± s.e.), with the route that scheduled the heuristic."""
+    import dataclasses
+
+    from jaxsched.sim.evaluate import evaluate
+    from jaxsched.systems.schedinspector.config import make_env
+    from jaxsched.systems.schedinspector.evaluate import inspect_runs, mean_se
+
+    metric = model.run.metric
+    ins = np.asarray(inspect_runs(env, model.params, starts)["inspected"][metric], np.float64)
+    out = {}
+    for name in names:
+        if name in _si_bases():
+            run = dataclasses.replace(model.run, base=name)
+            e = make_env(run, jobs, wait, length=LENGTH, evaluation=True)
+            b = np.asarray(inspect_runs(e, model.params, starts)["base"][metric], np.float64)
+            route = "schedinspector base"
+        else:
+            bf = "none" if model.run.backfill == "none" else model.run.backfill
+            res = evaluate(jobs, [int(s) for s in starts], LENGTH, [name], [bf], compat=True,
+                           metrics=(metric,))  # fmt: skip
+            by = {r["start"]: r["value"] for r in res.rows}
+            b = np.asarray([by[int(s)] for s in starts], np.float64)
+            route = "jaxsched.sim.evaluate"
+        out[name] = {"heuristic": mean_se(b), "difference": mean_se(ins - b), "route": route,
+                     "margin": float((ins.mean() - b.mean()) / b.mean())}  # fmt: skip
+    return out
+
+
+def model_rows(name, mpath, shared, folder, n_seq, n_paper, seed, n_test,
+               versus_names=()) -> dict | None:  # fmt: skip
     """Held out and paper-protocol figures of one inspector on its own trace (None when its
     trace is not one of Table 4's)."""
     from jaxsched.systems.schedinspector.config import load_jobs, make_env
@@ -115,6 +156,8 @@ def model_rows(name, mpath, shared, folder, n_seq, n_paper, seed, n_test) -> dic
            "backfill": model.run.backfill, "test_trace": path.name, "test_range": list(rng),
            "label": seen_label(json.loads((Path(mpath) / "run.json").read_text()), path, rng),
            "held_out": inspected(env, model.params, starts, model.run.metric)}  # fmt: skip
+    if versus_names:
+        out["versus"] = versus(model, env, jobs, wait, starts, versus_names)
     if n_paper > 0:
         own = ST.trace_path(shared, tr)
         jobs, wait = load_jobs(str(own), model.run.mode)
@@ -158,7 +201,16 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=47)
     ap.add_argument("--test-jobs", type=int, default=100_000)
     ap.add_argument("--json", default=None)
+    ap.add_argument(
+        "--versus",
+        default=None,
+        metavar="P,...",
+        help="also pair each inspector with these heuristics on its test sequences (e.g. "
+        "sjf,saf,f1,f2,f3,f4,tuned:tuned-sdsc-easy): SchedInspector's base rules run in its "
+        "own environment, the others through jaxsched.sim.evaluate",
+    )
     a = ap.parse_args(argv)
+    names = tuple(a.versus.split(",")) if a.versus else ()
     import jaxsched.sim  # noqa: F401  (x64)
 
     models = ST.find_models(Path(a.models))
@@ -169,7 +221,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for name, mpath in models:
             r = model_rows(name, mpath, Path(a.shared), Path(tmp), a.sequences,
-                           a.paper_sequences, a.seed, a.test_jobs)  # fmt: skip
+                           a.paper_sequences, a.seed, a.test_jobs, names)  # fmt: skip
             if r is None:
                 continue
             rows.append(row_text(r))
@@ -187,6 +239,13 @@ def main(argv=None) -> int:
     import rlscheduler_tables as RT
 
     print(RT.format_grid(HEAD, rows))
+    for r in js:
+        if r.get("versus"):
+            print(f"\n{r['model']}{r['label']}: inspected − heuristic on the same "
+                  f"{a.sequences} test sequences ({r['metric']}, paired):")  # fmt: skip
+            for n, v in r["versus"].items():
+                print(f"  {n:24s} {_pm(v['heuristic']):>18s}   {v['difference'][0]:+.2f} ± "
+                      f"{v['difference'][1]:.2f} ({100 * v['margin']:+.1f} %)  [{v['route']}]")  # fmt: skip
     return 0
 
 
