@@ -14,7 +14,7 @@ Three parts, measured in one run on the local JAX device:
 2. One policy step and one value step (loss and gradient over a whole rollout), then seconds
    per PPO epoch at the paper's settings (``--trajectories`` 256-job sequences, up to
    80 policy steps with the KL stop, 80 value steps, the default hyper-parameters), with the
-   update on slot prefixes (the trainer's ``slot_buckets``, what ``jaxsched train`` uses) and,
+   update on slot prefixes (the trainer's ``slot_prefix``, what ``jaxsched train`` uses) and,
    unless ``--no-full-width``, on all 128 slots, each after its own compilation (reported
    separately, not in the epoch times). The paper reports 123 s per epoch on an 8-core Xeon.
    Lists of step counts (``--pi-iters 80,20 --v-iters 80,20``) time each setting in turn in

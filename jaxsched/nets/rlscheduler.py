@@ -292,7 +292,7 @@ class KernelValue(nn.Module):
     ``__call__(obs_prefix, n_slots=N, pad_row=row)``: the value of the observation made of
     ``obs_prefix`` ``[..., K, F]`` followed by ``N − K`` copies of ``row`` ``[F]`` (the
     environment's padding), with the padding row through the kernel once instead of ``N − K``
-    times; the same parameters and the same value (the trainer's ``slot_buckets`` use it).
+    times; the same parameters and the same value (the trainer's ``slot_prefix`` uses it).
     """
 
     kernel_hidden: tuple[int, ...] = (32, 16, 8)

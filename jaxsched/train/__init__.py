@@ -37,6 +37,7 @@ from jaxsched.train.kl_stop import kl_early_stop_loop  # noqa: F401
 from jaxsched.train.loop import fit  # noqa: F401
 from jaxsched.train.losses import masked_mean  # noqa: F401
 from jaxsched.train.ppo import PPOConfig, PPOTrainer, TrainState, make_train  # noqa: F401
+from jaxsched.train.prefix import SlotPrefix  # noqa: F401
 from jaxsched.train.returns import gae_advantages  # noqa: F401
 from jaxsched.train.rollout import (  # noqa: F401
     NetInput,
@@ -58,6 +59,7 @@ __all__ = [
     "NetInput",
     "PPOConfig",
     "PPOTrainer",
+    "SlotPrefix",
     "TrainState",
     "Transition",
     "default_done_fn",

@@ -39,7 +39,7 @@ slot ``[num_envs * episodes_per_env]`` the ``episode_info_*`` arrays of
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import flax.struct
@@ -61,7 +61,7 @@ from jaxsched.train.kl_stop import kl_early_stop_loop
 from jaxsched.train.losses import masked_mean, ppo_clip_terms, value_loss
 from jaxsched.train.ppo_config import PPOConfig
 from jaxsched.train.ppo_minibatch import minibatch_phases, update_metrics
-from jaxsched.train.prefix import check_buckets, chunked, prefix_input, sorted_chunks
+from jaxsched.train.prefix import SlotPrefix, check_buckets, chunked, prefix_input, sorted_chunks
 from jaxsched.train.returns import gae_advantages
 from jaxsched.train.rollout import (
     NetInput,
@@ -118,7 +118,7 @@ class PPOTrainer:
     * ``policy_loss_and_grad(policy_params, x, action, logp_old, adv, w) -> ((loss, (kl,
       entropy, clip_frac)), grad)`` — the clipped policy loss of a flat batch (leading axis =
       samples; ``adv`` already normalised, ``w`` bool weights) and its gradient, as one policy
-      step of ``update`` computes them (``slot_buckets`` included).
+      step of ``update`` computes them (``slot_prefix`` included).
     * ``value_loss_and_grad(value_params, x, target, w) -> (loss, grad)`` — the same for one
       value step.
     * ``sweep_update(train_states) -> (train_states, metrics)`` — not compiled: ``update`` of
@@ -210,14 +210,12 @@ class _Nets:
         }
 
 
-def _loss_builder(
-    cfg: PPOConfig, nets: _Nets, slot_buckets, chunk_size, value_pad_row, seed_axis=None, dp=None
-):
+def _loss_builder(cfg: PPOConfig, nets: _Nets, prefix: SlotPrefix | None, seed_axis=None, dp=None):
     """``loss_fns(x, action, logp_old, adv, target, w) -> (pi_grad, pi_loss, v_grad, v_loss,
     pi_data, v_data)`` over a flat batch (leading axis = samples): ``pi_grad(params,
     *pi_data)`` = ``((loss, (kl, entropy, clip_frac)), grad)`` of the clipped policy loss,
     ``pi_loss`` the same without the gradient; ``v_grad(params, *v_data)`` = ``(loss, grad)`` of
-    the value loss, ``v_loss`` the loss alone.  With ``slot_buckets`` the batch is evaluated on
+    the value loss, ``v_loss`` the loss alone.  With ``prefix`` the batch is evaluated on
     slot prefixes (:mod:`jaxsched.train.prefix`). ``dp``: the data axis (losses, their aux and
     gradients summed over it; the totals are the whole batch's)."""
     count = lambda w: jnp.maximum(parallel.psum(jnp.sum(w.astype(_F32)), dp), 1.0)  # noqa: E731
@@ -252,7 +250,7 @@ def _loss_builder(
     def v_chunk(params, K, total, x, action, logp_old, adv, target, w):
         # the value net on the first K slots; the rest are value_pad_row
         n_slots = x.mask.shape[-1]
-        pad = jnp.asarray(value_pad_row, _F32)
+        pad = jnp.asarray(prefix.value_pad_row, _F32)
         v = jax.vmap(lambda o: nets.value_net.apply(params, o, n_slots=n_slots, pad_row=pad))(
             x.obs[:, :K]
         )
@@ -267,7 +265,7 @@ def _loss_builder(
         return tuple(map(summed, fns[:4])) + fns[4:]
 
     def _loss_fns(x, action, logp_old, adv, target, w):
-        if slot_buckets is None:
+        if prefix is None:
             return (
                 jax.value_and_grad(pi_loss_fn, has_aux=True),
                 pi_loss_fn,
@@ -277,11 +275,18 @@ def _loss_builder(
                 (x, target, w),
             )
         bucket, chunks, total, buckets = sorted_chunks(
-            x, (action, logp_old, adv, target), w, slot_buckets, chunk_size, seed_axis
+            x,
+            (action, logp_old, adv, target),
+            w,
+            prefix.buckets,
+            prefix.chunk_size,
+            seed_axis,
+            prefix.max_valid,
         )
-        total = total if dp is None else count(w)
+        if dp is not None:  # the whole batch's weight (NaN kept: see sorted_chunks)
+            total = jnp.where(jnp.isnan(total), jnp.nan, count(w))
         data = (bucket, chunks, total, buckets)
-        if value_pad_row is None:
+        if prefix.value_pad_row is None:
             v = (jax.value_and_grad(v_loss_fn), v_loss_fn, (x, target, w))
         else:
             v = (chunked(v_chunk, True), chunked(v_chunk, False), data)
@@ -405,15 +410,19 @@ def _finish_update(cfg, ts, tr, completed, w, adv, key, pi_eval, v_eval, pi_data
     return new_ts, metrics
 
 
-def _check_args(config, trajectory_filter, filter_value_fn, slot_buckets, chunk_size):
+def _check_args(config, trajectory_filter, filter_value_fn, prefix):
     if not isinstance(config, PPOConfig):
         raise ConfigError(f"make_train: config must be a PPOConfig, got {type(config).__name__}")
     if (trajectory_filter is None) != (filter_value_fn is None):
         raise ConfigError("make_train: trajectory_filter and filter_value_fn go together")
-    if slot_buckets is not None:
-        check_buckets(slot_buckets, chunk_size)
+    if prefix is not None:
+        if not isinstance(prefix, SlotPrefix):
+            raise ConfigError(
+                f"make_train: slot_prefix must be a SlotPrefix, got {type(prefix).__name__}"
+            )
+        check_buckets(prefix.buckets, prefix.chunk_size, prefix.max_valid)
         if config.minibatch_size:
-            raise ConfigError("make_train: minibatch_size and slot_buckets do not go together")
+            raise ConfigError("make_train: minibatch_size and slot_prefix do not go together")
 
 
 def make_train(
@@ -429,9 +438,7 @@ def make_train(
     trajectory_filter=None,
     filter_value_fn: Callable | None = None,
     episode_info_fn: Callable | None = None,
-    slot_buckets: Sequence[int] | None = None,
-    chunk_size: int = 512,
-    value_pad_row: Sequence[float] | None = None,
+    slot_prefix: SlotPrefix | None = None,
     seed_axis: str | None = None,
     data_axis: str | None = None,
     async_rows: bool | None = None,
@@ -470,26 +477,25 @@ def make_train(
             sequence's start index from the environment's extras); read on the timestep of the
             episode's first decision and returned in the metrics as ``episode_info_<key>``
             (see :func:`jaxsched.train.rollout.episode_summaries`).
-        slot_buckets: computation only (the update's numbers change by float rounding at
-            most; not part of :meth:`PPOTrainer.run_config`). For a *per-slot* policy — the
-            logits of slot ``i`` depend only on slot ``i`` of the inputs, as in the kernel
-            network — whose valid slots always form a prefix (``x.mask`` True on slots
-            ``0 .. n−1``, as :class:`jaxsched.envs.RLSchedulerEnv` fills them): the policy
-            steps of the update sort the samples by their number of valid slots, cut them into
-            chunks of ``chunk_size`` and evaluate each chunk on its first ``K`` slots only,
-            ``K`` the smallest bucket that holds the chunk's largest ``n`` (the full slot count
-            is always a bucket). The kernel policy on Lublin-1 mostly sees short queues, so
-            this skips most of the padding rows (several times faster). The policy inputs
-            must be ``x.obs`` ``[N, F]`` and ``x.mask`` ``[N]`` (slot axis first). None: off.
-        chunk_size: samples per chunk with ``slot_buckets``.
-        value_pad_row: with ``slot_buckets``, run the value steps on slot prefixes as well:
-            every slot past an observation's valid prefix holds exactly this row (the
+        slot_prefix: :class:`jaxsched.train.prefix.SlotPrefix`, computation only (the
+            update's numbers change by float rounding at most; not part of
+            :meth:`PPOTrainer.run_config`). For a *per-slot* policy — the logits of slot ``i``
+            depend only on slot ``i`` of the inputs, as in the kernel network — whose valid
+            slots always form a prefix (``x.mask`` True on slots ``0 .. n−1``, as
+            :class:`jaxsched.envs.RLSchedulerEnv` fills them): the policy steps of the update
+            sort the samples by their number of valid slots, cut them into chunks of
+            ``chunk_size`` and evaluate each chunk on its first ``K`` slots only, ``K`` the
+            smallest bucket that holds the chunk's largest ``n``. The kernel policy on Lublin-1
+            mostly sees short queues, so this skips most of the padding rows (several times
+            faster). The policy inputs must be ``x.obs`` ``[N, F]`` and ``x.mask`` ``[N]``
+            (slot axis first). Its ``value_pad_row`` runs the value steps on slot prefixes as
+            well: every slot past an observation's valid prefix holds exactly this row (the
             environment's padding row, :data:`jaxsched.envs.PAD_ROW`) and the value net
             accepts ``apply(params, obs_prefix, n_slots=N, pad_row=row)``, giving the value of
             ``obs_prefix`` followed by ``N − K`` copies of ``row``
             (:class:`jaxsched.nets.KernelValue` does: its per-slot kernel sees the padding row
-            once). None: value steps on the full width.
-        seed_axis: computation only, with ``slot_buckets``: the trainer's ``update`` is to run
+            once). None: off.
+        seed_axis: computation only, with ``slot_prefix``: the trainer's ``update`` is to run
             under ``jax.vmap(..., axis_name=seed_axis)`` over independent runs (a sweep over
             seeds, :class:`jaxsched.train.sweep.SeedSweep`); each chunk then takes the widest
             bucket of all the runs, so the bucket switch stays a branch instead of running
@@ -508,14 +514,12 @@ def make_train(
     Returns:
         :class:`PPOTrainer`.
     """
-    _check_args(config, trajectory_filter, filter_value_fn, slot_buckets, chunk_size)
+    _check_args(config, trajectory_filter, filter_value_fn, slot_prefix)
     cfg = config
     pi_tx = optim.adam_for_steps(cfg.pi_lr, cfg, cfg.train_pi_iters)
     v_tx = optim.adam_for_steps(cfg.vf_lr, cfg, cfg.train_v_iters)
     nets = _Nets(policy_net, value_net, policy_inputs, value_inputs, data_axis)
-    loss_fns = _loss_builder(
-        cfg, nets, slot_buckets, chunk_size, value_pad_row, seed_axis, data_axis
-    )
+    loss_fns = _loss_builder(cfg, nets, slot_prefix, seed_axis, data_axis)
 
     def init(key) -> TrainState:
         key = jax.random.wrap_key_data(_key_data(key))

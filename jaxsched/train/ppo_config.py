@@ -54,7 +54,7 @@ class PPOConfig:
             shuffles the update's ``num_envs * rollout_steps`` samples (padding steps included;
             they carry no weight) and takes one step per minibatch of this many samples (the
             last one wraps around the shuffle); the KL early stop is checked after every
-            policy minibatch step. Not combinable with ``slot_buckets``.
+            policy minibatch step. Not combinable with ``slot_prefix``.
     """
 
     num_envs: int = 100

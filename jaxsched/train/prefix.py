@@ -10,11 +10,14 @@ slot count is always a bucket).  The numbers equal the full-width ones up to flo
 Inputs are flat batches: a network input ``x`` with fields ``obs`` float ``[S, N, F]`` and
 ``mask`` bool ``[S, N]`` (a :class:`~jaxsched.train.rollout.NetInput`-like NamedTuple), further
 per-sample arrays ``[S, ...]`` and the weights ``w`` bool ``[S]``.
+
+A trainer takes these options as one :class:`SlotPrefix` (``make_train(slot_prefix=...)``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -22,14 +25,56 @@ import numpy as np
 
 from jaxsched.errors import ConfigError
 
-__all__ = ["check_buckets", "sorted_chunks", "prefix_input", "chunked"]
+__all__ = [
+    "SlotPrefix",
+    "bucket_widths",
+    "check_buckets",
+    "sorted_chunks",
+    "prefix_input",
+    "chunked",
+]
 
 _F32 = jnp.float32
 
 
-def check_buckets(slot_buckets: Sequence[int], chunk_size: int) -> None:
+class SlotPrefix(NamedTuple):
+    """The update of a per-slot network on slot prefixes (:func:`jaxsched.train.make_train`'s
+    ``slot_prefix``; computation only: the update's numbers change by float rounding at most).
+
+    ``buckets``: the prefix widths to pick from (integers >= 1); the full slot count is added
+    as the last bucket (:func:`bucket_widths`). ``chunk_size``: samples per chunk.
+    ``value_pad_row``: the row every slot past an observation's valid prefix holds, to run
+    the value steps on prefixes too (None: value steps on the full width). ``max_valid``: an
+    upper bound on any sample's number of valid slots that the environment guarantees (RLScheduler:
+    the sequence length, since a queue never holds more jobs than the sequence has): the
+    buckets past the first one that holds it are never picked, so they are neither traced
+    nor compiled (the same update, bit for bit; on a sample past the bound the losses are
+    NaN, never a silently narrower prefix). None: no bound."""
+
+    buckets: tuple
+    chunk_size: int = 512
+    value_pad_row: tuple | None = None
+    max_valid: int | None = None
+
+
+def bucket_widths(slot_buckets: Sequence[int], n_slots: int, max_valid: int | None = None):
+    """The sorted prefix widths a chunk can take: ``slot_buckets`` (capped at ``n_slots``) and
+    the full width ``n_slots``; with ``max_valid``, only those below it and the first at or
+    above it (the others are never picked)."""
+    widths = sorted({min(int(b), n_slots) for b in slot_buckets} | {n_slots})
+    if max_valid is not None:
+        above = [k for k in widths if k >= max_valid]
+        widths = [k for k in widths if k < max_valid] + above[:1]
+    return tuple(widths)
+
+
+def check_buckets(slot_buckets: Sequence[int], chunk_size: int, max_valid=None) -> None:
     """Raise :class:`~jaxsched.errors.ConfigError` unless ``slot_buckets`` are integers >= 1
-    (at least one) and ``chunk_size`` is an integer >= 1."""
+    (at least one), ``chunk_size`` is an integer >= 1 and ``max_valid`` None or >= 1."""
+    if max_valid is not None and (
+        not isinstance(max_valid, (int, np.integer)) or isinstance(max_valid, bool) or max_valid < 1
+    ):
+        raise ConfigError(f"make_train: max_valid must be an integer >= 1, got {max_valid!r}")
     if (
         not isinstance(chunk_size, (int, np.integer))
         or isinstance(chunk_size, bool)
@@ -45,20 +90,30 @@ def check_buckets(slot_buckets: Sequence[int], chunk_size: int) -> None:
         raise ConfigError(f"make_train: slot_buckets must be integers >= 1, got {slot_buckets!r}")
 
 
-def sorted_chunks(x, data: tuple, w, slot_buckets: Sequence[int], chunk_size: int, axis_name=None):
+def sorted_chunks(
+    x,
+    data: tuple,
+    w,
+    slot_buckets: Sequence[int],
+    chunk_size: int,
+    axis_name=None,
+    max_valid: int | None = None,
+):
     """The samples sorted by their number of valid slots and cut into chunks.
 
     Returns ``(bucket int32 [n_chunks], chunks, total, buckets)``: ``chunks`` is the tuple
     ``(x, *data, w)`` with leading axes ``[n_chunks, C]`` (padding samples are copies of sample
-    0 with weight False); ``total`` the float32 weight of the batch (at least 1); ``buckets``
-    the sorted tuple of prefix widths (the full width included) that ``bucket`` indexes.
+    0 with weight False); ``total`` the float32 weight of the batch (at least 1, NaN when a
+    sample has more valid slots than the widest bucket, which only a broken ``max_valid``
+    promise allows); ``buckets`` the sorted tuple of prefix widths (:func:`bucket_widths`)
+    that ``bucket`` indexes.
 
     ``axis_name``: inside ``jax.vmap(..., axis_name=name)`` over independent batches (a sweep
     over seeds), chunk ``i`` of every batch takes the widest of their buckets, so that
     ``bucket`` is not batched and :func:`chunked`'s ``lax.switch`` stays a branch (a batched
     index would run every bucket's branch)."""
     n_slots = x.mask.shape[-1]
-    buckets = sorted({min(int(b), n_slots) for b in slot_buckets} | {n_slots})
+    buckets = bucket_widths(slot_buckets, n_slots, max_valid)
     S = w.shape[0]
     C = min(int(chunk_size), S)
     n_chunks = -(-S // C)
@@ -74,6 +129,8 @@ def sorted_chunks(x, data: tuple, w, slot_buckets: Sequence[int], chunk_size: in
     if axis_name is not None:
         bucket = jax.lax.pmax(bucket, axis_name)
     total = jnp.maximum(jnp.sum(w.astype(_F32)), 1.0)
+    if buckets[-1] < n_slots:  # a max_valid bound: a sample past it poisons the losses
+        total = jnp.where(jnp.max(kmax) > buckets[-1], jnp.nan, total)
     return bucket.astype(jnp.int32), out, total, tuple(buckets)
 
 

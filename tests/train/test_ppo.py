@@ -43,6 +43,7 @@ from jaxsched.systems.rlscheduler.filtering import (
 from jaxsched.train import (
     NetInput,
     PPOConfig,
+    SlotPrefix,
     TrainState,
     episode_summaries,
     fit,
@@ -652,9 +653,9 @@ def test_save_checkpoint_rejects_bad_arguments(run, tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------
-# slot_buckets: the policy steps on slot prefixes give the full-width update
+# slot_prefix: the policy steps on slot prefixes give the full-width update
 # ----------------------------------------------------------------------------------------------
-def test_slot_buckets_equal_full_width():
+def test_slot_prefix_equals_full_width():
     """PickSmallestEnv's valid slots are a prefix of 2..6 slots, RowPolicy is per-slot: chunks
     of 7 samples (160 samples: the last chunk padded) on prefixes of 2, 4 or 6 slots give the
     full-width policy and value losses and gradients up to float rounding. (Whole bucketed
@@ -667,9 +668,7 @@ def test_slot_buckets_equal_full_width():
         PickSmallestEnv(),
         RowPolicy(),
         KernelValue(),
-        slot_buckets=(2, 4),
-        chunk_size=7,
-        value_pad_row=(0, 1, 1, 1, 1, 1, 1, 0),
+        slot_prefix=SlotPrefix((2, 4), chunk_size=7, value_pad_row=(0, 1, 1, 1, 1, 1, 1, 0)),
     )
     s0 = full.init(jax.random.PRNGKey(4))
     tr, _ = full.collect(s0.policy_params, s0.value_params, jax.random.PRNGKey(5), 0)
@@ -697,8 +696,15 @@ def test_slot_buckets_equal_full_width():
 
 
 @pytest.mark.parametrize(
-    "kw", [{"slot_buckets": (0, 4)}, {"slot_buckets": ()}, {"slot_buckets": (4,), "chunk_size": 0}]
+    "prefix",
+    [
+        SlotPrefix((0, 4)),
+        SlotPrefix(()),
+        SlotPrefix((4,), chunk_size=0),
+        SlotPrefix((4,), max_valid=0),
+        ((2, 4), 7),
+    ],
 )
-def test_slot_buckets_rejects_bad_values(kw):
-    with pytest.raises(ConfigError, match="slot_buckets|chunk_size"):
-        make_train(BASE, PickSmallestEnv(), RowPolicy(), MeanValue(), **kw)
+def test_slot_prefix_rejects_bad_values(prefix):
+    with pytest.raises(ConfigError, match="slot_buckets|chunk_size|max_valid|SlotPrefix"):
+        make_train(BASE, PickSmallestEnv(), RowPolicy(), MeanValue(), slot_prefix=prefix)

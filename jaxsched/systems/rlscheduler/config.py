@@ -13,6 +13,7 @@ from jaxsched.envs import RLSchedulerEnv
 from jaxsched.envs.rlscheduler_features import pad_row
 from jaxsched.errors import ConfigError
 from jaxsched.train.ppo import PPOConfig
+from jaxsched.train.prefix import SlotPrefix
 
 __all__ = [
     "SYSTEM_NAME",
@@ -125,31 +126,22 @@ class RunConfig:
         return cls(**d)
 
 
-#: slot-prefix buckets of the update (:func:`jaxsched.train.make_train`'s ``slot_buckets``)
+#: slot-prefix buckets of the update (:class:`jaxsched.train.SlotPrefix`'s ``buckets``)
 SLOT_BUCKETS = (8, 16, 32, 64)
-
-
-def reachable_buckets(buckets, length: int) -> tuple:
-    """The ``buckets`` a run of sequences of ``length`` jobs can pick: a queue never holds more
-    than ``length`` jobs, so every bucket above the smallest one that holds ``length`` would be
-    a branch traced and compiled for nothing (each chunk still picks the bucket it picked
-    among all of them: the same update, bit for bit)."""
-    buckets = sorted(int(b) for b in buckets)
-    above = [b for b in buckets if b >= length]
-    return tuple(b for b in buckets if b < length) + tuple(above[:1])
 
 
 def prefix_options(rc: RunConfig) -> dict:
     """``make_train`` options that evaluate the per-slot networks of a run on slot prefixes
     (computation only: the same update up to float rounding). The kernel policy is per-slot;
     the kernel value net sees the padding rows through :class:`~jaxsched.nets.KernelValue`'s
-    ``pad_row``."""
+    ``pad_row``. A queue never holds more jobs than a sequence has, so ``max_valid`` is the
+    run's ``length``: the buckets past the first that holds it (the full width too, below the
+    paper's 128 jobs) are never picked and not built (the same update, bit for bit)."""
     if rc.policy != "kernel":
         return {}
-    opts = {"slot_buckets": reachable_buckets(SLOT_BUCKETS, rc.length)}
-    if rc.value == "kernel":
-        opts["value_pad_row"] = pad_row(rc.user_feature, bool(rc.residual))
-    return opts
+    pad = pad_row(rc.user_feature, bool(rc.residual)) if rc.value == "kernel" else None
+    prefix = SlotPrefix(SLOT_BUCKETS, value_pad_row=pad, max_valid=int(rc.length))
+    return {"slot_prefix": prefix}
 
 
 def policy_net(rc: RunConfig):
