@@ -286,11 +286,14 @@ def _loss_builder(cfg: PPOConfig, nets: _Nets, prefix: SlotPrefix | None, seed_a
         if dp is not None:  # the whole batch's weight (NaN kept: see sorted_chunks)
             total = jnp.where(jnp.isnan(total), jnp.nan, count(w))
         data = (bucket, chunks, total, buckets)
+        # the losses without gradient (the epoch's metrics, once each) on the full width: the
+        # same values up to float rounding, and no bucket branches to trace and compile
+        pi_eval = lambda params, *_: pi_loss_fn(params, x, action, logp_old, adv, w)  # noqa: E731
+        v_eval = lambda params, *_: v_loss_fn(params, x, target, w)  # noqa: E731
         if prefix.value_pad_row is None:
-            v = (jax.value_and_grad(v_loss_fn), v_loss_fn, (x, target, w))
-        else:
-            v = (chunked(v_chunk, True), chunked(v_chunk, False), data)
-        return (chunked(pi_chunk, True), chunked(pi_chunk, False), v[0], v[1], data, v[2])
+            return (chunked(pi_chunk, True), pi_eval, jax.value_and_grad(v_loss_fn), v_eval,
+                    data, (x, target, w))  # fmt: skip
+        return (chunked(pi_chunk, True), pi_eval, chunked(v_chunk, True), v_eval, data, data)
 
     return loss_fns
 
