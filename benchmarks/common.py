@@ -131,3 +131,28 @@ def add_common_args(ap: argparse.ArgumentParser, shared: bool = True, json_out: 
             "--json", type=Path, default=None, metavar="FILE", help="write the numbers here"
         )
     return ap
+
+
+def paper_driver(paper: str, parts: dict, argv=None) -> int:
+    """One reproduction driver per paper (``benchmarks/paper/<system>.py``): ``PART [ARGS]``
+    runs the part's script of ``benchmarks/paper/`` with ``ARGS`` (its ``main(ARGS)``; ``PART
+    --help`` shows that script's options); no part, ``-h`` or ``--help`` lists the parts.
+
+    ``parts``: part name -> ``(script module name, what it reproduces)``. Returns the script's
+    exit status, 0 for the listing and 2 (one line on stderr) for an unknown part."""
+    import importlib
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(f"{paper}: the reproduction scripts, one part each (PART --help: its options)\n")
+        width = max(len(p) for p in parts)
+        for part, (module, what) in parts.items():
+            print(f"  {part:<{width}}  {what}  [benchmarks/paper/{module}.py]")
+        return 0
+    if argv[0] not in parts:
+        known = ", ".join(parts)
+        print(f"error: unknown part {argv[0]!r} of {paper} (one of {known})", file=sys.stderr)
+        return 2
+    use("paper")
+    module = importlib.import_module(parts[argv[0]][0])
+    return int(module.main(argv[1:]) or 0)
