@@ -94,44 +94,12 @@ def inspected(env, params, starts, metric: str) -> dict:
             "sequences": len(starts)}  # fmt: skip
 
 
-#: ``--versus`` names that SchedInspector's own environment schedules as a base rule (alone, the
-#: inspector accepting every pick); any other name is run by :func:`jaxsched.sim.evaluate.evaluate`
-#: (the reference's semantics) on the same jobs and starts
-def _si_bases() -> tuple:
-    from jaxsched.policies.inspector_bases import BASES
-
-    return tuple(BASES)
-
-
 def versus(model, env, jobs, wait, starts, names) -> dict:
-    """The greedy inspector against each heuristic of ``names`` on ``starts``: the heuristic's
-    mean ± s.e. of the model's metric and the paired difference inspected − heuristic (per
-    sequence, mean ± s.e.), with the route that scheduled the heuristic."""
-    import dataclasses
+    """The greedy inspector against each heuristic of ``names`` on ``starts``
+    (:func:`jaxsched.systems.schedinspector.evaluate.versus_heuristics`)."""
+    from jaxsched.systems.schedinspector.evaluate import versus_heuristics
 
-    from jaxsched.sim.evaluate import evaluate
-    from jaxsched.systems.schedinspector.config import make_env
-    from jaxsched.systems.schedinspector.evaluate import inspect_runs, mean_se
-
-    metric = model.run.metric
-    ins = np.asarray(inspect_runs(env, model.params, starts)["inspected"][metric], np.float64)
-    out = {}
-    for name in names:
-        if name in _si_bases():
-            run = dataclasses.replace(model.run, base=name)
-            e = make_env(run, jobs, wait, length=LENGTH, evaluation=True)
-            b = np.asarray(inspect_runs(e, model.params, starts)["base"][metric], np.float64)
-            route = "schedinspector base"
-        else:
-            bf = "none" if model.run.backfill == "none" else model.run.backfill
-            res = evaluate(jobs, [int(s) for s in starts], LENGTH, [name], [bf], compat=True,
-                           metrics=(metric,))  # fmt: skip
-            by = {r["start"]: r["value"] for r in res.rows}
-            b = np.asarray([by[int(s)] for s in starts], np.float64)
-            route = "jaxsched.sim.evaluate"
-        out[name] = {"heuristic": mean_se(b), "difference": mean_se(ins - b), "route": route,
-                     "margin": float((ins.mean() - b.mean()) / b.mean())}  # fmt: skip
-    return out
+    return versus_heuristics(model, env, jobs, wait, starts, names, LENGTH)
 
 
 def model_rows(name, mpath, shared, folder, n_seq, n_paper, seed, n_test,

@@ -13,6 +13,7 @@ from shared_data import DATA
 import jaxsched.workload
 from jaxsched import cli
 from jaxsched.cli import main
+from jaxsched.cli.demo import HELD_OUT_VERSUS
 from jaxsched.workload import read_swf
 
 TINY = DATA / "tiny.swf"
@@ -240,19 +241,33 @@ def test_demo_compares_shipped_models_with_heuristics(capsys, tmp_path):
     out = tmp_path / "demo"
     rc, text, err = run(
         capsys, "demo", "--sequences", "2", "--jobs", "128", "--train-epochs", "0",
-        "--out", str(out),
+        "--out", str(out), "--held-out-sequences", "3", "--held-out-jobs", "3000",
     )  # fmt: skip
     assert rc == 0, err
+    in_sample = text.split("Held out:")[0]
     assert "lublin-1.swf" in text and "jobs:         10,000" in text
     assert "rules rlscheduler: 10,000 jobs loaded" in text
     # three tables (no bf + shipped model, reference bf + shipped model, correct mode / EASY),
     # one row per paper heuristic in each
     assert "bsld (no bf)" in text and "bsld (rlscheduler)" in text and "bsld (easy)" in text
     for p in ("fcfs", "wfp3", "unicep", "sjf", "f1"):
-        assert sum(line.startswith(p + " ") for line in text.splitlines()) == 3
+        assert sum(ln.startswith(p + " ") for ln in in_sample.splitlines()) == 3
     for model in ("lublin1-none", "lublin1-bf-fast"):
         (row,) = [ln for ln in text.splitlines() if ln.startswith(model + " ") and " - " not in ln]
         assert float(row.split()[1].replace(",", "")) >= 1.0  # its bsld
         assert f"{model} - " in text and "paired on the same 2 sequences" in text
     assert "the 10,000 the models trained on" in text and "--held-out" in text
     assert "A SHORT live training run" not in text and not out.exists()
+    # held out: the inspector against every heuristic on a fresh trace of the generator's test
+    # seed, one row per heuristic, sorted by bsld, each with its paired difference
+    assert "fresh Lublin-1 trace of 3,000 jobs" in text and "seed 20261128" in text
+    held = text.split("Held out:")[1].splitlines()
+    rows = [ln.split() for ln in held if ln.split() and ln.split()[0] in HELD_OUT_VERSUS]
+    assert [r[0] for r in rows] and len(rows) == len(HELD_OUT_VERSUS)
+    means = [float(r[1].replace(",", "")) for r in rows]
+    assert means == sorted(means)
+    (ins,) = [ln.split() for ln in held if ln.startswith("inspector ")]
+    for r in rows:  # inspector - heuristic = the difference of the means (paired, same sequences)
+        diff = float(r[4].replace(",", ""))
+        assert diff == pytest.approx(float(ins[1]) - float(r[1].replace(",", "")), abs=0.02)
+    assert "the best heuristic" in text and "utilisation" in text

@@ -37,6 +37,7 @@ __all__ = [
     "test_starts",
     "compare_rows",
     "evaluate_model",
+    "versus_heuristics",
 ]
 
 
@@ -281,3 +282,47 @@ def selection_rule(run_dir, options: dict):
         ),
         comparable=lambda r: r["val_base"],
     )
+
+
+def versus_heuristics(
+    model: LoadedInspector, env, jobs, wait, starts, names, length: int, own_env: bool = True
+) -> dict:
+    """The greedy inspector against each heuristic of ``names`` on ``starts`` (sequences of
+    ``length`` jobs of ``env``, an evaluation environment of ``model``'s run on ``jobs`` /
+    ``wait``), in the model's metric: per name the heuristic's mean ± s.e., the paired
+    difference inspected − heuristic (mean ± s.e.), the relative margin and the route that
+    scheduled it. The model's own base comes with the inspected run; with ``own_env`` the other
+    base rules of SchedInspector (``jaxsched.policies.inspector_bases.BASES``) run in its own
+    environment with every pick accepted; every other name runs through one
+    :func:`jaxsched.sim.evaluate.evaluate` call on the same jobs and starts (the reference's
+    semantics, the run's backfilling; the two routes give the same values)."""
+    from jaxsched.policies.inspector_bases import BASES
+    from jaxsched.sim.evaluate import evaluate
+
+    metric = model.run.metric
+    runs = inspect_runs(env, model.params, starts)
+    ins = np.asarray(runs["inspected"][metric], np.float64)
+    values, routes = {}, {}
+    for name in names:
+        if name == model.run.base:
+            values[name] = np.asarray(runs["base"][metric], np.float64)
+            routes[name] = "schedinspector base"
+        elif own_env and name in BASES:
+            e = make_env(dataclasses.replace(model.run, base=name), jobs, wait, length=length,
+                         evaluation=True)  # fmt: skip
+            values[name] = np.asarray(inspect_runs(e, model.params, starts)["base"][metric])
+            routes[name] = "schedinspector base"
+    rest = [n for n in names if n not in values]
+    if rest:
+        res = evaluate(jobs, [int(s) for s in starts], length, rest, [model.run.backfill],
+                       compat=True, metrics=(metric,))  # fmt: skip
+        for name in rest:
+            by = {r["start"]: r["value"] for r in res.rows if r["policy"] == name}
+            values[name] = np.asarray([by[int(s)] for s in starts], np.float64)
+            routes[name] = "jaxsched.sim.evaluate"
+    out = {}
+    for name in names:
+        b = np.asarray(values[name], np.float64)
+        out[name] = {"heuristic": mean_se(b), "difference": mean_se(ins - b),
+                     "route": routes[name], "margin": float((ins.mean() - b.mean()) / b.mean())}  # fmt: skip
+    return out
