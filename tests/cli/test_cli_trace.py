@@ -271,3 +271,20 @@ def test_demo_compares_shipped_models_with_heuristics(capsys, tmp_path):
         diff = float(r[4].replace(",", ""))
         assert diff == pytest.approx(float(ins[1]) - float(r[1].replace(",", "")), abs=0.02)
     assert "the best heuristic" in text and "utilisation" in text
+
+
+def test_demo_recorded_curve_is_the_shipped_runs_log():
+    """Before its live run the demo prints a shipped run's recorded curve: one row per logged
+    epoch with its sampled, SJF and F1 bsld, the greedy validation value where it validated."""
+    from jaxsched import models
+    from jaxsched.cli.demo import CURVE_MODEL, _recorded_curve
+
+    logged = [json.loads(ln) for ln in (models.path(CURVE_MODEL) / "log.jsonl").open()]
+    text = _recorded_curve()
+    rows = [ln.split() for ln in text.splitlines() if ln.split() and ln.split()[0].isdigit()]
+    assert [int(r[0]) for r in rows] == [r["epoch"] for r in logged]
+    for r, want in zip(rows, logged):
+        got = [float(x.replace(",", "")) for x in r[1:]]
+        assert got[:3] == pytest.approx([want["bsld"], want["sjf_bsld"], want["f1_bsld"]], abs=0.01)
+        assert (len(got) == 4) == ("val_bsld" in want)
+    assert "validation sequences" in text and "best validated epoch" in text
