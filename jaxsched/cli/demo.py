@@ -282,10 +282,11 @@ def _add_demo(sub) -> None:
     p.add_argument(
         "--train-epochs",
         type=nonneg_int,
-        default=4,
+        default=2,
         metavar="E",
-        help="epochs of the short live training run (default 4, about a minute on a 2-core "
-        "CPU; 0 = skip training)",
+        help="epochs of the short live training run (default 2, about a minute on a 2-core "
+        "CPU with its compilation; 0 = skip training; the recorded curve of a whole run is "
+        "printed before it)",
     )
     p.add_argument(
         "--trajectories",
