@@ -79,27 +79,28 @@ def seen_label(run_json: dict, path: Path, job_range) -> str:
     return " (chosen on test jobs)" if hit else ""
 
 
-def inspected(env, params, starts, metric: str) -> dict:
-    """Base vs inspected (greedy) on ``starts``: means ± s.e., the paired difference, the
-    utilisation change and the rejection ratio."""
-    from jaxsched.systems.schedinspector.evaluate import inspect_runs, mean_se, rejection_ratio
+def inspected(r: dict, metric: str) -> dict:
+    """Base vs inspected (greedy) from an :func:`~jaxsched.systems.schedinspector.evaluate.
+    inspect_runs` result ``r``: means ± s.e., the paired difference, the utilisation change and
+    the rejection ratio."""
+    from jaxsched.systems.schedinspector.evaluate import mean_se, rejection_ratio
 
-    r = inspect_runs(env, params, starts)
     b, i = (np.asarray(r[k][metric], np.float64) for k in ("base", "inspected"))
     ub, ui = (np.asarray(r[k]["util"], np.float64) for k in ("base", "inspected"))
     return {"base": mean_se(b), "inspected": mean_se(i), "difference": mean_se(i - b),
             "improvement": float((b.mean() - i.mean()) / b.mean()) if b.mean() else None,
             "util_base": mean_se(ub), "util_inspected": mean_se(ui),
             "util_difference": mean_se(ui - ub), "rejection": rejection_ratio(r),
-            "sequences": len(starts)}  # fmt: skip
+            "sequences": len(b)}  # fmt: skip
 
 
-def versus(model, env, jobs, wait, starts, names) -> dict:
+def versus(model, env, jobs, wait, starts, names, runs=None) -> dict:
     """The greedy inspector against each heuristic of ``names`` on ``starts``
-    (:func:`jaxsched.systems.schedinspector.evaluate.versus_heuristics`)."""
+    (:func:`jaxsched.systems.schedinspector.evaluate.versus_heuristics`; ``runs``: its
+    inspected runs, when computed already)."""
     from jaxsched.systems.schedinspector.evaluate import versus_heuristics
 
-    return versus_heuristics(model, env, jobs, wait, starts, names, LENGTH)
+    return versus_heuristics(model, env, jobs, wait, starts, names, LENGTH, runs=runs)
 
 
 def model_rows(name, mpath, shared, folder, n_seq, n_paper, seed, n_test,
@@ -107,7 +108,7 @@ def model_rows(name, mpath, shared, folder, n_seq, n_paper, seed, n_test,
     """Held out and paper-protocol figures of one inspector on its own trace (None when its
     trace is not one of Table 4's)."""
     from jaxsched.systems.schedinspector.config import load_jobs, make_env
-    from jaxsched.systems.schedinspector.evaluate import load_inspector, test_starts
+    from jaxsched.systems.schedinspector.evaluate import inspect_runs, load_inspector, test_starts
     from jaxsched.workload.splits import starts_in_range
 
     model = load_inspector(mpath)
@@ -120,18 +121,19 @@ def model_rows(name, mpath, shared, folder, n_seq, n_paper, seed, n_test,
     rng = test_range(tr, jobs.n_jobs)
     env = make_env(model.run, jobs, wait, length=LENGTH, evaluation=True)
     starts = starts_in_range(rng, LENGTH, n_seq, seed)
+    runs = inspect_runs(env, model.params, starts)
     out = {"model": name, "trace": tr, "base": model.run.base, "metric": model.run.metric,
            "backfill": model.run.backfill, "test_trace": path.name, "test_range": list(rng),
            "label": seen_label(json.loads((Path(mpath) / "run.json").read_text()), path, rng),
-           "held_out": inspected(env, model.params, starts, model.run.metric)}  # fmt: skip
+           "held_out": inspected(runs, model.run.metric)}  # fmt: skip
     if versus_names:
-        out["versus"] = versus(model, env, jobs, wait, starts, versus_names)
+        out["versus"] = versus(model, env, jobs, wait, starts, versus_names, runs)
     if n_paper > 0:
         own = ST.trace_path(shared, tr)
         jobs, wait = load_jobs(str(own), model.run.mode)
         env = make_env(model.run, jobs, wait, length=LENGTH, evaluation=True)
         ps = test_starts(jobs.n_jobs, LENGTH, n_paper, 1)
-        out["paper"] = inspected(env, model.params, ps, model.run.metric)
+        out["paper"] = inspected(inspect_runs(env, model.params, ps), model.run.metric)
     out["seconds"] = time.perf_counter() - t0
     return out
 

@@ -285,7 +285,15 @@ def selection_rule(run_dir, options: dict):
 
 
 def versus_heuristics(
-    model: LoadedInspector, env, jobs, wait, starts, names, length: int, own_env: bool = True
+    model: LoadedInspector,
+    env,
+    jobs,
+    wait,
+    starts,
+    names,
+    length: int,
+    own_env: bool = True,
+    runs: dict | None = None,
 ) -> dict:
     """The greedy inspector against each heuristic of ``names`` on ``starts`` (sequences of
     ``length`` jobs of ``env``, an evaluation environment of ``model``'s run on ``jobs`` /
@@ -295,12 +303,13 @@ def versus_heuristics(
     base rules of SchedInspector (``jaxsched.policies.inspector_bases.BASES``) run in its own
     environment with every pick accepted; every other name runs through one
     :func:`jaxsched.sim.evaluate.evaluate` call on the same jobs and starts (the reference's
-    semantics, the run's backfilling; the two routes give the same values)."""
+    semantics, the run's backfilling; the two routes give the same values). ``runs``: the
+    :func:`inspect_runs` result of ``env`` on ``starts``, when the caller has it already."""
     from jaxsched.policies.inspector_bases import BASES
     from jaxsched.sim.evaluate import evaluate
 
     metric = model.run.metric
-    runs = inspect_runs(env, model.params, starts)
+    runs = inspect_runs(env, model.params, starts) if runs is None else runs
     ins = np.asarray(runs["inspected"][metric], np.float64)
     values, routes = {}, {}
     for name in names:
