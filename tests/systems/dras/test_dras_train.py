@@ -266,19 +266,28 @@ def test_evaluate_model_prints_the_report(runs, capsys, monkeypatch):
     assert m.epoch == 2 and t == str(trace) and kw == {"sample": False}
 
 
-def test_paper_mode_runs_the_paper_loop_and_reward(runs, tmp_path):
+def test_paper_mode_runs_the_paper_loop_and_reward(runs, tmp_path, monkeypatch):
     """--mode paper trains in the paper's loop (the engine's BF_DRAS_PAPER) on the capacity
     reward (no --priority), --reward overrides it; run.json keeps the flag only when given,
-    so runs from before the flag load unchanged."""
+    so runs from before the flag load unchanged. (The override's run is configured through the
+    CLI, not trained: the capability reward's values per decision are tested in
+    tests/envs/test_dras_env.py.)"""
     from jaxsched.envs.dras import reward_capability, reward_capacity
     from jaxsched.sim.cqsim.types import BF_DRAS, BF_DRAS_PAPER
+    from jaxsched.systems.dras import run as dras_run
+    from jaxsched.systems.dras.config import RunConfig as DrasRun
     from jaxsched.systems.dras.evaluate import env_options, load_dras, make_env
 
     trace, a, _ = runs
     base = ["train", "dras", str(trace), "--epochs", "1", "--mode", "paper"] + ARGS
     assert jaxsched_main(base + ["--out", str(tmp_path / "p")]) == 0
+    configured = []
+    monkeypatch.setattr(dras_run, "train", lambda rc, out, **kw: configured.append(rc))
     assert jaxsched_main(base + ["--out", str(tmp_path / "q"), "--reward", "capability"]) == 0
-    p, q = load_dras(tmp_path / "p").run, load_dras(tmp_path / "q").run
+    (q,) = configured
+    assert q.to_dict()["reward"] == "capability"
+    q = DrasRun.from_dict(json.loads(json.dumps(q.to_dict())))  # as load_dras reads run.json
+    p = load_dras(tmp_path / "p").run
     assert "reward" not in json.loads((tmp_path / "p" / "run.json").read_text())
     assert (p.reward_name, q.reward_name, q.reward) == ("capacity", "capability", "capability")
     assert env_options(p)["reward_fn"] is reward_capacity

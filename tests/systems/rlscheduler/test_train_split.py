@@ -13,6 +13,7 @@ from tiny_traces import cores_tiny
 import jaxsched.sim  # noqa: F401
 from jaxsched.cli import main
 from jaxsched.systems.rlscheduler.config import RunConfig, make_env
+from jaxsched.systems.rlscheduler.run import _run_config, with_split
 from jaxsched.train.loop import read_log
 from jaxsched.workload import read_swf
 
@@ -131,12 +132,16 @@ def test_allow_seen_labels_the_rows_in_sample(runs, capsys):
 
 
 def test_init_from_widens_jobs_seen_to_the_source_runs(runs, tmp_path, capsys):
+    """One run end to end (from the validated run: its validation jobs widen jobs_seen); the
+    rule for each source through the function the run calls (one trainer build, not three)."""
     trace, plain, validated, whole = runs
+    out = tmp_path / "from-validated"
+    rc, _, err = _train(capsys, trace, out, "--split", "train", "--init-from", validated)
+    assert rc == 0, err
+    assert json.loads((out / "run.json").read_text())["jobs_seen"] == [0, 240]
     for src, seen in ((plain, [0, 200]), (validated, [0, 240]), (whole, [0, N_JOBS])):
-        out = tmp_path / src.name
-        rc, _, err = _train(capsys, trace, out, "--split", "train", "--init-from", src)
-        assert rc == 0, err
-        assert json.loads((out / "run.json").read_text())["jobs_seen"] == seen
+        base = _run_config(trace, ppo=None, init_from=src, length=LENGTH, compat=True)
+        assert with_split(base, "train", None, validate=0).jobs_seen == seen
 
 
 def test_sweep_records_the_split_for_every_seed(runs, tmp_path, capsys):

@@ -62,6 +62,15 @@ def _flat(tree):
     return np.concatenate([np.asarray(x, np.float64).ravel() for x in leaves])
 
 
+#: the module's sweep (a vmapped RLScheduler update, resumed, validated per seed) is the extended
+#: tier's: its parts are each run by a cheaper test of the suite: the vmapped PPO update equals
+#: separate runs (tests/train/test_ppo.py::test_vmap_over_seeds_equals_separate_runs), the sweep's
+#: epochs, directories, rows, checkpoints and resume (tests/train/test_sweep.py), and
+#: `train rlscheduler --seeds` end to end (test_train_split.py::test_sweep_records_the_split_...)
+SWEEP_TIER = pytest.mark.extended
+
+
+@SWEEP_TIER
 def test_sweep_seed_equals_single_seed_run(runs):
     """Seed s of the sweep = the run --seed s alone gives: same run.json, PRNG state (bit for
     bit: the streams are integers), actions taken (same returns and policy-step counts), and
@@ -104,9 +113,8 @@ def test_sweep_seed_equals_single_seed_run(runs):
     )
 
 
-def test_sweep_errors_are_one_line(runs, capsys, tmp_path):
-    trace, d, _ = runs
-    sweep = d / "sweep"
+def test_sweep_flag_errors_are_one_line(capsys, tmp_path):
+    trace = burst_trace(tmp_path / "burst.swf", bursts=30)
     cases = [
         (["--seeds", "0,0"], "repeated"),
         (["--seeds", "3-1"], "empty range"),
@@ -118,6 +126,12 @@ def test_sweep_errors_are_one_line(runs, capsys, tmp_path):
         rc, _, err = _cli(capsys, *argv)
         lines = err.strip().splitlines()
         assert rc == 2 and len(lines) == 1 and needle in lines[0], err
+
+
+@SWEEP_TIER
+def test_sweep_over_existing_runs_errors_are_one_line(runs, capsys, tmp_path):
+    trace, d, _ = runs
+    sweep = d / "sweep"
     # a sweep over existing seed directories without --resume; seeds at different epochs
     rc, _, err = _cli(capsys, "train", "rlscheduler", trace, "--epochs", "3", "--out", sweep,
                       "--seeds", "0-1", *FLAGS)  # fmt: skip
