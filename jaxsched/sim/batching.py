@@ -15,6 +15,7 @@ is involved (a loop carrying large operands makes XLA copy them every call).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +30,21 @@ __all__ = ["sparse_cond", "schedule_engine", "stage_sizes"]
 
 def _axes(batched):
     return jax.tree_util.tree_map(lambda b: 0 if b else None, batched)
+
+
+@functools.lru_cache(maxsize=256)
+def _batched_cached(fn: Callable, treedef, leaves: tuple) -> Callable:
+    return jax.jit(jax.vmap(fn, in_axes=jax.tree_util.tree_unflatten(treedef, leaves)))
+
+
+def _batched(fn: Callable, in_axes) -> Callable:
+    """``jax.jit(jax.vmap(fn, in_axes))``, one per ``fn`` and axes: a batching rule runs again
+    each time JAX batches the code around it (a vmapped ``while_loop`` batches its body until
+    the batched carry settles, typically twice or three times), and the jitted function traces
+    ``fn`` once per input shape instead of on every run; its jaxpr is inlined into the caller's
+    program (the same operations, so the same results)."""
+    leaves, treedef = jax.tree_util.tree_flatten(in_axes, is_leaf=lambda x: x is None)
+    return _batched_cached(fn, treedef, tuple(leaves))
 
 
 def sparse_cond(
@@ -54,8 +70,8 @@ def sparse_cond(
     def rule(axis_size, in_batched, p, *ops):
         p_b, ops_b = in_batched[0], tuple(in_batched[1:])
         axes = _axes(ops_b)
-        t_v = jax.vmap(true_fn, in_axes=axes)
-        f_v = jax.vmap(false_fn, in_axes=axes)
+        t_v = _batched(true_fn, axes)
+        f_v = _batched(false_fn, axes)
         if not p_b:  # one predicate for the whole batch: a real cond
             out = jax.lax.cond(p, t_v, f_v, *ops)
             return out, jax.tree_util.tree_map(lambda _: True, out)
@@ -154,7 +170,7 @@ def _schedule_engine_rule(axis_size, in_batched, seq, params, st, slot):
     st = jax.tree_util.tree_map(bcast, st, st_b)
     slot = bcast(jnp.asarray(slot, jnp.int32), slot_b)
     p_axes = jax.tree_util.tree_map(lambda b: 0 if b else None, params_b)
-    micro = jax.vmap(E.micro_step, in_axes=(0, p_axes, 0, 0))
+    micro = _batched(E.micro_step, (0, p_axes, 0, 0))
     sizes = stage_sizes(B)
 
     def take(tree, idx):
