@@ -36,7 +36,7 @@ from jaxsched.train.checkpoint import (  # noqa: F401
 from jaxsched.train.kl_stop import kl_early_stop_loop  # noqa: F401
 from jaxsched.train.loop import fit  # noqa: F401
 from jaxsched.train.losses import masked_mean  # noqa: F401
-from jaxsched.train.ppo import PPOConfig, PPOTrainer, TrainState, make_train  # noqa: F401
+from jaxsched.train.ppo import EpisodeFilter, PPOConfig, PPOTrainer, TrainState, make_train  # noqa: F401
 from jaxsched.train.prefix import SlotPrefix  # noqa: F401
 from jaxsched.train.returns import gae_advantages  # noqa: F401
 from jaxsched.train.rollout import (  # noqa: F401
@@ -57,6 +57,7 @@ __all__ = [
     "save_checkpoint",
     "MASKED_LOGIT",
     "NetInput",
+    "EpisodeFilter",
     "PPOConfig",
     "PPOTrainer",
     "SlotPrefix",

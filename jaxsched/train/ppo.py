@@ -74,7 +74,34 @@ from jaxsched.train.rollout import (
 )
 from jaxsched.train.sweep import make_sweep_update
 
-__all__ = ["PPOConfig", "TrainState", "PPOTrainer", "make_train", "NetInput", "Transition"]
+__all__ = [
+    "PPOConfig",
+    "TrainState",
+    "PPOTrainer",
+    "EpisodeFilter",
+    "make_train",
+    "NetInput",
+    "Transition",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class EpisodeFilter:
+    """Trainer-side episode filtering, the system's hook into :func:`make_train`: the episodes
+    it rejects are collected but carry no weight in the update and are not counted.
+
+    Attributes:
+        rule: object with ``accept(values float32 [E], update int32) -> bool [E]`` (e.g.
+            :class:`jaxsched.systems.rlscheduler.filtering.TrajectoryFilter`); a dataclass, so
+            that :meth:`PPOTrainer.run_config` can record it.
+        value: ``timestep -> float``, the filter value of the episode the timestep belongs to
+            (e.g. the episode's SJF average bsld, provided by the environment); it must be
+            constant within an episode, and is read on the timestep an action is chosen on.
+    """
+
+    rule: Any
+    value: Callable
+
 
 _F32 = jnp.float32
 
@@ -413,11 +440,13 @@ def _finish_update(cfg, ts, tr, completed, w, adv, key, pi_eval, v_eval, pi_data
     return new_ts, metrics
 
 
-def _check_args(config, trajectory_filter, filter_value_fn, prefix):
+def _check_args(config, episode_filter, prefix):
     if not isinstance(config, PPOConfig):
         raise ConfigError(f"make_train: config must be a PPOConfig, got {type(config).__name__}")
-    if (trajectory_filter is None) != (filter_value_fn is None):
-        raise ConfigError("make_train: trajectory_filter and filter_value_fn go together")
+    if episode_filter is not None and not isinstance(episode_filter, EpisodeFilter):
+        raise ConfigError(
+            f"make_train: episode_filter must be an EpisodeFilter, got {type(episode_filter).__name__}"
+        )
     if prefix is not None:
         if not isinstance(prefix, SlotPrefix):
             raise ConfigError(
@@ -438,8 +467,7 @@ def make_train(
     done_fn: Callable = default_done_fn,
     policy_inputs: Callable = _default_policy_inputs,
     value_inputs: Callable = _default_value_inputs,
-    trajectory_filter=None,
-    filter_value_fn: Callable | None = None,
+    episode_filter: EpisodeFilter | None = None,
     episode_info_fn: Callable | None = None,
     slot_prefix: SlotPrefix | None = None,
     seed_axis: str | None = None,
@@ -466,16 +494,10 @@ def make_train(
         done_fn: ``timestep -> bool``, end of episode (default :func:`default_done_fn`).
         policy_inputs, value_inputs: ``x -> tuple`` of positional arguments for the nets'
             ``init``/``apply`` (defaults ``(obs, mask)`` and ``(obs,)``).
-        trajectory_filter: optional object with ``accept(values float32 [E], update) -> bool
-            [E]`` (e.g. :class:`jaxsched.systems.rlscheduler.filtering.TrajectoryFilter`); with
-            ``filter_value_fn`` it drops the episodes it rejects from the update (they carry no
-            weight and are not counted).  Rejection at reset time in the environment (spec §7,
+        episode_filter: optional :class:`EpisodeFilter`: drops the episodes its rule rejects from
+            the update.  Rejection at reset time in the environment (spec §7,
             ``jaxsched.systems.rlscheduler.filtering.sample_accepted_starts``) is the
             alternative that keeps the number of episodes fixed.
-        filter_value_fn: ``timestep -> float``, the filter value of the episode the timestep
-            belongs to (e.g. the episode's SJF average bsld, provided by the environment); it
-            must be constant within an episode.  It is read on the timestep an action is
-            chosen on.
         episode_info_fn: ``timestep -> dict`` of per-episode values to report (e.g. the
             sequence's start index from the environment's extras); read on the timestep of the
             episode's first decision and returned in the metrics as ``episode_info_<key>``
@@ -517,7 +539,7 @@ def make_train(
     Returns:
         :class:`PPOTrainer`.
     """
-    _check_args(config, trajectory_filter, filter_value_fn, slot_prefix)
+    _check_args(config, episode_filter, slot_prefix)
     cfg = config
     pi_tx = optim.adam_for_steps(cfg.pi_lr, cfg, cfg.train_pi_iters)
     v_tx = optim.adam_for_steps(cfg.vf_lr, cfg, cfg.train_v_iters)
@@ -541,11 +563,11 @@ def make_train(
         )
 
     accept_fn = None
-    if filter_value_fn is not None:
+    if episode_filter is not None:
 
         def accept_fn(ts, step):
-            fval = jnp.asarray(jax.vmap(filter_value_fn)(ts), _F32)
-            return trajectory_filter.accept(fval, step)
+            fval = jnp.asarray(jax.vmap(episode_filter.value)(ts), _F32)
+            return episode_filter.rule.accept(fval, step)
 
     rollout_kw = dict(
         num_envs=cfg.num_envs,
@@ -588,7 +610,7 @@ def make_train(
         collect=jax.jit(collect),
         policy_logits=nets.policy_logits,
         value=nets.value,
-        trajectory_filter=trajectory_filter,
+        trajectory_filter=None if episode_filter is None else episode_filter.rule,
         policy_loss_and_grad=jax.jit(policy_loss_and_grad),
         value_loss_and_grad=jax.jit(value_loss_and_grad),
         sweep_update=make_sweep_update(collect_seeds, learn, seed_axis or "seed"),

@@ -41,6 +41,7 @@ from jaxsched.systems.rlscheduler.filtering import (
     TrajectoryFilter,
 )
 from jaxsched.train import (
+    EpisodeFilter,
     NetInput,
     PPOConfig,
     SlotPrefix,
@@ -441,8 +442,7 @@ def test_trajectory_filter_in_trainer():
         PickSmallestEnv(),
         RowPolicy(),
         MeanValue(),
-        trajectory_filter=flt,
-        filter_value_fn=lambda ts: ts.extras["length"],
+        episode_filter=EpisodeFilter(flt, lambda ts: ts.extras["length"]),
     )
     s = tr.init(jax.random.PRNGKey(5))
     key = jax.random.PRNGKey(6)
@@ -465,8 +465,9 @@ def test_trajectory_filter_in_trainer():
     np.testing.assert_array_equal(summ["episode_info_valid"], first_lengths >= 3)
     v = summ["episode_info_valid"]
     np.testing.assert_array_equal(summ["episode_info_length"][v], first_lengths[v])
-    with pytest.raises(ConfigError):
-        make_train(BASE, PickSmallestEnv(), RowPolicy(), MeanValue(), trajectory_filter=flt)
+    assert tr.run_config()["trajectory_filter"] == dataclasses.asdict(flt)
+    with pytest.raises(ConfigError, match="episode_filter must be an EpisodeFilter"):
+        make_train(BASE, PickSmallestEnv(), RowPolicy(), MeanValue(), episode_filter=flt)
 
 
 # ----------------------------------------------------------------------------------------------

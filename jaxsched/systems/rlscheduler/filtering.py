@@ -23,9 +23,10 @@ Two ways to use it, both pure and jit/vmap friendly:
    boolean table with :func:`start_acceptance`, and let the environment's reset draw starts with
    :func:`sample_accepted_starts` (a draw uniform over the accepted starts — what redrawing until
    acceptance converges to; switch tables between phases).
-2. Trainer side: give :func:`jaxsched.train.make_train` a ``trajectory_filter`` and a
-   ``filter_value_fn(timestep) -> float`` that reads the episode's SJF value from the
-   environment's timestep; rejected episodes are collected but carry no weight, so the number
+2. Trainer side: give :func:`jaxsched.train.make_train` an
+   ``episode_filter=jaxsched.train.EpisodeFilter(rule, value)``, the rule a
+   :class:`TrajectoryFilter` and ``value(timestep) -> float`` reading the episode's SJF value
+   from the environment's timestep; rejected episodes are collected but carry no weight, so the number
    of episodes per update varies (see the ``episodes`` metric).
 """
 
