@@ -7,7 +7,7 @@ import json
 import jax
 import numpy as np
 import pytest
-from test_train_run import burst_trace, tiny_ppo
+from test_train_run import SHORT, burst_trace, tiny_ppo
 
 import jaxsched.sim  # noqa: F401
 from jaxsched.cli import main
@@ -20,9 +20,7 @@ from jaxsched.train.checkpoint import load_checkpoint
 from jaxsched.train.loop import read_log
 from jaxsched.workload import read_swf
 
-#: sequences of 16 jobs (a burst and a third of the next): the update's slot-prefix buckets are
-#: 8 and 16 (at test_train_run's 36 jobs: 8, 16, 32 and 64), half the branches to build
-LENGTH = 16
+LENGTH = SHORT  # 16 jobs: a burst and a third of the next
 
 
 @pytest.fixture(scope="module")

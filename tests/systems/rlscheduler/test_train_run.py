@@ -24,6 +24,10 @@ from jaxsched.workload import read_swf
 SHIPPED_EPOCHS = {"lublin1-none": 14, "lublin1-bf": 129, "lublin1-bf-fast": 28}
 
 LENGTH = 36
+#: the tests that need no learning (resume, filter phases) train on sequences of 16 jobs: the
+#: update's slot-prefix buckets are then 8 and 16 (at 36 jobs: 8, 16, 32 and 64), half the
+#: branches to build; test_filter's tests share the compiled update of this size
+SHORT = 16
 TEST_STARTS = [100, 400, 700, 1000]
 
 
@@ -160,7 +164,7 @@ def test_resume_continues_bit_for_bit(tmp_path):
         metric="bsld",
         backfill="none",
         compat=True,
-        length=LENGTH,
+        length=SHORT,
         ppo=tiny_ppo(n_envs=4, iters=2),  # test_filter's size: the same compiled update
         progress=False,
         compare=False,
