@@ -114,21 +114,30 @@ def _enable_compile_cache():
     use_cache_dir(where, 0.2)
 
 
-#: the longest test files (each 50-110 s on the 2-core CI machine), run first: ``make test``
-#: hands whole files to the two pytest-xdist workers in collection order (``--dist loadfile
+#: the longest test files (each 30-60 s of the 2-core CI machine's worker time, measured by
+#: ``--durations=0`` in notebook §25.10), run first, longest first: ``make test`` hands whole
+#: files to the two pytest-xdist workers in collection order (``--dist loadfile
 #: --no-loadscope-reorder``), so these alternate between the workers at the start instead of
 #: one of them being left alone with a long file at the end
 LONGEST_FILES = (
-    "tests/systems/rlscheduler/test_train_run.py",
     "tests/systems/rlscheduler/test_filter.py",
+    "tests/systems/rlscheduler/test_train_run.py",
+    "tests/systems/splitwindow/test_train_splitwindow.py",
+    "tests/systems/a2cscheduler/test_a2c_system.py",
     "tests/envs/test_rlscheduler_fast.py",
+    "tests/train/test_async_rollout.py",
+    "tests/sim/test_engine.py",
+    "tests/conformance/test_conformance.py",
     "tests/benchmarks/test_benchmarks_smoke.py",
-    "tests/train/test_ppo.py",
-    "tests/systems/rlscheduler/test_train_sweep.py",
+    "tests/systems/rlscheduler/test_train_split.py",
+    "tests/cli/test_cli_trace.py",
+    "tests/sim/test_cqsim_engine.py",
     "tests/envs/test_rlscheduler.py",
-    "tests/systems/dras/test_dras_train.py",
-    "tests/systems/dras/test_dras_dql_train.py",
     "tests/envs/test_schedinspector.py",
+    "tests/envs/test_dras_env.py",
+    "tests/envs/test_splitwindow.py",
+    "tests/train/test_ppo.py",
+    "tests/test_wheel.py",
 )
 
 

@@ -185,7 +185,7 @@ def test_train_speed_tiny(tmp_path, capsys):
         TS.main(
             [
                 "--length",
-                "32",
+                "16",  # the update's slot buckets 8 and 16: two branches to build
                 "--trajectories",
                 "3",
                 "--epochs",
@@ -213,7 +213,7 @@ def test_train_speed_tiny(tmp_path, capsys):
     res = json.loads(out.read_text())
     (env,) = res["env"]
     assert env["backfill"] == "none" and env["steps_per_s"] > 0 and env["batch"] == 4
-    assert env["episodes_finished"] > 0  # 3 x 16 steps, 32-job episodes
+    assert env["episodes_finished"] > 0  # 4 x 16 steps, 16-job episodes
     (ep,) = res["epochs"]
     assert ep["update"] == "slot prefixes" and ep["pi_iters"][0] in (1, 2)
     assert ep["mean_epoch_s"] > 0 and ep["compile_s"] > 0 and ep["ratio_to_paper"] is None
@@ -670,9 +670,9 @@ def test_a2c_tables_and_fig3_on_a_tiny_run(tmp_path, capsys):
 @pytest.mark.extended  # a second train_speed setting; train_speed_tiny covers the script
 def test_train_speed_compares_step_counts(capsys):
     # two settings of PPO steps per epoch, timed in one run, with the ratio printed; the first
-    # (2 + 2 steps, 3 x 32 jobs) is test_train_speed_tiny's, whose programs the compile cache holds
+    # (2 + 2 steps, 3 x 16 jobs) is test_train_speed_tiny's, whose programs the compile cache holds
     TS = load_benchmark("train_speed")
-    base = ["--length", "32", "--trajectories", "3", "--epochs", "1", "--env-backfill", "",
+    base = ["--length", "16", "--trajectories", "3", "--epochs", "1", "--env-backfill", "",
             "--no-full-width", "--run", "none"]  # fmt: skip
     assert TS.main(base + ["--pi-iters", "2,1", "--v-iters", "2,1"]) == 0
     text = capsys.readouterr().out
