@@ -135,6 +135,10 @@ SPEC_TABLE = {
 SPEC_TRACES = {"Lublin-1": "lublin_256.swf.gz", "Lublin-2": "lublin_256_new2.swf.gz"}
 
 
+# the extended tier: tests/sim/test_oracle.py::test_spec_table_8_4 checks every cell of the
+# table with the plain-Python oracle, and the engine equals the oracle (this module's property
+# tests) and the reference's own values (tests/conformance: 1,800 runs of 1,024 jobs)
+@pytest.mark.extended
 @pytest.mark.xla_full_opt  # 20 runs of 1024 jobs x 10 policy-backfill pairs: run time
 def test_spec_table_8_4():
     # Lublin-1 and Lublin-2 describe the same machine (256 nodes x 1 processor), so both are

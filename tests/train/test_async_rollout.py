@@ -85,16 +85,21 @@ def test_async_collect_equals_sync(backfill, compat, E, chunk):
 
 def test_hooks_compose_to_the_transition():
     inner = RLSchedulerEnv(LUBLIN, length=48, backfill="rlscheduler", compat=True)
+    # each hook compiled (one program each; run eagerly, every primitive compiles on its own)
+    transition, observe = jax.jit(inner.transition), jax.jit(inner.observe)
+    async_observe, async_decide = jax.jit(inner.async_observe), jax.jit(inner.async_decide)
+    async_pending, async_drain = jax.jit(inner.async_pending), jax.jit(inner.async_drain)
+    async_finish = jax.jit(inner.async_finish)
     state, ts = inner.reset(jax.random.PRNGKey(1))
     for a in (5, 0, 3, 1, 7, 2, 0, 4):
-        want = inner.transition(state, a)
-        s, obs = inner.async_observe(state)
-        np.testing.assert_array_equal(obs.obs, inner.observe(state).obs)
-        s = inner.async_decide(s, a)
+        want = transition(state, a)
+        s, obs = async_observe(state)
+        np.testing.assert_array_equal(obs.obs, observe(state).obs)
+        s = async_decide(s, a)
         n = 0
-        while bool(inner.async_pending(s)):
-            s, n = inner.async_drain(s), n + 1
-        got = inner.async_finish(s, True)
+        while bool(async_pending(s)):
+            s, n = async_drain(s), n + 1
+        got = async_finish(s, True)
         for (path, x), y in zip(_leaves(want[1:]), jax.tree_util.tree_leaves(got[1:])):
             np.testing.assert_array_equal(x, y, err_msg=jax.tree_util.keystr(path))
         for (path, x), y in zip(_leaves(want[0].sim), jax.tree_util.tree_leaves(got[0].sim)):
