@@ -76,8 +76,10 @@ def decode_action(logits, key, decode: str = "greedy") -> jax.Array:
 
 
 def _jobsets(env, n: int):
+    """The ``n`` fixed jobsets' lengths and demands (int32), compiled (run eagerly, each of
+    the jobset generator's primitives would compile on its own: 70-odd small programs)."""
     starts = jnp.arange(n, dtype=jnp.int32)
-    s = jax.vmap(env.init_state_at)(starts)
+    s = jax.jit(jax.vmap(env.init_state_at))(starts)
     return s.lens, s.dems
 
 
