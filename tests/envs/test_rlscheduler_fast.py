@@ -339,3 +339,38 @@ def test_sparse_cond(loop):
     got = jax.vmap(lambda x: sparse_cond(True, _t, _f, x, 1.0))(x)
     np.testing.assert_array_equal(np.asarray(got["a"]), np.asarray(x * 2 + 1))
     assert float(sparse_cond(False, _t, _f, 3.0, 1.0)["a"]) == 3.0
+
+
+_TRACED: list = []
+
+
+def _t_counted(x, y):
+    _TRACED.append(jnp.shape(x))
+    return _t(x, y)
+
+
+def test_sparse_cond_traces_its_branch_once_per_shape():
+    """Under a vmapped while_loop (which batches its body until the carry settles, running the
+    batching rule more than once) the expensive branch is traced once unbatched (the cond of
+    one row) and once per batched shape (the gathered chunk of 8 rows, all 12 rows): 3 traces,
+    where tracing it anew on every run of the rule gave 5; the results are the plain cond's."""
+
+    def rows(x):
+        def body(c):
+            i, v = c
+            return i + 1, sparse_cond(v > 3.0, _t_counted, _f, v, 1.0)["a"]
+
+        return jax.lax.while_loop(lambda c: c[0] < 3, body, (0, x))[1]
+
+    def plain(x):
+        def body(c):
+            i, v = c
+            return i + 1, jax.lax.cond(v > 3.0, _t, _f, v, 1.0)["a"]
+
+        return jax.lax.while_loop(lambda c: c[0] < 3, body, (0, x))[1]
+
+    x = jnp.arange(12.0)
+    _TRACED.clear()
+    got = jax.jit(jax.vmap(rows))(x)
+    assert len(_TRACED) == 3, _TRACED
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(jax.vmap(plain)(x)))
