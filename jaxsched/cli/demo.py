@@ -142,7 +142,13 @@ def _held_out_inspector(args) -> str:
         f"of the bundled trace it trained on, seed 1): SJF {number(pb)} -> {number(pi)} "
         f"({100 * (pb - pi) / pb:.1f} % removed). "
         f"The RLScheduler models above do not beat the best heuristic on such jobs (notebook "
-        f"section 21.7); the inspector, which acts on top of a heuristic, does (section 21.2)."
+        f"section 21.7); "
+        + (
+            "the inspector, which acts on top of a heuristic, does here."
+            if verdict == "beats"
+            else f"on these {k} sequences the inspector does not beat it either (section 21.2 "
+            f"measures the default 200)."
+        )
     )
     return "\n".join(lines)
 
