@@ -7,6 +7,8 @@
     jaxsched train SYSTEM TRACE ...       one subcommand per registered system (rlscheduler,
                                           splitwindow, a2c, schedinspector, dras)
     jaxsched select RUN [RUN ...]         the model of training runs, by their validation logs
+                                          (--rescore N: every kept checkpoint rescored)
+    jaxsched tune TRACE --out DIR         a priority function tuned on a trace's training jobs
     jaxsched plot DIR | schedule F | compare F F ...
     jaxsched conformance FILE|DIR ...     reference files replayed through the engine
 
@@ -48,7 +50,16 @@ from jaxsched.compile_cache import enable_compile_cache
 from jaxsched.errors import JaxschedError, SWFWarning
 
 #: the subcommand modules; importing one registers its commands, in this order (``--help``)
-SUBCOMMAND_MODULES = ("trace", "evaluate", "simulate", "demo", "train", "select", "conformance")
+SUBCOMMAND_MODULES = (
+    "trace",
+    "evaluate",
+    "simulate",
+    "demo",
+    "train",
+    "select",
+    "tune",
+    "conformance",
+)
 for _name in SUBCOMMAND_MODULES:
     importlib.import_module(f"jaxsched.cli.{_name}")
 
@@ -124,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         return _error(f"{e.message} (usage: {e.usage.removeprefix('usage: ')})")
     except SystemExit as e:  # --help / --version
         return e.code if isinstance(e.code, int) else 0
-    if args.command in ("evaluate", "demo", "train", "conformance"):
+    if args.command in ("evaluate", "demo", "train", "tune", "conformance"):
         enable_compile_cache()
     with warnings.catch_warnings():
         caught = _defer_swf_warnings()

@@ -15,6 +15,7 @@ __all__ = [
     "positive_int",
     "nonneg_int",
     "int_arg",
+    "epoch_range",
     "csv_list",
     "csv_ints",
     "unit_weights",
@@ -72,6 +73,16 @@ def positive_int(text: str) -> int:
         v = 0
     _require(v >= 1, "a positive integer", text)
     return v
+
+
+def epoch_range(text: str) -> tuple[int, int]:
+    """argparse type: ``A-B``, two integers with A <= B (e.g. ``--epochs 1-40``)."""
+    try:
+        a, b = (int(x) for x in text.split("-"))
+    except ValueError:
+        a, b = 1, 0
+    _require(a <= b, "A-B with A <= B (e.g. 1-40)", text)
+    return a, b
 
 
 def nonneg_int(text: str) -> int:

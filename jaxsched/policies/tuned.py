@@ -15,9 +15,9 @@ unit norm). FCFS is ``(0, 0, 1)``, SJF ``(1, 0, 0)``, smallest-first ``(0, 1, 0)
 
 A model file is JSON: ``{"kind": "tuned-priority", "features": [...], "weights": [w_q, w_n,
 w_s], ...}`` with what it was tuned on (trace, job range, backfilling, metric, the command);
-``jaxsched evaluate --policy tuned:PATH`` runs it (``benchmarks/paper/tune_priority.py`` writes it;
-``tuned:tuned-sdsc-easy`` and ``tuned:tuned-lublin1-easy`` are shipped in ``jaxsched/models``).
-"""
+``jaxsched evaluate --policy tuned:PATH`` runs it (``jaxsched tune``,
+:mod:`jaxsched.policies.tune`, writes it; ``tuned:tuned-sdsc-easy`` and
+``tuned:tuned-lublin1-easy`` are shipped in ``jaxsched/models``)."""
 
 from __future__ import annotations
 

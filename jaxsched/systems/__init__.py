@@ -101,6 +101,10 @@ class System:
         selection_rule: ``(run_dir, options: dict) -> jaxsched.train.select.Rule``, how
             ``jaxsched select`` chooses an epoch from the run's own validation log (options:
             ``max_util_loss``, ``bound``).
+        rescore: ``(runs, val_sequences, *, val_seed, jobs, epochs, minutes, top, test) ->
+            (document: dict, text: str)``, ``jaxsched select --rescore N``: the choice by
+            scoring every kept checkpoint of the runs on ``val_sequences`` validation
+            sequences (RLScheduler); None for systems without it (the command says so).
     """
 
     name: str
@@ -115,6 +119,7 @@ class System:
     report: Callable | None = None
     compare: Callable | None = None
     selection_rule: Callable | None = None
+    rescore: Callable | None = None
 
 
 _REGISTRY: dict[str, System] = {}

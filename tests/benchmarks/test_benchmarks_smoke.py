@@ -425,18 +425,27 @@ def test_reference_env_stepping_adapter(tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------
-# score_checkpoints.py
+# score_checkpoints.py: a wrapper of `jaxsched select --rescore N` (jaxsched.systems.rlscheduler.
+# rescore); the tests run the installed command, and the wrapper where its own flags differ
 # ----------------------------------------------------------------------------------------------
 #: the committed no-backfilling policy's greedy bsld on the paper's test sequences (seed 1,
 #: 10 x 1024 jobs), as recorded in jaxsched/models/lublin1-none/README.md
 SHIPPED_NONE_TEST = 260.12
 
 
+def _rescore(capsys, *argv) -> str:
+    from jaxsched.cli import main
+
+    capsys.readouterr()
+    assert main(["select", *map(str, argv)]) == 0
+    return capsys.readouterr().out
+
+
 @pytest.mark.extended  # model choice on a shipped run; the window and errors tests cover the script
 def test_score_checkpoints_on_the_shipped_model(tmp_path, capsys):
-    """The script's validation value of the committed checkpoint equals the one the trainer
+    """The wrapper's validation value of the committed checkpoint equals the one the trainer
     logged for that epoch (another code path, computed during training), and its test value is
-    the recorded one."""
+    the recorded one; `jaxsched select --rescore` draws the same sequences."""
     SC = load_benchmark("score_checkpoints")
     run = REPO / "jaxsched" / "models" / "lublin1-none"
     logged = {
@@ -455,12 +464,10 @@ def test_score_checkpoints_on_the_shipped_model(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "best by validation" in text and f"test {SHIPPED_NONE_TEST:.2f}" in text
     # the first sequences of a longer validation list are the same sequences
-    assert SC.main([str(run), "--val-sequences", "3", "--json", str(out)]) == 0
-    assert json.loads(out.read_text())["runs"][0]["starts"] == r["starts"][:3]
+    short = json.loads(_rescore(capsys, run, "--rescore", "3", "--json"))
+    assert short["runs"][0]["starts"] == r["starts"][:3] and short["val_sequences"] == 3
     # an epoch range with no checkpoint in it chooses nothing and says so
-    capsys.readouterr()
-    assert SC.main([str(run), "--epochs", "1-2"]) == 0
-    text = capsys.readouterr().out
+    text = _rescore(capsys, run, "--rescore", "10", "--epochs", "1-2")
     assert "over all runs" not in text and "nothing chosen" in text
 
 
@@ -468,15 +475,13 @@ def test_score_checkpoints_minutes_window(capsys):
     """--minutes keeps only the epochs finished within that much training time: the shipped
     checkpoint (epoch 14) falls out just below its cumulative epoch time and is chosen just
     above it."""
-    SC = load_benchmark("score_checkpoints")
     run = REPO / "jaxsched" / "models" / "lublin1-none"
     rows = [json.loads(x) for x in (run / "log.jsonl").read_text().splitlines() if x.strip()]
     total = sum(r["seconds"] for r in rows if r["epoch"] <= 14)
     assert 60 < total < 3600  # the README's 18.7 minutes, roughly
-    assert SC.main([str(run), "--val-sequences", "2", "--minutes", f"{total / 60 - 0.01}"]) == 0
-    assert "nothing chosen" in capsys.readouterr().out
-    assert SC.main([str(run), "--val-sequences", "2", "--minutes", f"{total / 60 + 0.01}"]) == 0
-    text = capsys.readouterr().out
+    text = _rescore(capsys, run, "--rescore", "2", "--minutes", f"{total / 60 - 0.01}")
+    assert "nothing chosen" in text
+    text = _rescore(capsys, run, "--rescore", "2", "--minutes", f"{total / 60 + 0.01}")
     assert f"epoch 14 after {total / 60:.1f} min" in text and "over all runs" in text
 
 
@@ -485,7 +490,8 @@ def test_score_checkpoints_top_k_by_the_training_validation(tmp_path, capsys):
     shipped checkpoint's epoch logged second best, --top 1 scores nothing and --top 2 it."""
     import shutil
 
-    SC = load_benchmark("score_checkpoints")
+    from jaxsched.systems.rlscheduler.rescore import top_validated
+
     run = tmp_path / "run"
     shutil.copytree(REPO / "jaxsched" / "models" / "lublin1-none", run)
     (run / "log.jsonl").write_text(
@@ -494,16 +500,15 @@ def test_score_checkpoints_top_k_by_the_training_validation(tmp_path, capsys):
         '{"epoch": 14, "seconds": 1, "val_bsld": 150.0}\n'
         '{"epoch": 16, "seconds": 1, "val_bsld": 900.0}\n'
     )
-    assert SC.top_validated(run, 2, "bsld") == {12, 14}
+    assert top_validated(run, 2, "bsld") == {12, 14}
     # an epoch logged twice (a resumed run) counts once, with its last line
     log = (run / "log.jsonl").read_text()
     (run / "log.jsonl").write_text(log + '{"epoch": 12, "seconds": 1, "val_bsld": 999.0}\n')
-    assert SC.top_validated(run, 2, "bsld") == {14, 16}
+    assert top_validated(run, 2, "bsld") == {14, 16}
     (run / "log.jsonl").write_text(log)
-    assert SC.main([str(run), "--val-sequences", "2", "--top", "1"]) == 0
-    assert "nothing chosen" in capsys.readouterr().out
-    assert SC.main([str(run), "--val-sequences", "2", "--top", "2"]) == 0
-    assert "epoch 14" in capsys.readouterr().out
+    # the copied run names its trace relative to the checkout: found there
+    assert "nothing chosen" in _rescore(capsys, run, "--rescore", "2", "--top", "1")
+    assert "epoch 14" in _rescore(capsys, run, "--rescore", "2", "--top", "2")
 
 
 def test_training_seconds_counts_each_epoch_once(tmp_path):

@@ -120,3 +120,20 @@ def test_one_line_errors(tmp_path, capsys, case):
     assert main(["select", str(a), str(b)]) == 2
     err = capsys.readouterr().err
     assert want in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "argv, want",
+    [
+        (["--rescore", "2"], "for RLScheduler runs; these are splitwindow runs"),
+        (["--top", "1", "--test"], "--top, --test only with --rescore N"),
+        (["--rescore", "2", "--epochs", "5-1"], "expected A-B with A <= B"),
+    ],
+)
+def test_rescore_one_line_errors(tmp_path, capsys, argv, want):
+    """--rescore (scoring kept checkpoints, tested in tests/benchmarks/test_benchmarks_smoke.py)
+    is RLScheduler's; its flags need it; a malformed --epochs is a usage error."""
+    a = _run(tmp_path, "a", [_sw(1, 1.0, 0.9)], system="splitwindow")
+    assert main(["select", str(a), *argv]) == 2
+    err = capsys.readouterr().err
+    assert want in err and err.count("\n") == 1

@@ -1,5 +1,5 @@
 """The tuned priority function (issue 47 §2): its keys and ranks, the model file, `evaluate`
-with ``tuned:PATH`` against the oracle, and the tuning script end to end on a tiny trace."""
+with ``tuned:PATH`` against the oracle, and `jaxsched tune` end to end on a tiny trace."""
 
 from __future__ import annotations
 
@@ -81,10 +81,12 @@ def test_evaluate_tuned_equals_oracle(tmp_path, backfill):
         assert res.start_times[k, 0, 0].tolist() == want
 
 
-def test_tune_script_end_to_end(tmp_path):
+def test_tune_command_end_to_end(tmp_path):
+    """`jaxsched tune` (benchmarks/paper/tune_priority.py is its wrapper) writes a model that
+    beats FCFS and SJF on its training sequences and records the installed command."""
     trace = schedinspector_tiny(tmp_path / "t.swf")
     out = tmp_path / "model"
-    cmd = [sys.executable, str(REPO / "benchmarks" / "paper" / "tune_priority.py"), str(trace), "--out",
+    cmd = [sys.executable, "-m", "jaxsched", "tune", str(trace), "--out",
            str(out), "--train-range", "0,40", "--backfill", "easy", "--jobs", "20",
            "--sequences", "3", "--rounds", "2", "--population", "4"]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=600)
@@ -92,7 +94,8 @@ def test_tune_script_end_to_end(tmp_path):
     d = json.loads((out / "model.json").read_text())
     assert d["train_range"] == [0, 40] and max(d["train_starts"]) + 20 <= 40
     assert d["train_score"] <= min(d["train_heuristics"]["fcfs"], d["train_heuristics"]["sjf"])
-    assert "tune_priority.py t.swf" in d["command"] and str(tmp_path) not in d["command"]
+    assert d["command"].startswith("jaxsched tune t.swf --out model --train-range 0,40")
+    assert str(tmp_path) not in d["command"]
     jobs = read_swf(trace).jobs("rlscheduler")
     res = evaluate(jobs, [40], 20, [f"tuned:{out}"], ["easy"], compat=False)
     assert np.isfinite(res.table("bsld")[(f"tuned:{out}", "easy")])

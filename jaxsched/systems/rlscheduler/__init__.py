@@ -9,6 +9,8 @@ pick-a-job environment.
 * ``filtering.py`` — the trajectory filter of spec §7 (it still holds
   ``sample_accepted_starts``, which the environment uses; it is to move to
   :mod:`jaxsched.envs`).
+* ``rescore.py`` — ``jaxsched select --rescore N``: every kept checkpoint scored on
+  validation sequences, and the choice.
 * ``sweep.py`` — ``--seeds``: a sweep over seeds as one vmapped update, ``DIR/seed-<s>``.
 * ``cli.py`` — the ``jaxsched train rlscheduler`` flags.
 * ``plot.py`` — the training curve.
@@ -54,6 +56,13 @@ def _selection_rule(run_dir, options):
     return selection_rule(run_dir, options)
 
 
+def _rescore(runs, val_sequences, **options):
+    from jaxsched.systems.rlscheduler.rescore import format_rescore, rescore
+
+    doc = rescore(runs, val_sequences, **options)
+    return doc, format_rescore(doc)
+
+
 SYSTEM = System(
     name=SYSTEM_NAME,
     help=_cli.HELP,
@@ -65,4 +74,5 @@ SYSTEM = System(
     plot=_plot,
     schedule=_schedule,
     selection_rule=_selection_rule,
+    rescore=_rescore,
 )
