@@ -25,6 +25,7 @@ from pathlib import Path
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxsched.errors import ConfigError
 from jaxsched.train.checkpoint import save_checkpoint
@@ -50,12 +51,15 @@ SEED_AXIS = "seed"
 
 
 def stack_trees(trees: Sequence):
-    """``S`` pytrees of one structure -> one pytree whose leaves have a leading axis ``[S]``."""
-    return jax.tree_util.tree_map(lambda *a: jnp.stack(a), *trees)
+    """``S`` pytrees of one structure -> one pytree whose leaves have a leading axis ``[S]``
+    (device arrays; stacked on the host, so no per-shape program is compiled)."""
+    return jax.tree_util.tree_map(lambda *a: jnp.asarray(np.stack(a)), *trees)
 
 
 def tree_index(tree, i: int):
-    """Entry ``i`` of a pytree stacked by :func:`stack_trees` (leaves ``[S, ...] -> [...]``)."""
+    """Entry ``i`` of a pytree stacked by :func:`stack_trees` (leaves ``[S, ...] -> [...]``).
+    Index a host copy (``jax.device_get``) to compile nothing: indexing device arrays runs an
+    eager slice per leaf shape."""
     return jax.tree_util.tree_map(lambda a: a[i], tree)
 
 
@@ -209,9 +213,10 @@ def run_sweep_epochs(
             states, m = sweep.update(states)
             m = jax.device_get(m)
             secs = time.perf_counter() - e0
+            host = jax.device_get(states)  # one transfer; each seed's share indexed on the host
             first = (time.perf_counter() - t0) if epoch == done_epochs + 1 else None
             msgs = [
-                _seed_epoch(out, spec, tree_index(states, i), tree_index(m, i), histories[i],
+                _seed_epoch(out, spec, tree_index(host, i), tree_index(m, i), histories[i],
                             trainer, epoch, epochs, secs, first, len(outs))
                 for i, (out, spec) in enumerate(zip(outs, specs))
             ]  # fmt: skip
