@@ -208,7 +208,7 @@ def test_visible_in_closed_form_layout(jobs, L, MQ, start):
 # 3. schedule_engine's batching rule
 # ----------------------------------------------------------------------------------------------
 def mid_episode_states(env, B, steps, seed):
-    st, ts = jax.vmap(env.reset)(jax.random.split(jax.random.PRNGKey(seed), B))
+    st, ts = jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.PRNGKey(seed), B))
 
     @jax.jit
     def run(st, ts, key):
@@ -235,7 +235,7 @@ def mid_episode_states(env, B, steps, seed):
 def test_compacting_schedule_equals_vmap(backfill, compat, B):
     env = RLSchedulerEnv(LUBLIN, length=96, backfill=backfill, compat=compat)
     st = mid_episode_states(AutoResetWrapper(env), B, 40, seed=B)
-    seq = jax.vmap(env._sequence)(st.start)
+    seq = jax.jit(jax.vmap(env._sequence))(st.start)
     slot = jnp.maximum(st.visible_slots[:, 1], st.visible_slots[:, 0])  # slot 1 where it exists
     params = env._params()
     want = jax.jit(jax.vmap(lambda q, s, a: E.schedule(q, params, s, a)))(seq, st.sim, slot)
