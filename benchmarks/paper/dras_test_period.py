@@ -1,7 +1,12 @@
 """Several DRAS models and the §8 baselines in one §10 table over a trace's test period (issue 17 §4).
 
-    PYTHONPATH=. .venv/bin/python benchmarks/paper/dras_test_period.py --model NAME=DIR[:online] ...
+    PYTHONPATH=. .venv/bin/python benchmarks/paper/dras_test_period.py --model NAME=DIR[:on|:off] ...
         [--trace FILE] [--jobs K] [--period test|val] [--json FILE] [--plots DIR]
+
+The table is :func:`jaxsched.systems.dras.evaluate.test_period_table`, which the installed
+``jaxsched evaluate TRACE --model NAME=DIR[:on|:off] --model ... [--jobs K]`` prints too; this
+script adds the trace's default (the model's own), ``--period val``, ``--json``, ``--plots``
+and ``--held-out``.
 
 Each ``--model`` is a run directory or checkpoint (a shipped name such as ``dras-sdsc-pg``
 works), labelled NAME; ``:on`` / ``:off`` sets PG's online adaptation during the test (default:
@@ -51,33 +56,25 @@ from pathlib import Path
 import numpy as np
 
 from jaxsched import models as shipped
+from jaxsched.systems import parse_model_spec
 from jaxsched.systems.dras.config import env_jobs
-from jaxsched.systems.dras.evaluate import baseline_schedules, load_dras, test_schedules
-from jaxsched.systems.dras.report import format_table, method_table
+from jaxsched.systems.dras.evaluate import (
+    baseline_schedules,
+    checks,
+    format_test_period,
+    load_dras,
+    test_period_table,
+)
+from jaxsched.systems.dras.report import method_table
 
 
 def parse_model(spec: str) -> tuple[str, str, bool | None]:
-    """``NAME=DIR[:on|:off]`` → (name, path, online)."""
-    name, _, rest = spec.partition("=")
-    if not rest:
+    """``NAME=DIR[:on|:off]`` → (name, path, online) (:func:`jaxsched.systems.parse_model_spec`,
+    the name required)."""
+    name, path, online = parse_model_spec(spec)
+    if name is None:
         raise SystemExit(f"--model {spec!r}: expected NAME=DIR[:on|:off]")
-    path, _, flag = rest.rpartition(":") if rest.endswith((":on", ":off")) else (rest, "", "")
-    online = {"on": True, "off": False, "": None}[flag]
     return name, path, online
-
-
-def checks(table: dict, names) -> dict:
-    """Per model: ``below`` (avg wait < FCFS + EASY's), ``max_ratio``, ``largest_area``."""
-    f = table["fcfs"]
-    top = max(t["kiviat_area"] for t in table.values())
-    return {
-        n: {
-            "below": table[n]["avg_wait"] < f["avg_wait"],
-            "max_ratio": table[n]["max_wait"] / f["max_wait"],
-            "largest_area": table[n]["kiviat_area"] >= top,
-        }
-        for n in names
-    }
 
 
 def main(argv=None, out=print) -> dict:
@@ -118,39 +115,14 @@ def main(argv=None, out=print) -> dict:
         return held_out(a, out)
     if not a.model:
         ap.error("--model is required (or --held-out)")
-    schedules, head, cj = {}, [], None
-    for i, spec in enumerate(a.model):
+    models = []
+    for spec in a.model:
         name, path, online = parse_model(spec)
-        model = load_dras(shipped.resolve(path))
-        base = ("fcfs", "binpacking", "random", "optimization") if i == 0 else ()
-        sch, cj, info = test_schedules(model, a.trace, jobs=a.jobs or None, baselines=base,
-                                       online=online, period=a.period)  # fmt: skip
-        schedules[name] = sch.pop(f"dras-{model.run.variant}")
-        schedules.update(sch)
-        learn = "fixed" if info["updates"] is None else f"online, {info['updates']} updates"
-        head.append(f"{name}: {model.path} (DRAS-{model.run.variant.upper()}, epoch {model.epoch}, "
-                    f"{learn}; {info['seconds']:.1f} s)")  # fmt: skip
-    order = [n for n in schedules if n not in ("fcfs", "binpacking", "random", "optimization")]
-    order += ["fcfs", "binpacking", "random", "optimization"]
-    table = method_table({n: schedules[n] for n in order}, N=cj.num_nodes)
-    out(
-        f"{'test period' if a.period == 'test' else 'validation month'}: {len(cj.submit)} jobs, "
-        f"N = {cj.num_nodes}"
-    )
-    for h in head:
-        out("  " + h)
-    out(format_table(table))
-    f = table["fcfs"]
-    for n, t in table.items():
-        out(f"{n:<22} avg wait {t['avg_wait']:10.1f} s ({t['avg_wait'] / f['avg_wait']:.3f}x)  "
-            f"max wait {t['max_wait']:10.0f} s ({t['max_wait'] / f['max_wait']:.2f}x)  "
-            f"area {t['kiviat_area']:.3f}")  # fmt: skip
-    c = checks(table, order[: len(a.model)])
-    for n, v in c.items():
-        out(f"{n}: average wait below FCFS + EASY's: {'yes' if v['below'] else 'no'}; maximum "
-            f"wait {v['max_ratio']:.2f}x FCFS + EASY's (target <= 1.5): "
-            f"{'yes' if v['max_ratio'] <= 1.5 else 'no'}; largest Kiviat area: "
-            f"{'yes' if v['largest_area'] else 'no'}")  # fmt: skip
+        models.append((name, load_dras(shipped.resolve(path)), online))
+    res = test_period_table(models, a.trace, jobs=a.jobs or None, period=a.period)
+    table, c, cj, schedules = res["table"], res["checks"], res["cj"], res["schedules"]
+    for line in format_test_period(res).splitlines():
+        out(line)
     if a.plots:
         from pathlib import Path
 
@@ -158,10 +130,9 @@ def main(argv=None, out=print) -> dict:
 
         d = Path(a.plots)
         d.mkdir(parents=True, exist_ok=True)
-        sch = {n: schedules[n] for n in order}
         for f in (plot.plot_kiviat(table, d / "kiviat.png"),
-                  plot.plot_wait_vs_size(sch, d / "wait_vs_size.png"),
-                  plot.plot_weekly(sch, d / "weekly.png")):  # fmt: skip
+                  plot.plot_wait_vs_size(schedules, d / "wait_vs_size.png"),
+                  plot.plot_weekly(schedules, d / "weekly.png")):  # fmt: skip
             out(f"wrote {f}")
     if a.json:
         rows = {

@@ -159,7 +159,7 @@ def _cmd_evaluate(args) -> int:
     from jaxsched.sim.evaluate import check_versus
     from jaxsched.workload import read_swf
 
-    given = {"sequences": args.sequences, "seeds": args.seed}  # None: not given
+    given = {"sequences": args.sequences, "seeds": args.seed, "jobs": args.jobs}  # None: not given
     if args.sequences is None:
         args.sequences = DEFAULT_SEQUENCES
     if args.seed is None:
@@ -174,16 +174,21 @@ def _cmd_evaluate(args) -> int:
     if args.model:
         from jaxsched import systems
 
-        loaded = [systems.load_model(d) for d in args.model]  # (system, model) pairs
+        specs = [systems.parse_model_spec(d) for d in args.model]  # (label, path, online)
+        loaded = [systems.load_model(path) for _, path, _ in specs]  # (system, model) pairs
+        _check_model_specs(args, specs, loaded)
         own = [sm for sm in loaded if sm[0].compare is not None]  # compared with own baseline
-        pols = [sm for sm in loaded if sm[0].compare is None]
-        args.model_args = [d for d, sm in zip(args.model, loaded) if sm[0].compare is None]
+        rest = [
+            (sm, d, sp) for d, sp, sm in zip(args.model, specs, loaded) if sm[0].compare is None
+        ]
         if args.split is not None:
             _check_split_models(args, loaded)
         if not (args.json or args.table):  # systems with their own report print it instead
-            pols = _print_reports(args, traces, pols)
-            if not pols and not own:  # only reporting models: their reports are the answer
+            rest = _print_reports(args, traces, rest)
+            if not rest and not own:  # only reporting models: their reports are the answer
                 return 0
+        pols = [sm for sm, _, _ in rest]
+        args.model_args = [path for _, _, (_, path, _) in rest]
         names = _model_names([m for _, m in pols])
     if args.versus is not None:
         check_versus(args.versus, list(args.policy) + names)
@@ -266,16 +271,53 @@ def _own_names(own) -> list:
     return [f"{n}#{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]
 
 
-def _print_reports(args, traces, pols) -> list:
-    """Print the report of every model whose system has one (:attr:`System.report`, e.g.
-    DRAS's §10 table beside its baselines) on each trace; the other (system, model) pairs."""
-    rest = []
-    for system, model in pols:
-        if system.report is None:
-            rest.append((system, model))
+def _check_model_specs(args, specs, loaded) -> None:
+    """``--model LABEL=NAME`` and ``NAME:on|:off`` (:func:`jaxsched.systems.parse_model_spec`)
+    go only with models of a system that puts several in one report (DRAS's test-period
+    table), in text mode: a one-line ConfigError otherwise."""
+    from jaxsched.errors import ConfigError
+
+    for arg, (label, _, online), (system, _) in zip(args.model, specs, loaded):
+        if label is None and online is None:
             continue
-        for path in traces:  # --sequences and --seed where given; else the report's defaults
-            print(system.report(model, path, sample=args.sample, **args.given))
+        if system.report_many is None:
+            raise ConfigError(
+                f"--model {arg}: LABEL= and :on/:off are for DRAS models; a {system.name} "
+                "model is given as NAME or DIR"
+            )
+        if args.json or args.table:
+            raise ConfigError(
+                f"--model {arg}: LABEL= and :on/:off name rows of DRAS's test-period table, "
+                "which --json and --table do not print"
+            )
+
+
+def _print_reports(args, traces, items) -> list:
+    """Print the report of every model whose system has one (:attr:`System.report`, e.g.
+    DRAS's §10 table beside its baselines) on each trace: several models of a system with
+    :attr:`System.report_many`, or one with a ``LABEL=``, in one report (rows named by their
+    labels, else by their ``--model`` arguments).  ``items``: ``((system, model), argument,
+    (label, path, online))``; returns those of the systems without a report."""
+    rest, groups = [], {}
+    for item in items:
+        system = item[0][0]
+        if system.report is None:
+            rest.append(item)
+        else:
+            groups.setdefault(system.name, []).append(item)
+    for group in groups.values():
+        system = group[0][0][0]
+        together = system.report_many is not None and (len(group) > 1 or group[0][2][0])
+        for path in traces:
+            if together:
+                models = [(label or arg, model, online)
+                          for (_, model), arg, (label, _, online) in group]  # fmt: skip
+                print(system.report_many(models, path, sample=args.sample, jobs=args.jobs))
+                continue
+            for (_, model), _, (_, _, online) in group:
+                # --sequences, --seed and --jobs where given; else the report's defaults
+                kw = {} if online is None else {"online": online}
+                print(system.report(model, path, sample=args.sample, **args.given, **kw))
     return rest
 
 
@@ -390,7 +432,8 @@ def _add_evaluate(sub) -> None:
         type=positive_int,
         default=None,
         metavar="N",
-        help="jobs per sequence (default 1024; a SchedInspector model: its run's eval_length, 256)",
+        help="jobs per sequence (default 1024; a SchedInspector model: its run's eval_length, "
+        "256; a DRAS model: the first N jobs of the test period, default all)",
     )
     g = p.add_mutually_exclusive_group()
     g.add_argument(
@@ -460,7 +503,11 @@ def _add_evaluate(sub) -> None:
         metavar="DIR",
         help="also evaluate the learned policy of a `jaxsched train` directory (repeatable); "
         "a system with its own report (DRAS: the test period beside its baselines, spec "
-        "section 10) prints that instead, unless --json or --table; a SchedInspector model is "
+        "section 10) prints that instead, unless --json or --table; several DRAS models share "
+        "one such table (one Kiviat normalisation over all rows), each given as "
+        "[LABEL=]NAME_OR_DIR[:on|:off]: LABEL names its row (default the argument), :on/:off "
+        "sets a PG model's online adaptation during the test (default the run's); a "
+        "SchedInspector model is "
         "compared with its own base scheduler (base alone vs base + inspector on the same "
         "sequences, drawn as its reference test script does, paired difference ± standard "
         "error, rejection ratio; the heuristics table is shown only with other models)",

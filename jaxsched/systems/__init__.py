@@ -35,6 +35,7 @@ __all__ = [
     "get",
     "system_of_run",
     "load_model",
+    "parse_model_spec",
     "LoadedModel",
 ]
 
@@ -92,6 +93,13 @@ class System:
             model on ``trace`` (e.g. DRAS's §10 test-period table beside its baselines), which
             ``jaxsched evaluate TRACE --model DIR`` prints in text mode instead of the model's
             sequence rows; None for systems without one.
+        report_many: ``(models, trace, *, sample, jobs) -> str`` with ``models`` a list of
+            ``(label, model, online)``: one report of several models of the system (DRAS: one
+            §10 table over the test period, the baselines beside them, one Kiviat
+            normalisation over all rows), which ``jaxsched evaluate TRACE --model A --model B``
+            prints in text mode; ``online`` (True / False / None) is ``--model``'s
+            ``:on`` / ``:off`` suffix.  None for systems without one (several models then
+            print one ``report`` each).
         compare: ``(model, trace, *, starts, sequences, length, seed, backfills, sample, name)
             -> (EvalResult, text)``, for a system whose model is compared with its own
             baseline rather than with the heuristics table: ``jaxsched evaluate --model``
@@ -117,6 +125,7 @@ class System:
     plot: Callable | None = None
     schedule: Callable | None = None
     report: Callable | None = None
+    report_many: Callable | None = None
     compare: Callable | None = None
     selection_rule: Callable | None = None
     rescore: Callable | None = None
@@ -181,3 +190,21 @@ def load_model(path):
         )
     system = system_of_run(path)
     return system, system.load_model(path)
+
+
+def parse_model_spec(spec: str) -> tuple:
+    """A ``--model`` argument ``[LABEL=]NAME_OR_DIR[:on|:off]`` as ``(label, path, online)``:
+    ``label`` the row name before ``=`` (None without one), ``online`` True / False for a
+    ``:on`` / ``:off`` suffix (a DRAS PG model's online adaptation during the test; None
+    without one).  An argument that exists as a path is taken whole (a directory may have
+    ``=`` in its name or end in ``:on``)."""
+    spec = str(spec)
+    if Path(spec).exists():
+        return None, spec, None
+    label, sep, rest = spec.partition("=")
+    if not sep or not label:
+        label, rest = None, spec
+    flag = ""
+    if rest.endswith((":on", ":off")) and not Path(rest).exists():
+        rest, _, flag = rest.rpartition(":")
+    return label, rest, {"on": True, "off": False, "": None}[flag]

@@ -43,6 +43,32 @@ def test_table_on_300_test_jobs(tmp_path):
     assert any(x.startswith("paper: average wait below FCFS + EASY's") for x in lines)
 
 
+def test_installed_evaluate_prints_the_scripts_table(monkeypatch, capsys):
+    """``jaxsched evaluate TRACE --model LABEL=NAME[:off] ... --jobs K`` prints the script's
+    table line for line.  The networks are replaced by baselines' schedules (BinPacking for a
+    fixed network, Random otherwise), so no rollout compiles: the point is the wiring (labels,
+    ``:off``, ``--jobs``, the trace), and ``test_table_on_300_test_jobs`` runs the networks."""
+    from jaxsched.cli import main as jaxsched_main
+    from jaxsched.systems.dras import evaluate as ev
+
+    onlines = []
+
+    def fake_run_model(rc, params, cj, *, sample=False, seed=0, online=False):
+        onlines.append(online)
+        name = "binpacking" if online is False else "random"
+        s = ev.baseline_schedules(cj, [name])[name]
+        return {"start": s["start"], "cls": s["cls"], "decisions": 0, "seconds": 0.0}
+
+    monkeypatch.setattr(ev, "run_model", fake_run_model)
+    models = ["--model", "code=dras-sdsc-pg:off", "--model", "dql=dras-sdsc-dql-persistent"]
+    lines = []
+    want = DT.main([*models, "--trace", TRACE, "--jobs", "60"], out=lines.append)
+    assert jaxsched_main(["evaluate", TRACE, *models, "--jobs", "60"]) == 0
+    assert capsys.readouterr().out == "\n".join(lines) + "\n"
+    assert lines[0] == "test period: 60 jobs, N = 128" and onlines == [False, None] * 2
+    assert list(want["table"])[:3] == ["code", "dql", "fcfs"]
+
+
 @pytest.mark.extended  # a month of SDSC-SP2 through the shipped networks
 @pytest.mark.xla_full_opt  # a month of SDSC-SP2 jobs through the network: mostly run time
 def test_validation_month_reproduces_the_choice():

@@ -128,6 +128,36 @@ def test_bad_flags_are_one_line_errors(capsys, argv, needle):
     assert needle in one_error_line(err)
 
 
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--model", "rl=lublin1-bf"], "LABEL= and :on/:off are for DRAS models"),
+        (["--model", "lublin1-bf:off"], "LABEL= and :on/:off are for DRAS models"),
+        (["--model", "pg=dras-sdsc-pg", "--json"], "which --json and --table do not print"),
+        (["--model", "dras-sdsc-pg", "--model", "dras-sdsc-pg"], "'dras-sdsc-pg' repeat(s)"),
+        (["--model", "fcfs=dras-sdsc-pg"], "'fcfs' repeat(s) or name a baseline"),
+    ],
+)
+def test_model_labels_are_for_dras_tables(capsys, argv, needle):
+    """``--model [LABEL=]NAME[:on|:off]``: the label and the online flag go only with DRAS
+    models in text mode, and each row of the table has its own name (one-line errors, before
+    any simulation)."""
+    rc, out, err = run(capsys, "evaluate", TRACE, *argv)
+    assert rc == 2 and out == ""
+    assert needle in one_error_line(err)
+
+
+def test_model_spec_parsing(tmp_path, monkeypatch):
+    from jaxsched.systems import parse_model_spec
+
+    assert parse_model_spec("dras-sdsc-pg") == (None, "dras-sdsc-pg", None)
+    assert parse_model_spec("pg=dras-sdsc-pg:off") == ("pg", "dras-sdsc-pg", False)
+    assert parse_model_spec("runs/x/best.ckpt:on") == (None, "runs/x/best.ckpt", True)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "lr=0.1:on").mkdir()  # an existing path is taken whole
+    assert parse_model_spec("lr=0.1:on") == (None, "lr=0.1:on", None)
+
+
 def test_missing_trace_is_one_line_error(capsys, tmp_path):
     rc, _, err = run(capsys, "evaluate", str(tmp_path / "nope.swf"))
     assert rc == 2

@@ -12,7 +12,7 @@ with ε-greedy decisions (DRAS-DQL).
   §8 baselines, rows for ``jaxsched evaluate --model``.
 * ``cli.py`` — ``jaxsched train dras`` flags; ``python -m jaxsched.systems.dras [TRACE]
   --model DIR`` (the §10 report; also ``jaxsched evaluate TRACE --model DIR``, the
-  ``report`` hook).
+  ``report`` hook; several ``--model``: one table of them all, the ``report_many`` hook).
 * ``report.py`` — the evaluation table (§10–§11: metrics, Kiviat area, Table IV shares).
 * ``plot.py`` — the evaluation figures (Kiviat, wait vs size, weekly) and the training curve
   (``jaxsched plot DIR``).
@@ -45,10 +45,17 @@ def _plot(out, path=None):
     return plot_training(out, path)
 
 
-def _report(model, trace, *, sample=False, **kw):
+def _report(model, trace, *, sample=False, jobs=None, online=None, **kw):
     from jaxsched.systems.dras.evaluate import test_report
 
-    return test_report(model, trace, sample=sample)
+    return test_report(model, trace, sample=sample, jobs=jobs, online=online)
+
+
+def _report_many(models, trace, *, sample=False, jobs=None, **kw):
+    """``jaxsched evaluate TRACE --model A --model B ...``: one §10 table of all of them."""
+    from jaxsched.systems.dras.evaluate import format_test_period, test_period_table
+
+    return format_test_period(test_period_table(models, trace, jobs=jobs, sample=sample))
 
 
 def _selection_rule(run_dir, options):
@@ -66,6 +73,7 @@ SYSTEM = System(
     load_model=_load_model,
     model_rows=_model_rows,
     report=_report,
+    report_many=_report_many,
     plot=_plot,
     selection_rule=_selection_rule,
 )

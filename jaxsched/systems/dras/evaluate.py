@@ -2,8 +2,9 @@
 CQSim-mode simulation (spec ``dras.md`` §10; greedy — the largest truncated probability, or the
 largest value for DQL — unless ``sample``; PG's online adaptation during test runs as the run's
 ``online`` setting says, on by default in code mode as in the code), the §10 test-period report
-beside FCFS + EASY and the §8 baselines (H2's :mod:`jaxsched.systems.dras.report`), and the
-rows for ``jaxsched evaluate --model``.
+beside FCFS + EASY and the §8 baselines (H2's :mod:`jaxsched.systems.dras.report`), several
+models beside the baselines in one such table (:func:`test_period_table`, ``jaxsched evaluate
+TRACE --model A --model B``), and the rows for ``jaxsched evaluate --model``.
 
 Example::
 
@@ -26,7 +27,8 @@ from jaxsched.systems.dras.config import RunConfig, env_jobs, load_split
 from jaxsched.train.loop import load_run
 
 __all__ = ["LoadedDRAS", "make_policy", "env_options", "make_env", "load_dras", "run_model", "test_schedules",
-           "test_report", "model_rows", "baseline_schedules"]  # fmt: skip
+           "test_report", "model_rows", "baseline_schedules", "BASELINES", "checks",
+           "test_period_table", "format_test_period"]  # fmt: skip
 
 
 @dataclasses.dataclass
@@ -201,6 +203,85 @@ def test_report(model: LoadedDRAS, trace=None, *, jobs=None, sample=False, onlin
             f"{'sampled' if sample else 'greedy'}, {learn}); {info['decisions']} decisions in "
             f"{info['seconds']:.1f} s")  # fmt: skip
     return head + "\n" + report(sch, N=cj.num_nodes)
+
+
+#: the §8 baselines of the test-period tables, in their row order (FCFS + EASY first)
+BASELINES = ("fcfs", "binpacking", "random", "optimization")
+
+
+def checks(table: dict, names) -> dict:
+    """Issue 17's three checks of the models ``names`` of a §10 table: ``below`` (average wait
+    below FCFS + EASY's), ``max_ratio`` (maximum wait / FCFS + EASY's) and ``largest_area``
+    (the largest Kiviat area of the table)."""
+    f = table["fcfs"]
+    top = max(t["kiviat_area"] for t in table.values())
+    return {
+        n: {
+            "below": table[n]["avg_wait"] < f["avg_wait"],
+            "max_ratio": table[n]["max_wait"] / f["max_wait"],
+            "largest_area": table[n]["kiviat_area"] >= top,
+        }
+        for n in names
+    }
+
+
+def test_period_table(models, trace=None, *, jobs: int | None = None, period: str = "test",
+                      sample: bool = False) -> dict:  # fmt: skip
+    """Several models and the §8 baselines in one §10 table over the test period of ``trace``
+    (default each model's own; spec §9: one continuous simulation, ``jobs``: its first K jobs;
+    ``period="val"``: the validation month), so the Kiviat radii are normalised over all of
+    them (§10).  ``models``: ``(label, LoadedDRAS, online)``, ``online`` PG's online
+    adaptation during the test (None = the run's setting).  Returns ``table`` (the labels, then
+    :data:`BASELINES`), ``checks`` (:func:`checks` of the labels), ``schedules`` (in the
+    table's order), ``cj`` (the job list), ``head`` (a line per model) and ``period``."""
+    from jaxsched.systems.dras.report import method_table
+
+    labels = [label for label, _, _ in models]
+    clash = sorted({x for x in labels if labels.count(x) > 1 or x in BASELINES})
+    if clash:
+        raise ConfigError(
+            f"model label(s) {', '.join(map(repr, clash))} repeat(s) or name a baseline "
+            f"({', '.join(BASELINES)}); give each model its own LABEL=NAME"
+        )
+    schedules, head, cj = {}, [], None
+    for i, (name, model, online) in enumerate(models):
+        base = BASELINES if i == 0 else ()
+        sch, cj, info = test_schedules(model, trace, jobs=jobs or None, sample=sample,
+                                       baselines=base, online=online, period=period)  # fmt: skip
+        schedules[name] = sch.pop(f"dras-{model.run.variant}")
+        schedules.update(sch)
+        learn = "fixed" if info["updates"] is None else f"online, {info['updates']} updates"
+        head.append(f"{name}: {model.path} (DRAS-{model.run.variant.upper()}, epoch {model.epoch}, "
+                    f"{learn}; {info['seconds']:.1f} s)")  # fmt: skip
+    order = [n for n in schedules if n not in BASELINES] + list(BASELINES)
+    schedules = {n: schedules[n] for n in order}
+    table = method_table(schedules, N=cj.num_nodes)
+    return {"table": table, "checks": checks(table, labels), "schedules": schedules, "cj": cj,
+            "head": head, "period": period}  # fmt: skip
+
+
+def format_test_period(res: dict) -> str:
+    """:func:`test_period_table`'s result as text: the period, a line per model, the §10 table
+    (:func:`~jaxsched.systems.dras.report.format_table`), each method's average and maximum
+    wait (s) and as a ratio to FCFS + EASY's, and the three checks per model."""
+    from jaxsched.systems.dras.report import format_table
+
+    table, cj = res["table"], res["cj"]
+    what = "test period" if res["period"] == "test" else "validation month"
+    lines = [f"{what}: {len(cj.submit)} jobs, N = {cj.num_nodes}"]
+    lines += ["  " + h for h in res["head"]]
+    lines.append(format_table(table))
+    f = table["fcfs"]
+    for n, t in table.items():
+        lines.append(f"{n:<22} avg wait {t['avg_wait']:10.1f} s ({t['avg_wait'] / f['avg_wait']:.3f}x)  "
+                     f"max wait {t['max_wait']:10.0f} s ({t['max_wait'] / f['max_wait']:.2f}x)  "
+                     f"area {t['kiviat_area']:.3f}")  # fmt: skip
+    for n, v in res["checks"].items():
+        lines.append(f"{n}: average wait below FCFS + EASY's: {'yes' if v['below'] else 'no'}; "
+                     f"maximum wait {v['max_ratio']:.2f}x FCFS + EASY's (target <= 1.5): "
+                     f"{'yes' if v['max_ratio'] <= 1.5 else 'no'}; largest Kiviat area: "
+                     f"{'yes' if v['largest_area'] else 'no'}")  # fmt: skip
+    return "\n".join(lines)
 
 
 def model_rows(model, jobs, starts, length, backfills, metrics, compat, *, sample=False,

@@ -263,7 +263,12 @@ def test_evaluate_model_prints_the_report(runs, capsys, monkeypatch):
     assert jaxsched_main(["evaluate", str(trace), "--model", str(a)]) == 0
     assert capsys.readouterr().out.strip() == "T10"
     ((m, t, kw),) = calls
-    assert m.epoch == 2 and t == str(trace) and kw == {"sample": False}
+    assert (
+        m.epoch == 2 and t == str(trace) and kw == {"sample": False, "jobs": None, "online": None}
+    )
+    # --jobs K: the first K test jobs; NAME:off: PG's online adaptation off
+    assert jaxsched_main(["evaluate", str(trace), "--model", f"{a}:off", "--jobs", "7"]) == 0
+    assert calls[1][2] == {"sample": False, "jobs": 7, "online": False}
 
 
 def test_paper_mode_runs_the_paper_loop_and_reward(runs, tmp_path, monkeypatch):
