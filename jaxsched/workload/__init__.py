@@ -13,6 +13,8 @@
   synthetic; imported on demand).
 * :mod:`jaxsched.workload.splits`: the named train / validation / test splits of every trace
   and generator, and run.json's ``jobs_seen`` (imported on demand; docs/splits.md).
+* :mod:`jaxsched.workload.paths`: a run directory's trace path, stored relative to its checkout
+  and found again (imported on demand).
 """
 
 from __future__ import annotations

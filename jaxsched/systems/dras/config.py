@@ -16,12 +16,11 @@ last L of the training period if fewer remain) — a documented adaptation of "o
 from __future__ import annotations
 
 import dataclasses
-import os
-from pathlib import Path
 
 import numpy as np
 
 from jaxsched.errors import ConfigError
+from jaxsched.workload.paths import checkout_of, portable_trace, resolve_trace  # noqa: F401
 
 __all__ = ["SYSTEM_NAME", "RunConfig", "TraceSplit", "load_split", "env_jobs", "epoch_jobsets",
            "checkout_of", "portable_trace", "resolve_trace"]  # fmt: skip
@@ -284,34 +283,3 @@ def epoch_jobsets(rc: RunConfig, train, epoch: int) -> list:
             for j in out
         ]
     return out
-
-
-def checkout_of(path) -> Path | None:
-    """The checkout (the nearest directory with a ``.git`` entry) holding ``path``, or None."""
-    p = Path(path).resolve()
-    for d in (p, *p.parents):
-        if (d / ".git").exists():
-            return d
-    return None
-
-
-def portable_trace(trace, run_dir) -> str:
-    """The trace path a run's settings store: relative to the checkout holding ``run_dir``
-    (e.g. ``../shared/traces/X.swf.gz`` from a run under the checkout), as given when the run
-    directory is in no checkout."""
-    root = checkout_of(run_dir)
-    if root is None:
-        return str(trace)
-    return os.path.relpath(Path(trace).resolve(), root)
-
-
-def resolve_trace(trace, run_dir) -> str:
-    """A stored trace path as a usable one: as stored if it exists from here (absolute, or
-    relative to the current directory), else relative to the checkout holding ``run_dir``
-    when that exists."""
-    if Path(trace).exists():
-        return str(trace)
-    root = checkout_of(run_dir)
-    if root is not None and (root / trace).exists():
-        return str(root / trace)
-    return str(trace)

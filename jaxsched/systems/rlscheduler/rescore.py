@@ -32,20 +32,20 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxsched.errors import ConfigError, JaxschedError
+from jaxsched.errors import JaxschedError
 from jaxsched.sim.metrics import HIGHER_IS_BETTER
 from jaxsched.systems.rlscheduler.config import make_env
 from jaxsched.systems.rlscheduler.evaluate import episodes_fn, load_policy, policy_metric
 from jaxsched.train.checkpoint import list_checkpoints
 from jaxsched.train.loop import epoch_rows, training_seconds
 from jaxsched.workload import read_swf, reference_starts
+from jaxsched.workload.paths import run_trace
 
 __all__ = [
     "TEST_SEED",
     "TEST_SEQUENCES",
     "TEST_JOBS",
     "TEST_SLICE",
-    "run_trace",
     "top_validated",
     "score_run",
     "best_row",
@@ -56,26 +56,6 @@ __all__ = [
 
 #: the paper's test sequences (RLScheduler Tables V/VI): seed 1, 10 x 1024 jobs, U = 10,000
 TEST_SEED, TEST_SEQUENCES, TEST_JOBS, TEST_SLICE = 1, 10, 1024, 10000
-
-
-def run_trace(trace, run_dir) -> Path:
-    """The trace a run's ``run.json`` names, as a usable path: as stored if it exists from here
-    (absolute, or relative to the current directory), else relative to the nearest folder
-    above the run directory where it exists (the run was trained from there, e.g. a checkout
-    holding ``runs/NAME`` or the shipped ``jaxsched/models/NAME``), else relative to the
-    checkout the package was imported from. ConfigError if none."""
-    p = Path(trace)
-    if p.exists():
-        return p
-    if not p.is_absolute():
-        here = Path(__file__).resolve().parents[3]  # above jaxsched/systems/rlscheduler/
-        for d in (*Path(run_dir).resolve().parents, here):
-            if (d / p).exists():
-                return d / p
-    raise ConfigError(
-        f"{run_dir}: the run's trace {trace} is not found (from here, above the run directory "
-        "or in the checkout)"
-    )
 
 
 def top_validated(run_dir, k: int, metric: str) -> set:
