@@ -1,5 +1,6 @@
 """Where the test suite's time goes: a pytest plugin that writes, per test, its wall and CPU
-seconds and JAX's trace / lowering / XLA compile seconds, and a summary of such records.
+seconds and JAX's trace / lowering / XLA compile seconds (the compile seconds also by program
+name), and a summary of such records.
 
     # record (any pytest command; with pytest-xdist one file per worker):
     PYTHONPATH=.:benchmarks/speed SUITE_TIMES=runs/suite-times .venv/bin/python -m pytest \\
@@ -50,6 +51,11 @@ def pytest_configure(config):
             _acc[key] = _acc.get(key, 0.0) + secs
             if key == "compile_s":
                 _acc["compiles"] = _acc.get("compiles", 0) + 1
+                prog = _acc.setdefault("programs", {}).setdefault(
+                    kwargs.get("fun_name", "?"), [0, 0.0]
+                )
+                prog[0] += 1
+                prog[1] += secs
 
     def event(name, **kwargs):
         if name.endswith("/cache_hits"):
@@ -105,7 +111,16 @@ def summarise(rows: list[dict], top: int = 25) -> dict:
     for r in rows:
         per_file[r["id"].split("::")[0]] += r["cpu_s"] + r["child_cpu_s"]
     slow = sorted(rows, key=lambda r: -(r["cpu_s"] + r["child_cpu_s"]))[:top]
-    return {"tests": len(rows), "total": total, "files": per_file.most_common(), "slowest": slow}
+    programs: dict = {}
+    for r in rows:
+        for name, (n, secs) in r.get("programs", {}).items():
+            acc = programs.setdefault(name, [0, 0.0])
+            acc[0] += n
+            acc[1] += secs
+    by_program = sorted(((name, n, secs) for name, (n, secs) in programs.items()),
+                        key=lambda x: -x[2])  # fmt: skip
+    return {"tests": len(rows), "total": total, "files": per_file.most_common(), "slowest": slow,
+            "programs": by_program}  # fmt: skip
 
 
 def main(argv=None) -> int:
@@ -122,6 +137,9 @@ def main(argv=None) -> int:
     print("CPU s per file:")
     for name, cpu in s["files"][: args.top]:
         print(f"  {cpu:8.1f}  {name}")
+    print("XLA compile s by program (a persistent-cache hit counts its retrieval):")
+    for name, n, secs in s["programs"][: args.top]:
+        print(f"  {secs:8.1f} {n:5d}  {name}")
     print("slowest tests (CPU s, children's CPU s, wall s, compile s, compiles):")
     for r in s["slowest"]:
         print(f"  {r['cpu_s']:7.1f} {r['child_cpu_s']:6.1f} {r['wall_s']:7.1f} "
