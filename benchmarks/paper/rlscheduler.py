@@ -28,6 +28,10 @@ PARTS = {
     ),
     "networks": ("rlscheduler_networks", "Table IV and Fig. 8: the network study"),
     "generalise": ("generalise", "the held-out study of training runs (issue 49)"),
+    "study": (
+        "generalisation_study",
+        "issue 49's study: every held-out learned-versus-baseline measurement, table and plots",
+    ),
 }
 
 
