@@ -1,4 +1,5 @@
-"""SchedInspector's 16 base schedulers (spec ``schedinspector.md`` §4), as priority keys.
+"""SchedInspector's 16 base schedulers (spec ``schedinspector.md`` §4), and three more, as
+priority keys.
 
 A base scheduler proposes the waiting job with the smallest ``(key…, trace index)``. The keys
 are static (they do not depend on the clock; WFP3/UNICEP/SEXP read the reference's
@@ -12,6 +13,11 @@ host ranks).
 The codes are the reference's ``sched_algo`` indices; names shared with RLScheduler's heuristics
 (:data:`jaxsched.policies.heuristics.POLICIES`) reuse their keys, except SJF, whose ties go to
 fewer processors here ((q, n) instead of (q, s)).
+
+Codes 16-18 are not the reference's: RLScheduler's F2, F3 and F4 (Carastan-Santos and de Camargo's
+learned priority functions, the same keys as :func:`jaxsched.policies.heuristics.host_keys`), an
+extension for issue 49, where F3 or F4 is the strongest heuristic of SDSC-SP2 held out, so that an
+inspector can act on top of the best base there. The reference's 16 codes are unchanged.
 """
 
 from __future__ import annotations
@@ -22,12 +28,22 @@ import numpy as np
 from jaxsched.errors import ConfigError
 from jaxsched.policies import heuristics as H
 
-__all__ = ["BASES", "base_code", "host_base_keys", "trace_rank", "device_keys", "window_rank"]
+__all__ = [
+    "BASES",
+    "REFERENCE_BASES",
+    "base_code",
+    "host_base_keys",
+    "trace_rank",
+    "device_keys",
+    "window_rank",
+]
 
 #: Base names in ``sched_algo`` order (spec §4).
 BASES: tuple[str, ...] = tuple(
     "fcfs lcfs sqf lqf sjf ljf saf laf sexp lexp srf lrf multifactor f1 wfp3 unicep".split()
-)
+) + ("f2", "f3", "f4")  # 16-18: an extension (module docstring)
+#: the number of the reference's own bases (``sched_algo`` 0-15)
+REFERENCE_BASES = 16
 _ALIASES = {"smallest": "sqf", "largest": "lqf", "lpf": "ljf", "slurm": "multifactor"}
 #: bases whose key is RLScheduler's heuristic of the same (or aliased) name
 _SHARED = {
@@ -38,6 +54,9 @@ _SHARED = {
     "saf": "saf",
     "srf": "srf",
     "f1": "f1",
+    "f2": "f2",
+    "f3": "f3",
+    "f4": "f4",
     "wfp3": "wfp3",
     "unicep": "unicep",
 }
@@ -135,6 +154,9 @@ def device_keys(code, s, q, n, wait, num_procs):
             jnp.log10(pos(qf)) * nf + 870.0 * jnp.log10(pos(sf)),
             -jnp.power(w_bug / qf, 3.0) * nf,
             -(w_bug + 1e-15) / (jnp.log2(nf + 1e-15) * qf),
+            jnp.sqrt(qf) * nf + 25600.0 * jnp.log10(sf),
+            qf * nf + 6860000.0 * jnp.log10(sf),
+            qf * jnp.sqrt(nf) + 530000.0 * jnp.log10(sf),
         ]
     )
     second = jnp.where(code == 4, nf, jnp.where(code == 2, sf, 0.0))

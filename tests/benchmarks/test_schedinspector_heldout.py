@@ -19,17 +19,19 @@ def test_versus_routes_agree_and_pair_per_sequence():
     jobs, wait = load_jobs(str(REPO / "traces" / "lublin-1.swf"), model.run.mode)
     starts = np.asarray([100, 2500, 7000], np.int32)
     env = make_env(model.run, jobs, wait, length=H.LENGTH, evaluation=True)
-    v = H.versus(model, env, jobs, wait, starts, ["sjf", "f1", "f2"])
-    assert v["sjf"]["route"] == v["f1"]["route"] == "schedinspector base"
-    assert v["f2"]["route"] == "jaxsched.sim.evaluate"
+    v = H.versus(model, env, jobs, wait, starts, ["sjf", "f1", "f4", "smallest"])
+    assert v["sjf"]["route"] == v["f1"]["route"] == v["f4"]["route"] == "schedinspector base"
+    assert v["smallest"]["route"] == "jaxsched.sim.evaluate"
     r = inspect_runs(env, model.params, starts)
     ins, base = (np.asarray(r[k]["bsld"], np.float64) for k in ("inspected", "base"))
     assert v["sjf"]["heuristic"][0] == pytest.approx(base.mean(), rel=1e-12)
     assert v["sjf"]["difference"][0] == pytest.approx((ins - base).mean(), rel=1e-12)
-    # F1 through both routes: the same schedules (the environments' base rule and the engine)
+    # F1 and F4 (an extension's base) through both routes: the same schedules (the
+    # environments' base rule and the engine)
     from jaxsched.sim.evaluate import evaluate
 
-    res = evaluate(jobs, [int(s) for s in starts], H.LENGTH, ["f1"], ["none"], compat=True,
-                   metrics=("bsld",))  # fmt: skip
-    f1 = np.mean([r["value"] for r in res.rows])
-    assert v["f1"]["heuristic"][0] == pytest.approx(f1, rel=1e-9)
+    for name in ("f1", "f4"):
+        res = evaluate(jobs, [int(s) for s in starts], H.LENGTH, [name], ["none"], compat=True,
+                       metrics=("bsld",))  # fmt: skip
+        want = np.mean([r["value"] for r in res.rows])
+        assert v[name]["heuristic"][0] == pytest.approx(want, rel=1e-9), name

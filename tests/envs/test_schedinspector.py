@@ -78,6 +78,10 @@ def _python_order(name, s, q, n, w, P):
         "f1": lambda i: (math.log10(pos(q[i])) * n[i] + 870 * math.log10(pos(s[i])),),
         "wfp3": lambda i: (-(((-1 - s[i]) / q[i]) ** 3) * n[i],),
         "unicep": lambda i: (-((-1 - s[i]) + 1e-15) / (math.log2(n[i] + 1e-15) * q[i]),),
+        # the extension's codes 16-18: RLScheduler's F2-F4
+        "f2": lambda i: (math.sqrt(q[i]) * n[i] + 25600 * math.log10(s[i]),),
+        "f3": lambda i: (q[i] * n[i] + 6860000 * math.log10(s[i]),),
+        "f4": lambda i: (q[i] * math.sqrt(n[i]) + 530000 * math.log10(s[i]),),
     }[name]
     return sorted(range(len(s)), key=lambda i: (*keys(i), i))
 
@@ -89,7 +93,8 @@ def test_base_keys_match_plain_python_and_device():
     q = rng.choice([10, 60, 60, 300, 1000, 3600], M)
     n = rng.choice([1, 2, 2, 4, 8, 32, 64], M)
     w = rng.integers(0, 9000, M)
-    assert B.BASES[4] == "sjf" and B.BASES[13] == "f1" and len(B.BASES) == 16
+    assert B.BASES[4] == "sjf" and B.BASES[13] == "f1" and B.BASES[16:] == ("f2", "f3", "f4")
+    assert len(B.BASES) == 19 and B.REFERENCE_BASES == 16
     dev = jax.jit(lambda c: B.device_keys(c, *map(jnp.asarray, (s, q, n, w)), float(P)))
     for code, name in enumerate(B.BASES):
         rank = B.trace_rank(name, s, q, n, w, P)
