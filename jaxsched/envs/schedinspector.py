@@ -164,7 +164,9 @@ class SchedInspectorEnv(Environment):
       base: base scheduler name or ``sched_algo`` index (:data:`BASES`), default SJF.
       length: jobs per sequence (128 for training, 256 for evaluation).
       backfill: ``"none"`` or ``"rlscheduler"`` (the reference's greedy backfilling; static:
-        each mode compiles only its own transition).
+        each mode compiles only its own transition); ``"rlscheduler-sjbf"``, the same
+        backfilling scanning the queue in shortest-requested-time order, is an extension (the
+        reference has none: issue 49, where it makes F2-F4's strongest baselines).
       metric: ``bsld``, ``wait``, ``util`` or ``mbsld``.
       mode: ``"compat"`` or ``"paper"``. reward: one of :data:`REWARDS` (default: ``ratio``
         in compat, ``percentage`` in paper mode).
@@ -202,8 +204,11 @@ class SchedInspectorEnv(Environment):
         job_slice = as_int(job_slice, "job_slice", 0)
         code = base_code(base)
         bcode = E.backfill_code(backfill)
-        if bcode == E.BACKFILL_EASY:
-            raise ConfigError("SchedInspector backfills as the reference: 'none' or 'rlscheduler'")
+        if bcode in (E.BACKFILL_EASY, E.BACKFILL_EASY_SJBF):
+            raise ConfigError(
+                "SchedInspector backfills as the reference: 'none' or 'rlscheduler' (or "
+                "'rlscheduler-sjbf', the same in shortest-requested-time order: an extension)"
+            )
         if metric not in METRICS:
             raise ConfigError(f"unknown metric {metric!r}; choose from {', '.join(METRICS)}")
         if mode not in MODES:

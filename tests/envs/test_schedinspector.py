@@ -29,6 +29,7 @@ from jaxsched.errors import ConfigError
 from jaxsched.policies import inspector_bases as B
 from jaxsched.sim import engine as E
 from jaxsched.sim import inspect as I
+from jaxsched.sim.evaluate import evaluate
 from jaxsched.workload.schedinspector import inspector_jobs
 from jaxsched.workload.swf import parse_swf
 
@@ -302,7 +303,8 @@ def test_always_accept_equals_base():
         return env.inspected_values(st), env.base_values(st), st.sim.decisions, st.sim.start
 
     per_env = jax.vmap(accept_all, in_axes=(None, 0))
-    for bf in ("none", "rlscheduler"):
+    f4 = {}
+    for bf in ("none", "rlscheduler", "rlscheduler-sjbf"):
         envs = [
             SchedInspectorEnv(jobs, base=b, length=L, backfill=bf, swf_wait=wait, job_slice=0)
             for b in B.BASES
@@ -314,3 +316,10 @@ def test_always_accept_equals_base():
         assert (np.asarray(st) >= 0).all() and (np.asarray(dec) <= L).all()
         # the bases do differ (the check is not vacuous)
         assert len(np.unique(np.asarray(base["bsld"]).round(9))) > 4, bf
+        # F4 (an extension's base) with each backfilling is the engine's F4 with it
+        f4[bf] = np.asarray(base["bsld"])[B.BASES.index("f4")]
+        res = evaluate(jobs, np.asarray(starts).tolist(), L, ["f4"], [bf], metrics=("bsld",))
+        np.testing.assert_allclose(f4[bf], [r["value"] for r in res.rows], rtol=1e-12, err_msg=bf)
+    assert not np.allclose(f4["rlscheduler"], f4["rlscheduler-sjbf"])  # the two orders differ
+    with pytest.raises(ConfigError, match="SchedInspector backfills as the reference"):
+        SchedInspectorEnv(jobs, base="f4", length=L, backfill="easy-sjbf", swf_wait=wait)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from jaxsched.systems import System
 from jaxsched.systems.schedinspector import cli as _cli
-from jaxsched.systems.schedinspector.config import SYSTEM_NAME
+from jaxsched.systems.schedinspector.config import INSPECTOR_BACKFILLS, SYSTEM_NAME
 
 
 def _load_model(path):
@@ -35,7 +35,7 @@ def _model_rows(
 
     rows = []
     for bf in backfills:
-        if bf not in ("none", "rlscheduler"):
+        if bf not in INSPECTOR_BACKFILLS:
             continue
         m = dataclasses.replace(model, run=dataclasses.replace(model.run, backfill=bf))
         res = compare(m, starts, length, trace=jobs.path or model.run.trace, sample=sample)

@@ -30,12 +30,19 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     """Add the flags of ``jaxsched train schedinspector``."""
     from jaxsched.envs.schedinspector import METRICS, MODES
     from jaxsched.policies.inspector_bases import BASES
+    from jaxsched.systems.schedinspector.config import INSPECTOR_BACKFILLS
 
     p.add_argument("trace", metavar="TRACE", help="SWF file (.swf or .swf.gz)")
     add_run_arguments(p)
     p.add_argument("--base", default="sjf", help=f"base scheduler ({', '.join(BASES)})")
     p.add_argument("--metric", choices=METRICS, default="bsld")
-    p.add_argument("--backfill", choices=("none", "rlscheduler"), default="none")
+    p.add_argument(
+        "--backfill",
+        choices=INSPECTOR_BACKFILLS,
+        default="none",
+        help="none, the reference's greedy backfilling (rlscheduler), or the same in "
+        "shortest-requested-time order (rlscheduler-sjbf: an extension, issue 49)",
+    )
     p.add_argument("--mode", choices=MODES, default="compat")
     p.add_argument("--trajectories", type=positive_int, default=100, metavar="N")
     p.add_argument("--length", type=positive_int, default=128, metavar="L")

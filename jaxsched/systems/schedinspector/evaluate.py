@@ -23,7 +23,12 @@ from jaxsched.envs.async_rows import async_episodes
 from jaxsched.nets.categorical import gumbel_argmax
 from jaxsched.nets.schedinspector import InspectorPolicy
 from jaxsched.systems import LoadedModel
-from jaxsched.systems.schedinspector.config import RunConfig, load_jobs, make_env
+from jaxsched.systems.schedinspector.config import (
+    INSPECTOR_BACKFILLS,
+    RunConfig,
+    load_jobs,
+    make_env,
+)
 from jaxsched.train.loop import load_run
 
 __all__ = [
@@ -245,9 +250,10 @@ def evaluate_model(
     bfs = list(backfills or [rc.backfill])
     rows, texts = [], []
     for bf in bfs:
-        if bf not in ("none", "rlscheduler"):
+        if bf not in INSPECTOR_BACKFILLS:
             raise ConfigError(
-                f"a SchedInspector model runs with backfill none or rlscheduler, not {bf!r}"
+                f"a SchedInspector model runs with backfill {', '.join(INSPECTOR_BACKFILLS)}, "
+                f"not {bf!r}"
             )
         m = dataclasses.replace(model, run=dataclasses.replace(rc, backfill=bf))
         res = compare(m, starts, length, trace=str(trace), sample=sample)
