@@ -177,7 +177,8 @@ def main(argv=None) -> int:
         metavar="P,...",
         help="also pair each inspector with these heuristics on its test sequences (e.g. "
         "sjf,saf,f1,f2,f3,f4,tuned:tuned-sdsc-easy): SchedInspector's base rules run in its "
-        "own environment, the others through jaxsched.sim.evaluate",
+        "own environment, the others through jaxsched.sim.evaluate; NAME@BACKFILL runs NAME "
+        "with that backfilling instead of the model's (e.g. f4@rlscheduler-sjbf)",
     )
     a = ap.parse_args(argv)
     names = tuple(a.versus.split(",")) if a.versus else ()

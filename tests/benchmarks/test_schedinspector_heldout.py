@@ -19,9 +19,13 @@ def test_versus_routes_agree_and_pair_per_sequence():
     jobs, wait = load_jobs(str(REPO / "traces" / "lublin-1.swf"), model.run.mode)
     starts = np.asarray([100, 2500, 7000], np.int32)
     env = make_env(model.run, jobs, wait, length=H.LENGTH, evaluation=True)
-    v = H.versus(model, env, jobs, wait, starts, ["sjf", "f1", "f4", "smallest"])
+    names = ["sjf", "f1", "f4", "smallest", "f1@none", "f4@rlscheduler"]
+    v = H.versus(model, env, jobs, wait, starts, names)
     assert v["sjf"]["route"] == v["f1"]["route"] == v["f4"]["route"] == "schedinspector base"
-    assert v["smallest"]["route"] == "jaxsched.sim.evaluate"
+    assert v["smallest"]["route"] == v["f1@none"]["route"] == "jaxsched.sim.evaluate"
+    # NAME@BACKFILL: that heuristic with that backfilling (the model's own is none)
+    assert v["f1@none"]["heuristic"] == pytest.approx(v["f1"]["heuristic"], rel=1e-9)
+    assert v["f4@rlscheduler"]["heuristic"][0] != pytest.approx(v["f4"]["heuristic"][0])
     r = inspect_runs(env, model.params, starts)
     ins, base = (np.asarray(r[k]["bsld"], np.float64) for k in ("inspected", "base"))
     assert v["sjf"]["heuristic"][0] == pytest.approx(base.mean(), rel=1e-12)

@@ -309,7 +309,10 @@ def versus_heuristics(
     base rules of SchedInspector (``jaxsched.policies.inspector_bases.BASES``) run in its own
     environment with every pick accepted; every other name runs through one
     :func:`jaxsched.sim.evaluate.evaluate` call on the same jobs and starts (the reference's
-    semantics, the run's backfilling; the two routes give the same values). ``runs``: the
+    semantics, the run's backfilling; the two routes give the same values). A name
+    ``NAME@BACKFILL`` (e.g. ``f4@rlscheduler-sjbf``) runs that heuristic with that backfilling
+    instead, through :func:`jaxsched.sim.evaluate.evaluate`, so that an inspector can be paired
+    with the strongest baseline of either backfilling order. ``runs``: the
     :func:`inspect_runs` result of ``env`` on ``starts``, when the caller has it already."""
     from jaxsched.policies.inspector_bases import BASES
     from jaxsched.sim.evaluate import evaluate
@@ -327,12 +330,16 @@ def versus_heuristics(
                          evaluation=True)  # fmt: skip
             values[name] = np.asarray(inspect_runs(e, model.params, starts)["base"][metric])
             routes[name] = "schedinspector base"
-    rest = [n for n in names if n not in values]
-    if rest:
-        res = evaluate(jobs, [int(s) for s in starts], length, rest, [model.run.backfill],
+    by_backfill: dict = {}  # backfilling -> [(name as given, policy)]
+    for name in names:
+        if name not in values:
+            policy, _, bf = name.partition("@")
+            by_backfill.setdefault(bf or model.run.backfill, []).append((name, policy))
+    for bf, todo in by_backfill.items():
+        res = evaluate(jobs, [int(s) for s in starts], length, [p for _, p in todo], [bf],
                        compat=True, metrics=(metric,))  # fmt: skip
-        for name in rest:
-            by = {r["start"]: r["value"] for r in res.rows if r["policy"] == name}
+        for (name, _), policy in zip(todo, res.policies):
+            by = {r["start"]: r["value"] for r in res.rows if r["policy"] == policy}
             values[name] = np.asarray([by[int(s)] for s in starts], np.float64)
             routes[name] = "jaxsched.sim.evaluate"
     out = {}
