@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
+from benchmarks.common import BENCH  # noqa: E402
 
 #: the study's rows (notebook §22.8)
-DEFAULT = Path(__file__).resolve().parents[1] / "data" / "generalisation-study.json"
+DEFAULT = BENCH / "data" / "generalisation-study.json"
 #: issue 49's bar: the model ahead of the strongest baseline by this many % (and by 2 s.e.)
 TARGET_PCT = -5.0
 #: the two plots' file names under ``--plots DIR``
@@ -39,8 +41,13 @@ MINUS = "\u2212"
 
 
 def load(path) -> list[dict]:
-    """The rows of a study file (``{"rows": [...]}``)."""
-    return json.loads(Path(path).read_text())["rows"]
+    """The rows of a study file (``{"rows": [...]}``), each with ``jobs_scheduled_in_training``
+    derived: epochs × sequences per epoch × training sequence length (None where one is None)."""
+    rows = json.loads(Path(path).read_text())["rows"]
+    for r in rows:
+        counts = (r["epochs"], r["sequences_per_epoch"], r["training_sequence_length"])
+        r["jobs_scheduled_in_training"] = None if None in counts else math.prod(counts)
+    return rows
 
 
 def decimals(x) -> int:

@@ -173,7 +173,7 @@ def test_grouped_by_method_then_trace():
 def test_plots_write_two_pngs(tmp_path, capsys):
     path = tmp_path / "study.json"
     rows = two_rows()
-    rows[1]["jobs_scheduled_in_training"] = 5000
+    rows[1]["epochs"] = 5  # 5,000 jobs scheduled in training (derived by load)
     path.write_text(json.dumps({"rows": rows}))
     assert G.main([str(path), "--no-commands", "--plots", str(tmp_path / "png")]) == 0
     assert "cmd x" not in capsys.readouterr().out
