@@ -62,6 +62,7 @@ __all__ = [
     "METRICS",
     "REWARDS",
     "MODES",
+    "BACKFILLS",
     "ACCEPT",
     "REJECT",
     "compat_features",
@@ -71,6 +72,9 @@ ACCEPT, REJECT = 0, 1
 METRICS: tuple[str, ...] = I.VALUES
 REWARDS: tuple[str, ...] = ("ratio", "percentage", "native", "winloss")
 MODES: tuple[str, ...] = ("compat", "paper")
+#: the backfilling an inspector runs with: the reference's two, and its greedy backfilling in
+#: shortest-requested-time order (an extension, issue 49)
+BACKFILLS: tuple[str, ...] = ("none", "rlscheduler", "rlscheduler-sjbf")
 #: feature cap (spec §3.4), 12 h normaliser, queue-delay normaliser 600/10 · 128
 C_CAP = 1.0 - 1e-5
 HOURS12 = 43200.0
@@ -204,7 +208,7 @@ class SchedInspectorEnv(Environment):
         job_slice = as_int(job_slice, "job_slice", 0)
         code = base_code(base)
         bcode = E.backfill_code(backfill)
-        if bcode in (E.BACKFILL_EASY, E.BACKFILL_EASY_SJBF):
+        if E.BACKFILLS[bcode] not in BACKFILLS:
             raise ConfigError(
                 "SchedInspector backfills as the reference: 'none' or 'rlscheduler' (or "
                 "'rlscheduler-sjbf', the same in shortest-requested-time order: an extension)"

@@ -154,9 +154,11 @@ def device_keys(code, s, q, n, wait, num_procs):
             jnp.log10(pos(qf)) * nf + 870.0 * jnp.log10(pos(sf)),
             -jnp.power(w_bug / qf, 3.0) * nf,
             -(w_bug + 1e-15) / (jnp.log2(nf + 1e-15) * qf),
-            jnp.sqrt(qf) * nf + 25600.0 * jnp.log10(sf),
-            qf * nf + 6860000.0 * jnp.log10(sf),
-            qf * jnp.sqrt(nf) + 530000.0 * jnp.log10(sf),
+            # 16-18: RLScheduler's F2-F4, its own device keys
+            *(
+                H.static_key(H.POLICY_CODE[p], s, q, n, jnp.zeros_like(sf))
+                for p in ("f2", "f3", "f4")
+            ),
         ]
     )
     second = jnp.where(code == 4, nf, jnp.where(code == 2, sf, 0.0))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from jaxsched.systems import System
 from jaxsched.systems.schedinspector import cli as _cli
-from jaxsched.systems.schedinspector.config import INSPECTOR_BACKFILLS, SYSTEM_NAME
+from jaxsched.systems.schedinspector.config import SYSTEM_NAME
 
 
 def _load_model(path):
@@ -31,11 +31,12 @@ def _model_rows(
     job), one run per backfill mode; metrics outside bsld/wait/util/mbsld are skipped."""
     import dataclasses
 
+    from jaxsched.envs.schedinspector import BACKFILLS
     from jaxsched.systems.schedinspector.evaluate import compare
 
     rows = []
     for bf in backfills:
-        if bf not in INSPECTOR_BACKFILLS:
+        if bf not in BACKFILLS:
             continue
         m = dataclasses.replace(model, run=dataclasses.replace(model.run, backfill=bf))
         res = compare(m, starts, length, trace=jobs.path or model.run.trace, sample=sample)

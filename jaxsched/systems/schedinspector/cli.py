@@ -28,9 +28,8 @@ DESCRIPTION = (
 
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
     """Add the flags of ``jaxsched train schedinspector``."""
-    from jaxsched.envs.schedinspector import METRICS, MODES
+    from jaxsched.envs.schedinspector import BACKFILLS, METRICS, MODES
     from jaxsched.policies.inspector_bases import BASES
-    from jaxsched.systems.schedinspector.config import INSPECTOR_BACKFILLS
 
     p.add_argument("trace", metavar="TRACE", help="SWF file (.swf or .swf.gz)")
     add_run_arguments(p)
@@ -38,7 +37,7 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--metric", choices=METRICS, default="bsld")
     p.add_argument(
         "--backfill",
-        choices=INSPECTOR_BACKFILLS,
+        choices=BACKFILLS,
         default="none",
         help="none, the reference's greedy backfilling (rlscheduler), or the same in "
         "shortest-requested-time order (rlscheduler-sjbf: an extension, issue 49)",

@@ -8,12 +8,9 @@ import dataclasses
 from jaxsched.errors import ConfigError
 from jaxsched.train.ppo import PPOConfig
 
-__all__ = ["SYSTEM_NAME", "INSPECTOR_BACKFILLS", "RunConfig", "load_jobs", "make_env", "ppo_config"]
+__all__ = ["SYSTEM_NAME", "RunConfig", "load_jobs", "make_env", "ppo_config"]
 
 SYSTEM_NAME = "schedinspector"
-#: the backfilling an inspector runs with: the reference's two, and its greedy backfilling in
-#: shortest-requested-time order (an extension: :class:`jaxsched.envs.schedinspector.SchedInspectorEnv`)
-INSPECTOR_BACKFILLS = ("none", "rlscheduler", "rlscheduler-sjbf")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -20,15 +20,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsched.envs.async_rows import async_episodes
+from jaxsched.envs.schedinspector import BACKFILLS
 from jaxsched.nets.categorical import gumbel_argmax
 from jaxsched.nets.schedinspector import InspectorPolicy
 from jaxsched.systems import LoadedModel
-from jaxsched.systems.schedinspector.config import (
-    INSPECTOR_BACKFILLS,
-    RunConfig,
-    load_jobs,
-    make_env,
-)
+from jaxsched.systems.schedinspector.config import RunConfig, load_jobs, make_env
 from jaxsched.train.loop import load_run
 
 __all__ = [
@@ -250,10 +246,9 @@ def evaluate_model(
     bfs = list(backfills or [rc.backfill])
     rows, texts = [], []
     for bf in bfs:
-        if bf not in INSPECTOR_BACKFILLS:
+        if bf not in BACKFILLS:
             raise ConfigError(
-                f"a SchedInspector model runs with backfill {', '.join(INSPECTOR_BACKFILLS)}, "
-                f"not {bf!r}"
+                f"a SchedInspector model runs with backfill {', '.join(BACKFILLS)}, not {bf!r}"
             )
         m = dataclasses.replace(model, run=dataclasses.replace(rc, backfill=bf))
         res = compare(m, starts, length, trace=str(trace), sample=sample)
