@@ -108,6 +108,7 @@ from jaxsched.sim import metrics as M
 from jaxsched.sim.batching import schedule_engine, sparse_cond
 from jaxsched.sim.nobf import schedule_nobf
 from jaxsched.sim.types import sequence_window
+from jaxsched.workload.capacity import running_capacity
 
 __all__ = ["RLSchedulerEnv", "EnvState", "Observation", "jit_reset", "jit_reset_at", "jit_step"]
 
@@ -278,8 +279,8 @@ class RLSchedulerEnv(Environment):
                 f"job {int(jobs.job_id[j])} needs {int(nodes[j])} nodes but the "
                 f"machine has {jobs.num_nodes}; it could never start"
             )
-        # at most `length` jobs wait or run; a job takes >= 1 node unless procs <= 0
-        run_cap = min(length, int(jobs.num_nodes)) if (nodes >= 1).all() else length
+        # the most jobs that can run at once in any sequence (Lublin-1, 256 jobs: 135 of 256)
+        run_cap = running_capacity(nodes, int(jobs.num_nodes), length)
         low, high = length, u - length - 1
         accept = np.zeros(m, bool)
         if start_table is not None:
@@ -304,7 +305,7 @@ class RLSchedulerEnv(Environment):
             n_trace=m,
             sample_ok=u - length - 1 > length,
             queue_cap=length,
-            run_cap=max(run_cap, 1),
+            run_cap=run_cap,
             num_nodes=int(jobs.num_nodes),
             num_procs=float(jobs.num_procs),
             index_order=bool(np.all(np.diff(np.asarray(jobs.submit)) >= 0)),

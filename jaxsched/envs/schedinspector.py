@@ -54,6 +54,7 @@ from jaxsched.sim.batching import schedule_engine, sparse_cond
 from jaxsched.sim.nobf import run_static_nobf, schedule_nobf
 from jaxsched.sim.primitives import argmin_unique
 from jaxsched.sim.types import sequence_window
+from jaxsched.workload.capacity import running_capacity
 
 __all__ = [
     "SchedInspectorEnv",
@@ -226,7 +227,8 @@ class SchedInspectorEnv(Environment):
         nodes = _node_demand(jobs)
         u = min(m, job_slice) if job_slice else m
         grank = trace_rank(code, jobs.submit, jobs.req_time, jobs.procs, swf_wait, jobs.num_procs)
-        run_cap = min(length, int(jobs.num_nodes)) if (nodes >= 1).all() else length
+        # the most jobs that can run at once in any sequence (Lublin-1, 256 jobs: 135 of 256)
+        run_cap = running_capacity(nodes, int(jobs.num_nodes), length)
         self._config = _Config(
             length=length,
             backfill=bcode,
@@ -240,7 +242,7 @@ class SchedInspectorEnv(Environment):
             n_trace=m,
             sample_ok=u - length - 1 > length,
             queue_cap=length,
-            run_cap=max(run_cap, 1),
+            run_cap=run_cap,
             num_nodes=int(jobs.num_nodes),
             num_procs=float(jobs.num_procs),
             max_exec_time=float(jobs.max_exec_time),

@@ -5,6 +5,8 @@
 * :mod:`jaxsched.workload.jobs`: the simulator's :class:`Jobs` and the cleaning rules
   (``Trace.jobs(rules=...)``);
 * :mod:`jaxsched.workload.stats`: trace statistics and reports (incl. RLScheduler Table II);
+* :mod:`jaxsched.workload.capacity`: the running-list capacity that no window of a trace can
+  outgrow (the environments' engine capacity; imported on demand);
 * :mod:`jaxsched.workload.sampling`: sequence start indices (gym-compatible and our own);
 * :mod:`jaxsched.workload.lublin`: the Lublin–Feitelson synthetic workload generator (imported
   on demand, not re-exported here), on the C library's RNG in :mod:`~jaxsched.workload.drand48`;

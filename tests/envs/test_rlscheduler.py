@@ -305,6 +305,9 @@ def test_lublin_random_choices_match_oracle(lub_envs, compat, backfill):
         starts, st, ts, seen, _ = drive(
             env, LUBLIN, start, backfill, compat, random_picker(10 * k + len(backfill))
         )
+        # the running list has the trace's bound (jaxsched.workload.capacity), below
+        # min(L, nodes) = 64: drive's no-overflow and oracle checks hold at that capacity
+        assert st.sim.run_job.shape == (58,)
         bsld = oracle_metrics(LUBLIN, start, L_LUB, starts, compat)["bsld"]
         assert float(ts.extras["metric"]) == pytest.approx(bsld, rel=1e-12)
         assert float(ts.reward) == pytest.approx(-bsld, rel=1e-6)
