@@ -62,3 +62,14 @@ def test_chunks_agree_with_one_pass(monkeypatch):
 
     monkeypatch.setattr(C, "_CHUNK", 7)
     assert running_capacity(nodes, 128, 64) == whole
+
+
+def test_whole_trace_bound_beyond_the_budget(monkeypatch):
+    import jaxsched.workload.capacity as C
+
+    nodes = [1, 1, 1, 5, 2, 2]
+    assert running_capacity(nodes, 4, 3) == 3  # window [1, 1, 1]
+    monkeypatch.setattr(C, "_BUDGET", 5)  # 4 windows x 3 > 5: the whole trace's count
+    assert running_capacity(nodes, 4, 3) == 3  # 1 + 1 + 1 <= 4, capped at the length
+    assert running_capacity(nodes, 6, 3) == 3
+    assert running_capacity([2, 9, 9, 2, 9, 9], 4, 3) == 2  # windows give 1; the trace 2
