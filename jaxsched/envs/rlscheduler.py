@@ -272,7 +272,7 @@ class RLSchedulerEnv(Environment):
         u = min(m, job_slice) if job_slice else m  # U of the sampling rule
         if length > m:
             raise ConfigError(f"sequence length {length} is longer than the trace ({m} jobs)")
-        nodes = np.ceil(jobs.procs / jobs.procs_per_node).astype(np.int64)
+        nodes = jobs.node_demand
         if (nodes > jobs.num_nodes).any():
             j = int(np.argmax(nodes > jobs.num_nodes))
             raise ConfigError(

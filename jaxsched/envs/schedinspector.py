@@ -150,7 +150,7 @@ class _Config:
 
 
 def _node_demand(jobs) -> np.ndarray:
-    nodes = np.ceil(jobs.procs / jobs.procs_per_node).astype(np.int64)
+    nodes = jobs.node_demand
     if (nodes > jobs.num_nodes).any():
         j = int(np.argmax(nodes > jobs.num_nodes))
         raise ConfigError(
