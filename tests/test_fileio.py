@@ -6,7 +6,7 @@ import os
 import pytest
 
 from jaxsched.errors import ConfigError
-from jaxsched.fileio import append_line, atomic_write, atomic_writer
+from jaxsched.fileio import append_line, atomic_write, atomic_writer, check_folder
 
 
 def test_atomic_write_replaces_whole(tmp_path):
@@ -30,6 +30,9 @@ def test_failure_inside_the_block_keeps_the_old_file(tmp_path):
 def test_missing_folder_is_one_line_error_and_nothing_created(tmp_path):
     with pytest.raises(ConfigError, match="does not exist"):
         atomic_write(tmp_path / "no" / "such" / "a.txt", "x")
+    with pytest.raises(ConfigError, match="does not exist"):
+        check_folder(tmp_path / "no" / "a.txt")  # the same error, before any work
+    check_folder(tmp_path / "a.txt")
     assert not (tmp_path / "no").exists()
 
 
