@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsched.errors import CheckpointError
+from jaxsched.fileio import atomic_write
 from jaxsched.systems import LoadedModel
 from jaxsched.systems.a2cscheduler import evaluate as ev
 from jaxsched.systems.a2cscheduler.config import RunConfig, build_env, build_nets
@@ -130,7 +131,7 @@ def train(rc: RunConfig, out, *, epochs: int, resume: bool = False, validate_eve
     if not evaluate:
         return None
     res = ev.evaluate(trainer.env, rc.eval_sequences, trainer.actor_apply, state.params["actor"])
-    (out / "evaluation.json").write_text(json.dumps(res, indent=1) + "\n")
+    atomic_write(out / "evaluation.json", json.dumps(res, indent=1) + "\n")
     log(f"{rc.describe_jobsets()}, greedy A2C:")
     log(ev.format_table(res))
     return res
