@@ -178,15 +178,13 @@ def export_actor(checkpoint, out) -> Path:
     quarter of the file: no critic, no optimiser or environment state; enough for
     :func:`load_model` and evaluation, not for ``--resume``), its run's ``run.json`` and
     ``log.jsonl``. Returns the checkpoint written."""
-    import shutil
-
     from jaxsched.train.checkpoint import save_checkpoint
 
     ck = load_checkpoint(checkpoint)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     for name in ("run.json", "log.jsonl"):
-        shutil.copyfile(ck.path.parent / name, out / name)
+        atomic_write(out / name, (ck.path.parent / name).read_bytes())
     state = {"params": {"actor": ck.state["params"]["actor"]}}
     return save_checkpoint(out, state, epoch=ck.epoch, config=ck.config,
                            metrics_history=ck.metrics_history)  # fmt: skip
