@@ -73,8 +73,7 @@ def test_append_line_drops_a_partial_last_line(tmp_path):
 # ----------------------------------------------------------------------------------------------
 #: files that may still write on their own, each with its reason
 RAW_WRITERS_ALLOWED = {
-    # the run directory's run.json, log.jsonl, checkpoints and best copy (another change
-    # routes them through fileio)
+    # the training run directory's run.json, log.jsonl, checkpoints and best copy
     "jaxsched/train/checkpoint.py": "checkpoints: own temporary + fsync + rename",
     "jaxsched/train/loop.py": "run.json, log.jsonl, best checkpoint",
     "jaxsched/train/sweep.py": "a sweep's log.jsonl",
