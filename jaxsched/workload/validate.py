@@ -14,7 +14,8 @@ and by the tests that compare the engine with the oracle.
   whole nodes, more nodes (a job holds ``ceil(procs / procs_per_node)`` nodes, the engine's
   float division).  Time runs as in the engine: at equal times the jobs that end free their
   processors before the jobs that start take them, so a job that ends at ``t`` and one that
-  starts at ``t`` never overlap.
+  starts at ``t`` never overlap, and a job of run time 0 holds nothing (it must still fit the
+  machine on its own).
 
 A violation raises a one-line :class:`~jaxsched.errors.ScheduleError` naming the first
 violating job (its SWF job number) and what is wrong: the lowest-numbered row for the per-job
@@ -182,8 +183,9 @@ def check_schedule(
     is_start = order >= n
     row = np.where(is_start, order - n, order)
 
-    def usage(demand):
-        return np.cumsum(np.where(is_start, demand[row], -demand[row]))
+    def usage(demand):  # a job of run time 0 holds nothing for any positive time
+        held = np.where(run > 0, demand, 0)[row]
+        return np.cumsum(np.where(is_start, held, -held))
 
     over = is_start & (usage(procs) > int(num_procs))
     if nodes is not None:

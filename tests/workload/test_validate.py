@@ -84,6 +84,13 @@ def test_processor_over_allocation():
     )
 
 
+def test_zero_length_jobs_hold_nothing():
+    check_schedule([0, 0], [0, 5], [4, 4], [0, 0], num_procs=4)
+    # jobs 0 and 1 both start at 3 on the whole machine; job 2 (run 0) at 3 too is not blamed
+    with pytest.raises(ScheduleError, match="job 1 starts at 3 when 8 processors of 4"):
+        check_schedule([0, 0, 0], [5, 5, 0], [4, 4, 4], [3, 3, 3], num_procs=4)
+
+
 def test_a_job_larger_than_the_machine():
     fails("job 14 needs 5 processors; the machine has 4", procs=[2, 1, 2, 5, 1])
     fails("job 15 needs 2 nodes; the machine has 1", procs=[1, 1, 1, 1, 2], num_nodes=1,
