@@ -137,6 +137,7 @@ def test_a_kill_during_the_write_leaves_the_old_file(tmp_path, monkeypatch, name
         (lambda s: np.where(s > 0, s - 1, s), "before its submit time"),
         (lambda s: np.zeros_like(s) + s.max(), "processors of"),  # all at once
     ],
+    ids=["never-started", "before-submit", "over-allocated"],
 )
 def test_an_invalid_schedule_is_not_written(tmp_path, monkeypatch, capsys, spoil, says):
     """The engine's schedule is validated before anything is written: exit 2, one line naming
