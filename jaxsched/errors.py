@@ -75,8 +75,9 @@ class SWFError(JaxschedError, ValueError):
 
 
 class ScheduleError(SWFError):
-    """A schedule file (SWF with start times, or Batsim's jobs CSV) that cannot be read; the
-    same ``path:line: field: message`` form as :class:`SWFError`."""
+    """A schedule file (SWF with start times, or Batsim's jobs CSV) that cannot be read, or a
+    schedule the machine could not have run (:mod:`jaxsched.workload.validate`); the same
+    ``path:line: field: message`` form as :class:`SWFError`."""
 
 
 class SWFWarning(UserWarning):

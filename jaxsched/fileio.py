@@ -21,7 +21,7 @@ from pathlib import Path
 
 from jaxsched.errors import ConfigError
 
-__all__ = ["atomic_write", "atomic_writer", "append_line"]
+__all__ = ["atomic_write", "atomic_writer", "append_line", "check_folder"]
 
 
 def _check_folder(path: Path) -> Path:
@@ -30,6 +30,12 @@ def _check_folder(path: Path) -> Path:
         what = "is not a folder" if folder.exists() else "does not exist"
         raise ConfigError(f"{path}: the folder {folder} {what}")
     return folder
+
+
+def check_folder(path) -> None:
+    """The one-line :class:`~jaxsched.errors.ConfigError` :func:`atomic_write` would give for
+    ``path``'s folder, now: a command checks its output's folder before the work, not after."""
+    _check_folder(Path(os.fspath(path)))
 
 
 def _fsync_folder(folder: Path) -> None:

@@ -174,8 +174,10 @@ def session_flags(args: argparse.Namespace, defaults: dict) -> dict:
         v = getattr(args, k)
         out[k] = v if v is not None else stored.get(k, default)
     if args.resume or not (Path(args.out) / RUN_FILE).exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({**stored, **out}, indent=1) + "\n")
+        from jaxsched.fileio import atomic_write
+
+        path.parent.mkdir(parents=True, exist_ok=True)  # the run directory
+        atomic_write(path, json.dumps({**stored, **out}, indent=1) + "\n")
     return out
 
 

@@ -336,14 +336,17 @@ def _tidy_rows(cells) -> list:
 
 
 def table_format(path) -> str:
-    """``.csv`` or ``.json``: the format of a ``--table`` file (ConfigError otherwise)."""
+    """``.csv`` or ``.json``: the format of a ``--table`` file (ConfigError otherwise, and when
+    its folder does not exist: no folder is created)."""
     from pathlib import Path
 
     from jaxsched.errors import ConfigError
+    from jaxsched.fileio import check_folder
 
     ext = Path(path).suffix.lower()
     if ext not in (".csv", ".json"):
         raise ConfigError(f"--table {path}: the file name must end in .csv or .json")
+    check_folder(path)
     return ext
 
 
@@ -352,21 +355,20 @@ def write_table(path, rows: list) -> int:
     list of objects), by the extension of ``path`` (``.csv`` / ``.json``); returns the number
     of rows. ConfigError for another extension."""
     import csv
-    from pathlib import Path
+    import io
 
-    path = Path(path)
+    from jaxsched.fileio import atomic_write
+
     ext = table_format(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     if ext == ".json":
-        path.write_text("[\n" + ",\n".join(json.dumps(r) for r in rows) + "\n]\n")
+        atomic_write(path, "[\n" + ",\n".join(json.dumps(r) for r in rows) + "\n]\n")
         return len(rows)
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=TABLE_COLUMNS)
-        w.writeheader()
-        for r in rows:
-            w.writerow(
-                {**r, "seed": "" if r["seed"] is None else r["seed"], "value": repr(r["value"])}
-            )
+    text = io.StringIO(newline="")
+    w = csv.DictWriter(text, fieldnames=TABLE_COLUMNS)
+    w.writeheader()
+    for r in rows:
+        w.writerow({**r, "seed": "" if r["seed"] is None else r["seed"], "value": repr(r["value"])})
+    atomic_write(path, text.getvalue())
     return len(rows)
 
 

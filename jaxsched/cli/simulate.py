@@ -23,6 +23,7 @@ def _cmd_simulate(args) -> int:
     import jaxsched.sim  # noqa: F401  (enables x64)
     from jaxsched.errors import ConfigError
     from jaxsched.workload import read_swf
+    from jaxsched.workload.validate import validate_schedule
 
     if args.compat == "cqsim":  # the CQSim engine mode (sim/cqsim)
         return _simulate_cqsim(args)
@@ -41,8 +42,9 @@ def _cmd_simulate(args) -> int:
         starts, who = _heuristic_starts(args, jobs, length, compat), args.policy
     seconds = time.perf_counter() - t0
     window = jobs.window(args.start, length)
-    fmt = _write(args, window, starts, who)
+    validate_schedule(window, starts)  # a schedule the machine cannot run is never written
     m = _metrics(window, starts, jobs, compat)
+    fmt = _write(args, window, starts, who)
     print(
         f"{args.trace}: jobs {args.start}..{args.start + length - 1} ({length:,}) scheduled by "
         f"{who} + {args.backfill} backfilling ({'reference' if compat else 'correct'} "
@@ -129,6 +131,7 @@ def _simulate_cqsim(args) -> int:
     from jaxsched.sim.cqsim.run import simulate_cqsim
     from jaxsched.workload.cqsim import cqsim_slice, load_cqsim
     from jaxsched.workload.swf_write import write_schedule_csv, write_schedule_swf
+    from jaxsched.workload.validate import validate_schedule
 
     if args.policy != "fcfs" or args.backfill not in ("easy", "none"):
         raise ConfigError("--compat cqsim runs --policy fcfs with --backfill easy or none")
@@ -141,6 +144,7 @@ def _simulate_cqsim(args) -> int:
     jobs = sl.as_jobs(args.trace)
     fmt = _format_of(args)
     write = write_schedule_csv if fmt == "csv" else write_schedule_swf
+    validate_schedule(jobs, run.start)
     write(jobs, run.start, args.out)
     print(
         f"{args.trace}: jobs {args.start}..{args.start + sl.n_jobs - 1} ({sl.n_jobs:,}) scheduled "

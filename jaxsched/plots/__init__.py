@@ -26,10 +26,20 @@ def pyplot():
     return plt
 
 
-def save_png(fig, path) -> Path:
-    """Lay out ``fig``, write it to ``path`` (PNG, 100 dpi), close it; returns the path."""
+def save_png(fig, path, *, dpi: int = 100) -> Path:
+    """Lay out ``fig``, write it to ``path`` (PNG) whole or not at all, close it; returns the
+    path.  The picture is drawn into memory first and written by :func:`jaxsched.fileio.
+    atomic_write` (a missing folder is a one-line error; none is created)."""
+    import io
+
+    from jaxsched.fileio import atomic_write
+
     path = Path(path)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    pyplot().close(fig)
+    try:
+        fig.tight_layout()
+        png = io.BytesIO()
+        fig.savefig(png, format="png", dpi=dpi)
+    finally:
+        pyplot().close(fig)
+    atomic_write(path, png.getvalue())
     return path

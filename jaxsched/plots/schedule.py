@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from jaxsched.errors import ConfigError
-from jaxsched.plots import pyplot
+from jaxsched.plots import pyplot, save_png
 from jaxsched.workload.schedule import Schedule, place_on_processors, time_series
 
 __all__ = ["plot_schedule", "plot_compare", "size_classes"]
@@ -83,12 +83,7 @@ def plot_schedule(s: Schedule, out, *, t_from=None, t_to=None, title: str | None
 
 
 def _save(fig, plt, out) -> Path:
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    return save_png(fig, out, dpi=120)
 
 
 def _mean_hours(wait: np.ndarray) -> float:

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from jaxsched.errors import ConfigError
+from jaxsched.fileio import check_folder
 from jaxsched.policies.tuned import TunedPriority, save
 from jaxsched.sim.evaluate import evaluate
 from jaxsched.sim.metrics import HIGHER_IS_BETTER, METRICS
@@ -109,6 +110,7 @@ def tune(trace, out, *, log: Callable[[str], None] = _print, **options) -> Path:
         raise ConfigError(f"tune: unknown metric {metric!r} (one of {', '.join(METRICS)})")
     if min(length, o["sequences"], o["rounds"], o["population"]) < 1:
         raise ConfigError("tune: --jobs, --sequences, --rounds and --population must be >= 1")
+    check_folder(out)  # out's parent: a missing one is an error now, not after the tuning
     jobs = read_swf(trace).jobs(o["rules"])
     lo, hi = job_range(o["train_range"], jobs.n_jobs, (0.0, 0.5))
     rng = np.random.default_rng(o["seed"])

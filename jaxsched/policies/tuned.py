@@ -91,11 +91,16 @@ def load(path) -> TunedPriority:
 
 
 def save(path, weights, **meta) -> Path:
-    """Write a model file ``path/model.json`` (unit-norm weights, ``meta`` added); returns it."""
+    """Write a model file ``path/model.json`` (unit-norm weights, ``meta`` added) whole or not
+    at all; returns it.  The folder ``path`` is made if missing, its parent must exist (a
+    one-line ConfigError otherwise)."""
+    from jaxsched.fileio import atomic_write, check_folder
+
     w = np.asarray(weights, np.float64)
     w = w / np.linalg.norm(w)
     out = Path(path)
-    out.mkdir(parents=True, exist_ok=True)
+    check_folder(out)
+    out.mkdir(exist_ok=True)
     d = {"kind": "tuned-priority", "features": list(FEATURES), "weights": w.tolist(), **meta}
-    (out / "model.json").write_text(json.dumps(d, indent=1) + "\n")
+    atomic_write(out / "model.json", json.dumps(d, indent=1) + "\n")
     return out / "model.json"

@@ -15,6 +15,8 @@
   synthetic; imported on demand).
 * :mod:`jaxsched.workload.splits`: the named train / validation / test splits of every trace
   and generator, and run.json's ``jobs_seen`` (imported on demand; docs/splits.md).
+* :mod:`jaxsched.workload.validate`: is a schedule one the machine could have run (every job
+  once, none before its submit time, no over-allocation; imported on demand);
 * :mod:`jaxsched.workload.paths`: a run directory's trace path, stored relative to its checkout
   and found again (imported on demand).
 """

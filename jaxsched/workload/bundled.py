@@ -46,8 +46,9 @@ def default_trace_path() -> Path:
 
 
 def _regenerate(path: Path) -> None:
-    """Write the preset's trace to ``path`` (through a temporary file, so an interrupted run
-    leaves no partial trace behind)."""
+    """Write the preset's trace to ``path`` whole or not at all (:mod:`jaxsched.fileio`), so an
+    interrupted run leaves no partial trace behind; the user data folder is made if missing."""
+    from jaxsched.fileio import atomic_write
     from jaxsched.workload.lublin import PRESETS, generate, to_swf_text
 
     print(f"jaxsched: generating the default trace {DEFAULT_TRACE} into {path}", file=sys.stderr)
@@ -55,6 +56,4 @@ def _regenerate(path: Path) -> None:
     command = f"jaxsched trace generate lublin --preset {DEFAULT_TRACE} --out {path}"
     text = to_swf_text(generate(config), config, command=command)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="ascii", newline="\n")
-    os.replace(tmp, path)
+    atomic_write(path, text.encode("ascii"))

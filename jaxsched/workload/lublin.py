@@ -627,6 +627,7 @@ def generate_cli(
     parent = os.path.dirname(out)
     if parent:
         os.makedirs(parent, exist_ok=True)
-    with open(out, "w", encoding="ascii", newline="\n") as fh:
-        fh.write(text)
+    from jaxsched.fileio import atomic_write
+
+    atomic_write(out, text.encode("ascii"))  # whole or not at all
     return out

@@ -4,7 +4,6 @@ wait times (:func:`write_schedule_swf`)."""
 
 from __future__ import annotations
 
-import gzip
 import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from jaxsched.errors import ConfigError
+from jaxsched.fileio import atomic_write
 
 if TYPE_CHECKING:
     from jaxsched.workload.jobs import Jobs
@@ -62,15 +62,9 @@ def _format_rows(columns: Sequence[np.ndarray]) -> str:
 
 
 def _write_text(path, text: str) -> str:
-    p = os.fspath(path)
-    data = text.encode("utf-8", "surrogateescape")
-    if p.endswith(".gz"):
-        with open(p, "wb") as fh, gzip.GzipFile(fileobj=fh, mode="wb", mtime=0) as gz:
-            gz.write(data)
-    else:
-        with open(p, "wb") as fh:
-            fh.write(data)
-    return p
+    """Write ``text`` whole or not at all (gzip-compressed when ``path`` ends in ``.gz``)."""
+    atomic_write(path, text, gzip_by_suffix=True)
+    return os.fspath(path)
 
 
 def write_swf(trace: Trace, path, *, header=None) -> str:

@@ -94,9 +94,11 @@ def test_starts_give_a_blank_seed_and_errors_are_one_line(traces, capsys, tmp_pa
     assert [int(r["start"]) for r in rows] == [0, 5, 0, 5]
     for argv, needle in [
         (["--table", tmp_path / "t.txt", a], "must end in .csv or .json"),
+        (["--table", tmp_path / "no" / "t.csv", a], f"the folder {tmp_path / 'no'} does not exist"),
         (["--jobs", JOBS], "no trace given"),
         ([a, "--seed", "1,x"], "expected comma-separated integers"),
     ]:
         rc, _, err = _run(capsys, "evaluate", *argv)
         lines = err.strip().splitlines()
         assert rc == 2 and len(lines) == 1 and needle in lines[0], err
+    assert not (tmp_path / "no").exists()  # a missing folder is an error, not created

@@ -88,3 +88,67 @@ def test_learned_model_schedule(tmp_path, capsys):
     assert time_series(s).busy.max() <= jobs.num_procs
     m = metrics(s.submit, s.run, s.procs, s.start, num_procs=float(jobs.num_procs), compat=True)
     assert f"bsld {m['bsld']:,.2f}" in said
+
+
+def _engine_is_the_oracle(monkeypatch, shift=None):
+    """Replace simulate's engine by the plain-Python oracle (no compile); ``shift(starts)``
+    spoils its schedule."""
+    import jaxsched.cli.simulate as S
+
+    def starts(args, jobs, length, compat):
+        window = jobs.window(args.start, length)
+        got = np.asarray(_oracle_starts(window, args.policy, args.backfill, compat), np.int64)
+        return got if shift is None else shift(got)
+
+    monkeypatch.setattr(S, "_heuristic_starts", starts)
+
+
+@pytest.mark.parametrize("name", ["s.swf", "s.csv", "s.swf.gz"])
+@pytest.mark.parametrize("old", [True, False])
+def test_a_kill_during_the_write_leaves_the_old_file(tmp_path, monkeypatch, name, old):
+    """Killed half way through writing the schedule: the final name holds the old file (or
+    nothing), and no temporary is left in the folder."""
+    import jaxsched.workload.swf_write as W
+    from jaxsched import fileio
+
+    def killed_half_way(path, data, *, gzip_by_suffix=False):
+        data = data.encode() if isinstance(data, str) else data
+        with fileio.atomic_writer(path, gzip_by_suffix=gzip_by_suffix) as fh:
+            fh.write(data[: len(data) // 2])
+            fh.flush()
+            raise KeyboardInterrupt  # the signal arrives in the middle of the write
+
+    _engine_is_the_oracle(monkeypatch)
+    monkeypatch.setattr(W, "atomic_write", killed_half_way)
+    out = tmp_path / name
+    if old:
+        out.write_bytes(b"the old schedule\n")
+    with pytest.raises(KeyboardInterrupt):
+        main(["simulate", TINY, "--out", str(out), *RULES])
+    assert [p.name for p in tmp_path.iterdir()] == ([name] if old else [])
+    if old:
+        assert out.read_bytes() == b"the old schedule\n"
+
+
+@pytest.mark.parametrize(
+    "spoil, says",
+    [
+        (lambda s: np.where(np.arange(s.size) == 3, -1, s), "was never started (start -1)"),
+        (lambda s: np.where(s > 0, s - 1, s), "before its submit time"),
+        (lambda s: np.zeros_like(s) + s.max(), "processors of"),  # all at once
+    ],
+    ids=["never-started", "before-submit", "over-allocated"],
+)
+def test_an_invalid_schedule_is_not_written(tmp_path, monkeypatch, capsys, spoil, says):
+    """The engine's schedule is validated before anything is written: exit 2, one line naming
+    the job, the final name untouched (an old file stays, no new file appears)."""
+    _engine_is_the_oracle(monkeypatch, spoil)
+    old, new = tmp_path / "old.swf", tmp_path / "new.csv"
+    old.write_text("the old schedule\n")
+    for out in (old, new):
+        assert main(["simulate", TINY, "--out", str(out), *RULES]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("jaxsched: error: schedule of ") and err.count("\n") == 1, err
+        assert says in err and " job " in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.swf"]
+    assert old.read_text() == "the old schedule\n"

@@ -59,6 +59,10 @@ def test_model_file_roundtrip_and_errors(tmp_path):
         load(tmp_path / "bad.json")
     with pytest.raises(ConfigError, match="cannot read"):
         load(tmp_path / "missing.json")
+    with pytest.raises(ConfigError, match="does not exist"):  # the model folder's parent
+        save(tmp_path / "no" / "m", [1.0, 0.0, 0.0])
+    assert not (tmp_path / "no").exists()
+    assert sorted(p.name for p in (tmp_path / "m").iterdir()) == ["model.json"]
 
 
 @pytest.mark.parametrize("backfill", ["none", "easy", "easy-sjbf"])

@@ -35,11 +35,12 @@ import pytest
 from shared_data import SHARED
 
 import jaxsched.sim  # noqa: F401  (turns on jax x64)
+from jaxsched.errors import ScheduleError
 from jaxsched.policies import heuristics as H
 from jaxsched.sim import engine as E
 from jaxsched.sim import oracle as O
 from jaxsched.sim.evaluate import evaluate
-from jaxsched.workload import read_swf
+from jaxsched.workload import read_swf, validate
 
 
 @functools.cache
@@ -594,19 +595,17 @@ def test_evaluate_does_not_recompile_for_the_same_shapes(small_eval, count_compi
 # 7. Invariants of the engine's schedules; reservations
 # ----------------------------------------------------------------------------------------------
 def check_schedule(tr: Trace, start: np.ndarray) -> None:
-    """No over-allocation (node usage swept over all start/finish times), no start before
-    submit, every real job started exactly once (padding never)."""
+    """No over-allocation (nodes and processors at any instant), no start before submit, every
+    real job started exactly once (padding never): the package's schedule validator."""
     n = tr.n
     assert (start[n:] == -1).all(), "a padding job was started"
-    s = start[:n]
-    assert (s >= 0).all(), "a job never started"
-    assert (s >= tr.submit).all(), "a job started before its submit time"
-    fin = s + tr.run
-    k = tr.nodes
-    times = np.unique(np.concatenate([s, fin]))
-    for T in times:
-        used = int(k[(s <= T) & (T < fin)].sum())
-        assert used <= tr.num_nodes, f"{used} nodes busy at t={T} > {tr.num_nodes}"
+    try:
+        validate.check_schedule(
+            tr.submit, tr.run, tr.procs, start[:n], num_procs=tr.num_nodes * tr.ppn,
+            num_nodes=tr.num_nodes, procs_per_node=tr.ppn,
+        )  # fmt: skip
+    except ScheduleError as e:
+        raise AssertionError(str(e)) from None
 
 
 def test_random_schedules_invariants(random_batch):

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from jaxsched.sim import oracle as O
 from jaxsched.workload.swf import read_swf
+from jaxsched.workload.validate import check_schedule
 
 REFERENCE_POLICIES = ("fcfs", "sjf", "wfp3", "unicep", "f1", "f2", "f3", "f4", "smallest")
 
@@ -447,14 +448,9 @@ def instances(draw, max_jobs=40, exact=False, overest=False):
 
 def check_invariants(jobs, N, ppn, starts):
     s, r, q, n = (list(c) for c in zip(*jobs))
-    k = O.node_counts(n, ppn)
-    assert len(starts) == len(jobs)
-    for i, st_ in enumerate(starts):
-        assert st_ >= s[i], f"job {i} starts before its submit time"
-    # no over-allocation: usage only increases at start times
-    for T in set(starts):
-        used = sum(k[i] for i in range(len(jobs)) if starts[i] <= T < starts[i] + r[i])
-        assert used <= N, f"{used} nodes in use at t={T} > {N}"
+    # every job once, none before its submit time, no over-allocation of nodes or processors
+    # (the package's validator, checked against a brute force in tests/workload/test_validate.py)
+    check_schedule(s, r, n, starts, num_procs=N * ppn, num_nodes=N, procs_per_node=ppn)
 
 
 HYP = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

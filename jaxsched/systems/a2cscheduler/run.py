@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsched.errors import CheckpointError
+from jaxsched.fileio import atomic_write
 from jaxsched.systems import LoadedModel
 from jaxsched.systems.a2cscheduler import evaluate as ev
 from jaxsched.systems.a2cscheduler.config import RunConfig, build_env, build_nets
@@ -130,7 +131,7 @@ def train(rc: RunConfig, out, *, epochs: int, resume: bool = False, validate_eve
     if not evaluate:
         return None
     res = ev.evaluate(trainer.env, rc.eval_sequences, trainer.actor_apply, state.params["actor"])
-    (out / "evaluation.json").write_text(json.dumps(res, indent=1) + "\n")
+    atomic_write(out / "evaluation.json", json.dumps(res, indent=1) + "\n")
     log(f"{rc.describe_jobsets()}, greedy A2C:")
     log(ev.format_table(res))
     return res
@@ -177,15 +178,13 @@ def export_actor(checkpoint, out) -> Path:
     quarter of the file: no critic, no optimiser or environment state; enough for
     :func:`load_model` and evaluation, not for ``--resume``), its run's ``run.json`` and
     ``log.jsonl``. Returns the checkpoint written."""
-    import shutil
-
     from jaxsched.train.checkpoint import save_checkpoint
 
     ck = load_checkpoint(checkpoint)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     for name in ("run.json", "log.jsonl"):
-        shutil.copyfile(ck.path.parent / name, out / name)
+        atomic_write(out / name, (ck.path.parent / name).read_bytes())
     state = {"params": {"actor": ck.state["params"]["actor"]}}
     return save_checkpoint(out, state, epoch=ck.epoch, config=ck.config,
                            metrics_history=ck.metrics_history)  # fmt: skip

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxsched.plots import pyplot
+from jaxsched.plots import pyplot, save_png
 from jaxsched.sim.dras_metrics import CLASSES, KIVIAT_AXES, weekly
 
 __all__ = ["plot_kiviat", "plot_wait_vs_size", "plot_weekly", "plot_training"]
@@ -22,11 +22,7 @@ _AXIS_LABELS = ("1/avg wait", "1/max wait", "1/avg slowdown", "1/avg response", 
 
 
 def _save(fig, plt, path) -> Path:
-    path = Path(path)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_png(fig, path, dpi=110)
 
 
 def plot_kiviat(table: dict, path) -> Path:
@@ -83,7 +79,6 @@ def plot_training(out, path=None) -> Path:
     """A DRAS run's training curve (``jaxsched plot DIR``): the mean wait of the training
     jobsets and of the validation month per epoch, and the epoch's reward; a PNG (default
     ``DIR/training.png``)."""
-    from jaxsched.plots import save_png
     from jaxsched.train.loop import read_log
 
     rows = read_log(out, nonempty=True)

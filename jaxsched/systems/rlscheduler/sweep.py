@@ -12,11 +12,11 @@ continues every seed's directory.  Everything but the seed must be the same for 
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from jaxsched.fileio import atomic_write
 from jaxsched.systems.rlscheduler.config import RunConfig
 from jaxsched.systems.rlscheduler.run import (
     FILTER_FILE,
@@ -57,7 +57,7 @@ def _share_filter(outs: Sequence[Path]) -> None:
         for o in outs[1:]:
             o.mkdir(parents=True, exist_ok=True)
             if not (o / FILTER_FILE).is_file():
-                shutil.copyfile(src, o / FILTER_FILE)
+                atomic_write(o / FILTER_FILE, src.read_bytes())
 
 
 def train_sweep(
