@@ -66,6 +66,7 @@ import bz2
 import gzip
 import lzma
 import os
+import stat
 import zlib
 from dataclasses import dataclass, field, replace
 
@@ -343,8 +344,9 @@ def read_swf(path, *, on_error: str = "raise", max_procs: int | None = None) -> 
 
 def _read_bytes(path: str) -> bytes:
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; anything but a regular file
+        # (FIFO, device, socket) is refused before a byte is read (it could block for ever)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         raise SWFError(path, None, None, "no such file") from None
     except IsADirectoryError:
@@ -353,6 +355,19 @@ def _read_bytes(path: str) -> bytes:
         raise SWFError(path, None, None, "permission denied") from None
     except OSError as e:
         raise SWFError(path, None, None, f"cannot read: {e.strerror or e}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise SWFError(path, None, None, "is a directory, not an SWF file")
+        raise SWFError(
+            path, None, None, "not a regular file (a FIFO, device or socket); give a file"
+        )
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            raw = fh.read()
+        except OSError as e:
+            raise SWFError(path, None, None, f"cannot read: {e.strerror or e}") from None
     return _decompress(raw, path)
 
 
