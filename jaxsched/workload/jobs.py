@@ -258,12 +258,12 @@ def prepare_jobs(trace: Trace, rules: str = "rlscheduler") -> Jobs:
     as64 = lambda a: np.ascontiguousarray(a[idx], dtype=np.int64)  # noqa: E731
     if idx.size == 0:
         why = "; ".join(f"{_DROPPED[k]}: {v}" for k, v in fixes.items() if v and k in _DROPPED)
+        what = f"all {t.n_jobs} job lines were dropped" if t.n_jobs else "there is no job line"
         raise SWFError(
             t.path,
             None,
             None,
-            f"no job left after the {rules} rules: all {t.n_jobs} job lines were dropped"
-            + (f" ({why})" if why else ""),
+            f"no job left after the {rules} rules: {what}" + (f" ({why})" if why else ""),
         )
     order = "by job number" if rules == "rlscheduler" else "in file order"
     check_job_list(t.path, rules, order, as64(t.submit), as64(run), as64(q), as64(t.line))
