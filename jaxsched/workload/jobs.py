@@ -211,6 +211,11 @@ def prepare_jobs(trace: Trace, rules: str = "rlscheduler") -> Jobs:
 
     In both rule sets the normalisers (``max_exec_time`` ...) are taken over all lines of the
     trace, as in spec §1.4.
+
+    Both end in :func:`check_job_list` (submit times non-decreasing in the final order, so
+    under the rlscheduler rules job numbers must follow submit order; a kept job's submit time
+    >= 0; a schedule within 2^53 s), and a rule set that keeps no job raises an
+    :class:`~jaxsched.errors.SWFError` naming the file and the counts by drop rule.
     """
     if rules not in RULES:
         raise ConfigError(f"unknown rules {rules!r}; choose one of {', '.join(RULES)}")
