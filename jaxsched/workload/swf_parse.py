@@ -203,9 +203,10 @@ class Parser:
             if k == _PARTITION:
                 patch = (frac | out) & finite
                 for r in np.flatnonzero(patch & ~bad):
+                    what = "out of range" if out[r] else "not an integer"
                     self.notes.append(
                         f"{_where(self.path, int(lines[r]))}: {_label(k)}: "
-                        f"{_fmt_value(c[r])} is not an integer, read as 0"
+                        f"{_fmt_value(c[r])} is {what}, read as 0"
                     )
                 c[patch] = 0
                 frac = out = np.zeros(n, dtype=bool)
@@ -395,7 +396,7 @@ _STRUCT = np.dtype([(name, np.float64 if name in FLOAT_FIELDS else np.int64) for
 
 
 def _columns(values: np.ndarray) -> list[np.ndarray]:
-    return [values[:, k] for k in range(_NF)]
+    return [np.ascontiguousarray(values[:, k]) for k in range(_NF)]
 
 
 def _fast_columns(buf: bytes, n_lines: int) -> list[np.ndarray] | None:
@@ -415,7 +416,7 @@ def _fast_columns(buf: bytes, n_lines: int) -> list[np.ndarray] | None:
         try:
             rec = np.loadtxt(io.BytesIO(buf), dtype=_STRUCT, comments=None, ndmin=1)
             if rec.shape == (n_lines,):
-                return [rec[name] for name in FIELDS]
+                return [np.ascontiguousarray(rec[name]) for name in FIELDS]
         except (ValueError, TypeError, OverflowError, Warning):
             pass
         try:
