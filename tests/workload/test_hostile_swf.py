@@ -161,7 +161,7 @@ def test_hostile_trace_is_one_line_error(name, content, expected, tmp_path, caps
         ["simulate", str(f), "--out", str(out_file)],
     )
     for argv in commands:
-        with _deadline(10):
+        with _deadline(30):
             rc = main(argv)
         out, err = capsys.readouterr()
         assert rc == 2, (argv, out, err)
