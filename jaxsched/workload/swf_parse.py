@@ -227,16 +227,19 @@ class Parser:
         )
         end = sub + np.maximum(wait, 0) + np.maximum(np.maximum(run, req), 0)
 
-        def too_late(r):
-            name = "run time" if run[r] >= req[r] else "requested time"
-            return (
-                f"submit time + wait time + {name} = {int(end[r])} s is beyond 2^53 s "
-                f"({_MAX_EXACT}); a job's times must add up to at most that"
-            )
-
         for r in np.flatnonzero(ok & (end > _MAX_EXACT)):
-            k = _COL["run"] if run[r] >= req[r] else _COL["req_time"]
-            errs.append((int(lines[r]), _label(k), too_late(r)))
+            last = "run" if run[r] >= req[r] else "req_time"
+            parts = {"submit": sub[r], "wait": wait[r], last: max(run[r], req[r])}
+            k = _COL[max(parts, key=lambda f: parts[f])]  # the largest part is named
+            what = "run time" if last == "run" else "requested time"
+            errs.append(
+                (
+                    int(lines[r]),
+                    _label(k),
+                    f"submit time + wait time + {what} = {int(end[r])} s is beyond 2^53 s "
+                    f"({_MAX_EXACT}); a job's times must add up to at most that",
+                )
+            )
             bad[r] = True
         # job larger than the machine
         P, source = machine
