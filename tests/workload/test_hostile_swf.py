@@ -219,44 +219,58 @@ def test_generator_refuses_a_machine_beyond_int32(tmp_path, capsys):
 # ----------------------------------------------------------------------------------------------
 HOSTILE_TOKENS = ("+12", "1_000", "nan", "inf", "-inf", "1e2", "3.0", "10.5", "abc", "0x10",
                   str(E53), str(E53 + 1), str(2**63), str(2**64), str(I31), "1e400", "-0")  # fmt: skip
-BIG_VALUES = (E53 // 4, E53 // 2, E53 - 1, E53, E53 + 1, 2**62, I31 - 1, I31)
-HEADERS = ("", "; MaxNodes: 8\n", "; MaxNodes: 8\n; MaxProcs: 16\n", "; MaxProcs: 4\n",
-           "; MaxNodes: 0\n", "; MaxNodes: 2147483648\n", "; MaxNodes: many\n")  # fmt: skip
-
-
-def _value(small: st.SearchStrategy) -> st.SearchStrategy:
-    return st.one_of(small, small, small, st.sampled_from(BIG_VALUES), st.sampled_from((-1, -2)))
+BIG_VALUES = (E53 // 4, E53 // 2, E53 - 1, E53, E53 + 1, 2**62, I31 - 1, I31, -2)
+HEADERS = ("; MaxNodes: 8\n", "; MaxNodes: 8\n; MaxProcs: 16\n", "; MaxNodes: 16\n; MaxProcs: 8\n",
+           "")  # fmt: skip
+BAD_HEADERS = ("; MaxNodes: 0\n", "; MaxNodes: 2147483648\n", "; MaxProcs: 10000000000\n",
+               "; MaxNodes: many\n")  # fmt: skip
 
 
 @st.composite
 def swf_texts(draw):
-    n = draw(st.integers(0, 6))
-    lines, submit = [], draw(st.integers(-2, 3))
+    """SWF text: well-formed job lines (small values, -1 and 0 among them, job numbers now and
+    then permuted, a first submit time of -1 now and then) with, at a drawn rate, hostile
+    values, tokens, field counts and headers; blank and comment lines, CRLF and a BOM."""
+    hostile = draw(st.integers(0, 3))  # 0: no hostile value at all
+
+    def rare() -> bool:
+        return hostile > 0 and draw(st.integers(0, 24 // hostile)) == 0
+
+    def value(lo, hi):
+        return draw(st.sampled_from(BIG_VALUES)) if rare() else draw(st.integers(lo, hi))
+
+    n = draw(st.integers(0 if hostile else 1, 8))
+    ids = list(range(1, n + 1))
+    if draw(st.integers(0, 4)) == 0:
+        ids = draw(st.permutations(ids))
+    lines, submit = [], draw(st.sampled_from((0, 0, 0, 3, 5, 7, -1)))
     for i in range(n):
-        submit += draw(st.integers(-3, 20))
+        if i:
+            submit += -draw(st.integers(1, 5)) if rare() else draw(st.integers(0, 30))
         f = [
-            draw(st.one_of(st.just(i + 1), st.integers(-1, n + 1))),
-            draw(st.one_of(st.just(submit), st.sampled_from(BIG_VALUES))),
-            draw(_value(st.integers(0, 50))),  # wait
-            draw(_value(st.integers(0, 100))),  # run
-            draw(_value(st.integers(0, 12))),  # alloc
+            draw(st.integers(-1, n)) if rare() else ids[i],
+            draw(st.sampled_from(BIG_VALUES)) if rare() else submit,
+            value(-1, 50),  # wait
+            value(-1, 100),  # run
+            value(-1, 10),  # allocated processors
             -1,
             -1,
-            draw(_value(st.integers(0, 12))),  # req procs
-            draw(_value(st.integers(0, 200))),  # req time
+            value(-1, 10),  # requested processors
+            value(-1, 200),  # requested time
             *([-1] * 9),
         ]
         toks = [str(v) for v in f]
-        for _ in range(draw(st.integers(0, 2)) if draw(st.booleans()) else 0):
+        if rare():
             toks[draw(st.integers(0, 17))] = draw(st.sampled_from(HOSTILE_TOKENS))
-        if draw(st.integers(0, 20)) == 0:
+        if rare():
             toks = toks[: draw(st.integers(0, 19))]
         lines.append(" ".join(toks))
         if draw(st.integers(0, 8)) == 0:
             lines.append(draw(st.sampled_from(("", "; a comment", "  "))))
     bom = "\ufeff" if draw(st.integers(0, 8)) == 0 else ""
     eol = draw(st.sampled_from(("\n", "\r\n")))
-    return bom + draw(st.sampled_from(HEADERS)) + eol.join(lines) + (eol if lines else "")
+    header = draw(st.sampled_from(BAD_HEADERS if rare() else HEADERS))
+    return bom + header + eol.join(lines) + (eol if lines else "")
 
 
 def _check_trace(t) -> None:
