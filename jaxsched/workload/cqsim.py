@@ -98,6 +98,7 @@ def load_cqsim(source, *, num_nodes: int | None = None) -> CQSimTrace:
     ``num_nodes`` overrides N (default: the header's MaxProcs, else MaxNodes). Raises
     :class:`~jaxsched.errors.SWFError` (one line, naming the file) for an unreadable file, a
     trace without MaxProcs/MaxNodes and no override, or one where every job is dropped."""
+    from jaxsched.workload.jobs import check_job_list
     from jaxsched.workload.swf import Trace, read_swf
 
     # the machine-size check of read_swf is off: CQSim keeps jobs wider than the machine
@@ -113,6 +114,7 @@ def load_cqsim(source, *, num_nodes: int | None = None) -> CQSimTrace:
     if not keep.any():
         raise SWFError(tr.path, None, None, "no job left after CQSim's drop rules")
     cut = lambda a: np.ascontiguousarray(a[keep], dtype=np.int64)  # noqa: E731
+    check_job_list(tr.path, "cqsim", "in file order", cut(tr.submit), cut(r), cut(t), cut(tr.line))
     return CQSimTrace(
         job_id=cut(tr.job_id),
         submit=cut(tr.submit),

@@ -13,7 +13,7 @@ from jaxsched.errors import ConfigError, SWFError
 if TYPE_CHECKING:
     from jaxsched.workload.swf import Trace
 
-__all__ = ["RULES", "Jobs", "prepare_jobs"]
+__all__ = ["RULES", "Jobs", "prepare_jobs", "check_job_list", "MAX_TIME"]
 
 #: Cleaning rules understood by :func:`prepare_jobs`.
 RULES: tuple[str, ...] = ("rlscheduler", "default")
@@ -106,6 +106,73 @@ class Jobs:
         )
 
 
+#: the latest time a job list may reach (submit times, and the end of a schedule that runs every
+#: job one after the other): float64 holds every integer up to here exactly, and the engine's
+#: "infinite" time (``BIG``, int64 max // 4) is far beyond it
+MAX_TIME = 2**53
+
+
+#: why the rule sets drop jobs, by their ``fixes`` key (the message of an empty job list)
+_DROPPED = {
+    "dropped_zero_run": "run time 0",
+    "dropped_nonpositive_run": "run time <= 0 or unknown",
+    "dropped_nonpositive_procs": "no processor count",
+}
+
+
+def check_job_list(path, rules: str, order: str, submit, run, req_time, line) -> None:
+    """The checks every rule set's job list goes through, after its drops and its sort: submit
+    times non-decreasing (the simulator's order) and >= 0, and every time a schedule can reach
+    (its end, if the jobs ran one after the other, plus the longest run or requested time)
+    within 2^53 s. ``order``: how the rules order the jobs (``"by job number"``, ``"in file
+    order"``). An :class:`~jaxsched.errors.SWFError` names the first
+    job line at fault (``path:line: field: ...``)."""
+    if submit.size == 0:
+        return
+    late = np.flatnonzero(submit[1:] < submit[:-1])
+    if late.size:
+        j = int(late[0]) + 1
+        by_number = order == "by job number"
+        raise SWFError(
+            path,
+            int(line[j]),
+            "job_id (field 1)" if by_number else "submit (field 2)",
+            f"the {rules} rules order the jobs {order}, and this job's submit time "
+            f"({int(submit[j])}) is earlier than that of the job before it, on line "
+            f"{int(line[j - 1])} ({int(submit[j - 1])})"
+            + ("; job numbers must follow submit order" if by_number else ""),
+        )
+    if submit[0] < 0:  # the smallest, in submit order
+        raise SWFError(
+            path,
+            int(line[0]),
+            "submit (field 2)",
+            f"submit time {int(submit[0])} is negative (-1: unknown); a job the {rules} "
+            "rules keep needs a submit time >= 0",
+        )
+    # A schedule that keeps a job running while any waits (each fits the machine) ends by
+    # max_k (submit_k + the run times of job k and of the jobs after it); reservations reach
+    # one requested time beyond that. 2^53 leaves a factor 256 to the engine's BIG.
+    runs = np.maximum(run, 0).astype(np.float64)
+    after = np.cumsum(runs[::-1])[::-1]
+    k = int(np.argmax(submit + after))
+    longest = np.maximum(run, req_time)
+    j = int(np.argmax(longest))
+    end = float(submit[k]) + float(after[k]) + max(0, int(longest[j]))
+    if end > MAX_TIME:
+        name, field = ("run time", "run (field 4)")
+        if req_time[j] > run[j]:
+            name, field = ("requested time", "req_time (field 9)")
+        raise SWFError(
+            path,
+            int(line[j]),
+            field,
+            f"a schedule of these jobs could end after 2^53 s ({MAX_TIME}): the jobs "
+            f"submitted from line {int(line[k])} on (at {int(submit[k])} s) run "
+            f"{float(after[k]):.4g} s in all, and this job's {name} is {int(longest[j])} s",
+        )
+
+
 def _max0(a: np.ndarray) -> int:
     return max(0, int(a.max())) if a.size else 0
 
@@ -144,6 +211,11 @@ def prepare_jobs(trace: Trace, rules: str = "rlscheduler") -> Jobs:
 
     In both rule sets the normalisers (``max_exec_time`` ...) are taken over all lines of the
     trace, as in spec §1.4.
+
+    Both end in :func:`check_job_list` (submit times non-decreasing in the final order, so
+    under the rlscheduler rules job numbers must follow submit order; a kept job's submit time
+    >= 0; a schedule within 2^53 s), and a rule set that keeps no job raises an
+    :class:`~jaxsched.errors.SWFError` naming the file and the counts by drop rule.
     """
     if rules not in RULES:
         raise ConfigError(f"unknown rules {rules!r}; choose one of {', '.join(RULES)}")
@@ -189,6 +261,17 @@ def prepare_jobs(trace: Trace, rules: str = "rlscheduler") -> Jobs:
         }
         idx = np.flatnonzero(keep)  # file order == submit order (validated)
     as64 = lambda a: np.ascontiguousarray(a[idx], dtype=np.int64)  # noqa: E731
+    if idx.size == 0:
+        why = "; ".join(f"{_DROPPED[k]}: {v}" for k, v in fixes.items() if v and k in _DROPPED)
+        what = f"all {t.n_jobs} job lines were dropped" if t.n_jobs else "there is no job line"
+        raise SWFError(
+            t.path,
+            None,
+            None,
+            f"no job left after the {rules} rules: {what}" + (f" ({why})" if why else ""),
+        )
+    order = "by job number" if rules == "rlscheduler" else "in file order"
+    check_job_list(t.path, rules, order, as64(t.submit), as64(run), as64(q), as64(t.line))
     return Jobs(
         submit=as64(t.submit),
         run=as64(run),

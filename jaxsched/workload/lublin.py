@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from jaxsched.workload.drand48 import Drand48, safe_log
+from jaxsched.workload.swf_parse import MAX_PROCS as MAX_NODES
 
 __all__ = [
     "Drand48",
@@ -188,8 +189,12 @@ class LublinConfig:
             raise ValueError(f"start_hour must be in 0..23, got {self.start_hour}")
         if not (self.load_factor > 0.0 and math.isfinite(self.load_factor)):
             raise ValueError(f"load_factor must be a positive number, got {self.load_factor}")
-        if self.max_nodes is not None and self.max_nodes < 1:
-            raise ValueError(f"max_nodes must be >= 1 or None, got {self.max_nodes}")
+        if self.max_nodes is not None and not 1 <= self.max_nodes <= MAX_NODES:
+            raise ValueError(f"max_nodes must be in 1..{MAX_NODES} or None, got {self.max_nodes}")
+        if not (math.isfinite(self.header_uhi) and 2.0**self.header_uhi + 0.5 < MAX_NODES + 1):
+            raise ValueError(
+                f"header_uhi must give a MaxNodes of at most {MAX_NODES}, got {self.header_uhi}"
+            )
         if self.typed:
             self.batch.validate("batch")
             self.interactive.validate("interactive")
@@ -234,8 +239,10 @@ def machine_config(
 ) -> LublinConfig:
     """Default model parameters adapted to a machine of ``nodes`` processors (all streams),
     with sizes capped at ``nodes``."""
-    if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 2:
+    if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)):
         raise ValueError(f"nodes must be an integer >= 2, got {nodes!r}")
+    if not 2 <= nodes <= MAX_NODES:
+        raise ValueError(f"nodes must be an integer in 2..{MAX_NODES}, got {nodes!r}")
     return LublinConfig(
         n_jobs=n_jobs,
         seed=seed,
@@ -604,8 +611,8 @@ def generate_cli(
         if config.seed != base.seed:
             cmd.append(f"--seed {config.seed}")
     else:
-        if not _is_int(nodes) or nodes < 2:
-            raise ValueError(f"--nodes must be an integer >= 2, got {nodes!r}")
+        if not _is_int(nodes) or not 2 <= nodes <= MAX_NODES:
+            raise ValueError(f"--nodes must be an integer in 2..{MAX_NODES}, got {nodes!r}")
         used_seed = int(time.time()) & 0xFFFFFFFF if seed is None else int(seed)
         config = machine_config(
             int(nodes), typed=bool(typed), n_jobs=int(jobs), seed=used_seed,

@@ -23,19 +23,27 @@ Validation (``on_error="raise"``, the default, stops at the first problem found)
 --------------------------------------------------------------------------------
 Problems are reported as :class:`~jaxsched.errors.SWFError` ``"path:line: field: what"``:
 
-* missing/unreadable file (``"path: no such file"``), corrupt compressed data, binary data
-  (``"not an SWF file (binary data)"``), no job line at all (``"empty: ..."``);
+* missing/unreadable file (``"path: no such file"``), a FIFO, device or socket (``"not a
+  regular file"``, refused before reading, which could block for ever), corrupt compressed
+  data, binary data (``"not an SWF file (binary data)"``), no job line at all (``"empty:
+  ..."``). A leading UTF-8 byte order mark is ignored;
 * a job line without exactly 18 fields (``"path:7: expected 18 fields, found 17"``);
-* a field that is not a number, not finite, or not an integer where SWF wants one
-  (``"path:7: run (field 4): not a number: 'abc'"``). Fields 6 and 7 (average CPU time, used
-  memory) may be fractional. As in the reference parser, a non-integer *partition number*
+* a field that is not a plain decimal number (an optional ``-``, digits, a fraction, an
+  exponent: ``+12`` and ``1_000`` are refused), not finite, or not an integer where SWF wants
+  one (``"path:7: run (field 4): not a number: 'abc'"``). Fields 6 and 7 (average CPU time,
+  used memory) may be fractional. As in the reference parser, a non-integer *partition number*
   (field 16) becomes 0 and is recorded in :attr:`Trace.notes`; it is not an error;
+* an integer field beyond ±2^53 (``"integer out of range"``), a processor count (fields 5
+  and 8) beyond 2^31 - 1, or a job whose submit + wait + max(run, requested) time is beyond
+  2^53 s (named by its run or requested time field); the checks are the same whichever
+  numpy path read the file;
+* a job number that repeats an earlier line's (``job_id (field 1)``);
 * a submit time earlier than that of a previous job line (``submit (field 2)``);
 * a job that needs more processors than the machine: ``max(field 5, field 8) >`` the machine
   size. The machine size is ``max_procs=`` if given, else the ``MaxProcs`` header, else
   ``MaxNodes``. There is no check when none is known;
 * a header value that must be an integer and is not (``"path:12: MaxProcs: not an integer:
-  'many'"``); ``MaxNodes``/``MaxProcs`` must be positive.
+  'many'"``); ``MaxNodes``/``MaxProcs`` must be in 1 .. 2^31 - 1.
 
 Malformed lines (field count, non-numeric text) are reported before problems that need the
 parsed values, except that a value problem on an *earlier* line wins. So the error raised is
@@ -45,7 +53,16 @@ With ``on_error="skip"``, bad job lines are dropped. Their messages go to :attr:
 and **one** :class:`~jaxsched.errors.SWFWarning` gives the count. An unusable header value is
 ignored (treated as absent) and recorded the same way. The order check then compares a line
 with the lines that were kept before it. Skipping never makes a file valid that has no usable
-job line: that is still an error. Whole-file problems (binary, corrupt, missing) always raise.
+job line: that is still an error. Whole-file problems (binary, corrupt, missing, not a regular
+file) always raise.
+
+The job list of every rule set (:func:`prepare_jobs`) is checked again after its drops and
+its sort (:func:`~jaxsched.workload.jobs.check_job_list`): submit times must not decrease in
+the order it schedules (the ``rlscheduler`` rules sort by job number, so job numbers must
+follow submit order), a job it keeps needs a submit time >= 0 (-1 means unknown), the
+schedule's reach (the jobs run one after the other, plus the longest run or requested time)
+must stay within 2^53 s, and a rule set that drops every job is an error naming the file and
+the counts by drop rule. These checks raise in both modes.
 
 Header representation
 ---------------------
@@ -66,6 +83,7 @@ import bz2
 import gzip
 import lzma
 import os
+import stat
 import zlib
 from dataclasses import dataclass, field, replace
 
@@ -343,8 +361,9 @@ def read_swf(path, *, on_error: str = "raise", max_procs: int | None = None) -> 
 
 def _read_bytes(path: str) -> bytes:
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; anything but a regular file
+        # (FIFO, device, socket) is refused before a byte is read (it could block for ever)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         raise SWFError(path, None, None, "no such file") from None
     except IsADirectoryError:
@@ -353,6 +372,19 @@ def _read_bytes(path: str) -> bytes:
         raise SWFError(path, None, None, "permission denied") from None
     except OSError as e:
         raise SWFError(path, None, None, f"cannot read: {e.strerror or e}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise SWFError(path, None, None, "is a directory, not an SWF file")
+        raise SWFError(
+            path, None, None, "not a regular file (a FIFO, device or socket); give a file"
+        )
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            raw = fh.read()
+        except OSError as e:
+            raise SWFError(path, None, None, f"cannot read: {e.strerror or e}") from None
     return _decompress(raw, path)
 
 

@@ -18,7 +18,19 @@ __all__ = ["Parser"]
 
 _FLOAT_SET = frozenset(_COL[n] for n in FLOAT_FIELDS)
 _PARTITION = _COL["partition"]
-_MAX_EXACT = 2.0**53  # integers beyond this cannot be represented exactly by the parser
+_MAX_EXACT = 2**53  # integers beyond this cannot be represented exactly by the parser
+#: the largest processor count (fields 5 and 8, MaxNodes, MaxProcs): the engine counts in int32
+MAX_PROCS = 2**31 - 1
+_PROC_SET = frozenset((_COL["alloc_procs"], _COL["req_procs"]))
+_BOM = b"\xef\xbb\xbf"
+# A field is a plain decimal number: an optional "-", digits with an optional fraction, an
+# optional exponent ("1e2", "3.0", ".5"); no "+" sign, no "_" (Python's float() takes both).
+# nan/inf pass here so that the value checks report them as not finite.
+_TOKEN_RE = re.compile(
+    rb"-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)", re.IGNORECASE
+)
+_NUMBER_BYTES = b"0123456789.eE+- \t\r\n"  # all a block of plain numbers is made of
+_LONE_PLUS_RE = re.compile(rb"(?<![eE])\+")  # a "+" that is not an exponent's sign
 
 # Header labels with a typed attribute on Trace: label -> (attribute, kind).
 _HEADER_INT = {
@@ -60,6 +72,8 @@ class Parser:
     """One parse; keeps the bookkeeping out of the public functions."""
 
     def __init__(self, data: bytes, path: str | None, skip: bool, max_procs: int | None):
+        if data.startswith(_BOM):  # a UTF-8 byte order mark (some editors write one)
+            data = data[len(_BOM) :]
         self.data, self.path, self.skip, self.override = data, path, skip, max_procs
         self.skipped: list[tuple[int, str]] = []  # (line, message)
         self.notes: list[str] = []
@@ -115,26 +129,27 @@ class Parser:
             if len(toks) != _NF:
                 e = (ln, None, f"expected {_NF} fields, found {len(toks)}")
             else:
-                try:
-                    rows.append([float(t) for t in toks])
-                    keep.append(ln)
-                    continue
-                except ValueError:
-                    pass
+                if _plain_numbers(raw):
+                    try:
+                        rows.append([float(t) for t in toks])
+                        keep.append(ln)
+                        continue
+                    except ValueError:
+                        pass
                 vals, e = [], None
                 for k, t in enumerate(toks):
-                    try:
-                        vals.append(float(t))
-                    except ValueError:
-                        if k == _PARTITION:
-                            vals.append(0.0)
-                            self.notes.append(
-                                f"{_where(self.path, ln)}: {_label(k)}: "
-                                f"{_text(t)!r} is not an integer, read as 0"
-                            )
-                        else:
-                            e = (ln, _label(k), f"not a number: {_text(t)!r}")
-                            break
+                    v = float(t) if _TOKEN_RE.fullmatch(t) else None
+                    if v is not None:
+                        vals.append(v)
+                    elif k == _PARTITION:
+                        vals.append(0.0)
+                        self.notes.append(
+                            f"{_where(self.path, ln)}: {_label(k)}: "
+                            f"{_text(t)!r} is not an integer, read as 0"
+                        )
+                    else:
+                        e = (ln, _label(k), _not_a_number(t))
+                        break
                 if e is None:
                     rows.append(vals)
                     keep.append(ln)
@@ -163,36 +178,69 @@ class Parser:
         n = len(lines)
         errs: list[tuple[int, str | None, str]] = []
         bad = np.zeros(n, dtype=bool)
-        # Value checks per column, in field order, so a row reports its first bad field.
-        # int64 columns (the fast path) are exact; float columns may hold anything.
-        for k, c in enumerate(cols):
-            if c.dtype.kind != "f":
-                continue
-            finite = np.isfinite(c)
-            if k in _FLOAT_SET:
-                wrong = ~finite
-            else:
-                with np.errstate(invalid="ignore"):
-                    nonint = finite & ((c != np.floor(c)) | (np.abs(c) > _MAX_EXACT))
-                if k == _PARTITION and nonint.any():
-                    for r in np.flatnonzero(nonint & ~bad):
-                        self.notes.append(
-                            f"{_where(self.path, int(lines[r]))}: {_label(k)}: "
-                            f"{float(c[r])!r} is not an integer, read as 0"
-                        )
-                    c[nonint] = 0.0
-                    nonint[:] = False
-                wrong = ~finite | nonint
-            for r in np.flatnonzero(wrong & ~bad):
-                v = float(c[r])
-                if not math.isfinite(v):
-                    what = f"not a number: {v!r}"
-                elif abs(v) > _MAX_EXACT:
-                    what = f"integer out of range: {_fmt_value(v)}"
-                else:
-                    what = f"not an integer: {_fmt_value(v)}"
-                errs.append((int(lines[r]), _label(k), what))
+
+        def report(mask, k, what):
+            for r in np.flatnonzero(mask & ~bad):
+                errs.append((int(lines[r]), _label(k), what(r)))
                 bad[r] = True
+
+        # Value checks per column, in field order, so a row reports its first bad field. Both
+        # dtypes go through the same checks: the int64 columns of the fast path hold integers,
+        # which may still be out of range; float columns may hold anything.
+        for k, c in enumerate(cols):
+            if k in _FLOAT_SET:
+                report(~np.isfinite(c), k, lambda r, c=c: f"not a number: {float(c[r])!r}")
+                continue
+            high = MAX_PROCS if k in _PROC_SET else _MAX_EXACT
+            with np.errstate(invalid="ignore"):
+                out = (c > high) | (c < -_MAX_EXACT)
+            if c.dtype.kind == "f":
+                finite = np.isfinite(c)
+                with np.errstate(invalid="ignore"):
+                    frac = finite & (c != np.floor(c))
+            else:
+                finite, frac = np.ones(n, dtype=bool), np.zeros(n, dtype=bool)
+            if k == _PARTITION:
+                patch = (frac | out) & finite
+                for r in np.flatnonzero(patch & ~bad):
+                    what = "out of range" if out[r] else "not an integer"
+                    self.notes.append(
+                        f"{_where(self.path, int(lines[r]))}: {_label(k)}: "
+                        f"{_fmt_value(c[r])} is {what}, read as 0"
+                    )
+                c[patch] = 0
+                frac = out = np.zeros(n, dtype=bool)
+            report(~finite, k, lambda r, c=c: f"not a number: {float(c[r])!r}")
+            report(frac, k, lambda r, c=c: f"not an integer: {_fmt_value(c[r])}")
+            if k in _PROC_SET:
+                what = lambda r, c=c: (  # noqa: E731
+                    f"processor count out of range: {_fmt_value(c[r])} (at most 2^31 - 1)"
+                )
+            else:
+                what = lambda r, c=c: f"integer out of range: {_fmt_value(c[r])} (at most 2^53)"  # noqa: E731
+            report(out, k, what)
+        # a job's times must add up within the range too (the engine adds them)
+        ok = ~bad
+        sub, wait, run, req = (
+            np.where(ok, cols[_COL[f]], 0).astype(np.int64)
+            for f in ("submit", "wait", "run", "req_time")
+        )
+        end = sub + np.maximum(wait, 0) + np.maximum(np.maximum(run, req), 0)
+
+        for r in np.flatnonzero(ok & (end > _MAX_EXACT)):
+            last = "run" if run[r] >= req[r] else "req_time"
+            parts = {"submit": sub[r], "wait": wait[r], last: max(run[r], req[r])}
+            k = _COL[max(parts, key=lambda f: parts[f])]  # the largest part is named
+            what = "run time" if last == "run" else "requested time"
+            errs.append(
+                (
+                    int(lines[r]),
+                    _label(k),
+                    f"submit time + wait time + {what} = {int(end[r])} s is beyond 2^53 s "
+                    f"({_MAX_EXACT}); a job's times must add up to at most that",
+                )
+            )
+            bad[r] = True
         # job larger than the machine
         P, source = machine
         if P is not None:
@@ -205,6 +253,26 @@ class Parser:
                         int(lines[r]),
                         _label(k),
                         f"job needs {int(need[r])} processors but the machine has {P} ({source})",
+                    )
+                )
+                bad[r] = True
+        # job numbers are unique (a later line repeating a number is the one at fault)
+        ok = np.flatnonzero(~bad)
+        ids = cols[_COL["job_id"]][ok]
+        order = np.argsort(ids, kind="stable")
+        ids_sorted = ids[order]
+        same = ids_sorted[1:] == ids_sorted[:-1]
+        if same.any():
+            pos = np.arange(len(ids_sorted))
+            first = np.maximum.accumulate(np.where(np.r_[True, ~same], pos, 0))
+            for j in np.flatnonzero(same) + 1:
+                r, r0 = ok[order[j]], ok[order[first[j]]]
+                errs.append(
+                    (
+                        int(lines[r]),
+                        _label(_COL["job_id"]),
+                        f"job number {_fmt_value(ids_sorted[j])} repeats that of line "
+                        f"{int(lines[r0])}; SWF job numbers must be unique",
                     )
                 )
                 bad[r] = True
@@ -257,6 +325,8 @@ class Parser:
             problem = f"not an integer: {val!r}"
         elif key in _HEADER_POSITIVE and int(m.group(1)) <= 0:
             problem = f"must be a positive integer, got {val!r}"
+        elif key in _HEADER_POSITIVE and int(m.group(1)) > MAX_PROCS:
+            problem = f"out of range: {m.group(1)} (at most 2^31 - 1 = {MAX_PROCS})"
         if problem is None:
             return int(m.group(1))
         if not self.skip:
@@ -329,7 +399,7 @@ _STRUCT = np.dtype([(name, np.float64 if name in FLOAT_FIELDS else np.int64) for
 
 
 def _columns(values: np.ndarray) -> list[np.ndarray]:
-    return [values[:, k] for k in range(_NF)]
+    return [np.ascontiguousarray(values[:, k]) for k in range(_NF)]
 
 
 def _fast_columns(buf: bytes, n_lines: int) -> list[np.ndarray] | None:
@@ -338,15 +408,18 @@ def _fast_columns(buf: bytes, n_lines: int) -> list[np.ndarray] | None:
     First try int64 for the integer fields (strict: ``"3.0"``, ``"1e2"`` or an int64
     overflow fail), which is about 4x faster than parsing every field as a float. If that fails,
     parse all fields as float64 and leave the integer checks to :meth:`Parser.check_values`.
-    Returns None when neither gives ``n_lines`` rows of 18 fields (the caller then goes line
-    by line to report or skip the bad lines).
+    Returns None when the block holds anything but plain numbers (numpy takes ``"+12"``), or
+    when neither parse gives ``n_lines`` rows of 18 fields (the caller then goes line by line
+    to report or skip the bad lines).
     """
+    if not _plain_numbers(buf):  # "+12", "1_000", letters: the line-by-line checks decide
+        return None
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a lenient/deprecated conversion must not pass
         try:
             rec = np.loadtxt(io.BytesIO(buf), dtype=_STRUCT, comments=None, ndmin=1)
             if rec.shape == (n_lines,):
-                return [rec[name] for name in FIELDS]
+                return [np.ascontiguousarray(rec[name]) for name in FIELDS]
         except (ValueError, TypeError, OverflowError, Warning):
             pass
         try:
@@ -356,6 +429,22 @@ def _fast_columns(buf: bytes, n_lines: int) -> list[np.ndarray] | None:
         except (ValueError, TypeError, OverflowError, Warning):
             pass
     return None
+
+
+def _plain_numbers(buf: bytes) -> bool:
+    """True when ``buf`` holds nothing but whitespace and plain numbers (digits, ".", "-",
+    exponents): no "+" outside an exponent, no "_", no letters but "e"."""
+    if buf.translate(None, _NUMBER_BYTES):
+        return False
+    return b"+" not in buf or _LONE_PLUS_RE.search(buf) is None
+
+
+def _not_a_number(tok: bytes) -> str:
+    try:
+        float(tok)
+    except ValueError:
+        return f"not a number: {_text(tok)!r}"
+    return f"not a plain decimal number: {_text(tok)!r} (no '+' sign, no '_')"
 
 
 def _text(tok: bytes) -> str:
