@@ -160,6 +160,7 @@ def session_flags(args: argparse.Namespace, defaults: dict) -> dict:
     from pathlib import Path
 
     from jaxsched.errors import ConfigError
+    from jaxsched.fileio import atomic_write
     from jaxsched.train.loop import RUN_FILE
 
     path = Path(args.out) / FLAGS_FILE
@@ -175,7 +176,7 @@ def session_flags(args: argparse.Namespace, defaults: dict) -> dict:
         out[k] = v if v is not None else stored.get(k, default)
     if args.resume or not (Path(args.out) / RUN_FILE).exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({**stored, **out}, indent=1) + "\n")
+        atomic_write(path, json.dumps({**stored, **out}, indent=1) + "\n")
     return out
 
 

@@ -33,7 +33,6 @@ import copy
 import dataclasses
 import json
 import math
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -46,6 +45,7 @@ from jaxsched import formatting as F
 from jaxsched import nets
 from jaxsched.envs import AutoResetWrapper, RLSchedulerEnv
 from jaxsched.errors import ConfigError
+from jaxsched.fileio import atomic_writer
 from jaxsched.sim.evaluate import evaluate
 from jaxsched.systems.rlscheduler.config import (
     VAL_INFO,
@@ -65,6 +65,7 @@ from jaxsched.train.loop import (
     open_run,
     run_epochs,
     start_or_resume,
+    write_json,
 )
 from jaxsched.train.ppo import PPOConfig, make_train
 from jaxsched.workload import read_swf
@@ -106,9 +107,8 @@ def _start_table(jobs, rc: RunConfig, out: Path, log) -> np.ndarray:
             f"an SJF {rc.metric} in ({flt.lower:g}, {flt.upper:g})"
         )
     if not path.is_file() and parallel.is_main_process():
-        tmp = out / (FILTER_FILE + ".tmp.npz")
-        np.savez(tmp, sjf=values, lower=flt.lower, upper=flt.upper, mode=rc.filter)
-        os.replace(tmp, path)
+        with atomic_writer(path) as fh:
+            np.savez(fh, sjf=values, lower=flt.lower, upper=flt.upper, mode=rc.filter)
     log(
         f"trajectory filter {rc.filter}: SJF {rc.metric} in ({flt.lower:.4g}, "
         f"{flt.upper:.4g}), {n_ok} of {high - low} starts accepted"
@@ -578,7 +578,7 @@ class _Validator:
     def _attach(self, out: Path) -> None:
         """Write ``out/validation.json`` and keep the best checkpoint of ``out``."""
         out.mkdir(parents=True, exist_ok=True)
-        (out / VAL_INFO).write_text(json.dumps(self.info) + "\n")
+        write_json(out / VAL_INFO, self.info, indent=None)
         self.best = BestCheckpoint(
             out,
             higher_is_better=self.higher_is_better,

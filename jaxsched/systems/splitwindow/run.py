@@ -33,6 +33,7 @@ import numpy as np
 from jaxsched.envs import AutoResetWrapper
 from jaxsched.envs.splitwindow import SplitWindowEnv
 from jaxsched.errors import CheckpointError, ConfigError
+from jaxsched.fileio import atomic_write
 from jaxsched.nets.splitwindow import SWActor, SWCritic
 from jaxsched.systems import LoadedModel
 from jaxsched.systems.splitwindow.config import (
@@ -202,7 +203,7 @@ def export_policy(src, out) -> Path:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     for name in ("run.json", "log.jsonl"):
-        (out / name).write_bytes((src_dir / name).read_bytes())
+        atomic_write(out / name, (src_dir / name).read_bytes())
     return save_checkpoint(
         out, jax.tree_util.tree_map(np.asarray, model.params), epoch=model.epoch,
         config={"system": SYSTEM_NAME, "policy_only": True},
