@@ -106,7 +106,7 @@ def test_resume_takes_the_runs_window_and_validation(tmp_path, capsys):
     (bad / "run.json").write_text("{")
     assert main(["train", "splitwindow", str(trace), "--out", str(bad), "--resume", "--epochs",
                  "1"]) == 2  # fmt: skip
-    assert "run.json: not a readable run.json" in capsys.readouterr().err
+    assert "run.json: not valid JSON" in capsys.readouterr().err
 
 
 def test_export_policy_keeps_the_actor_alone(tmp_path):
@@ -215,3 +215,18 @@ def read_jobs(trace):
     from jaxsched.workload import read_swf
 
     return read_swf(trace).jobs("rlscheduler")
+
+
+def test_a_queue_capacity_that_overflows_stops_training(tmp_path, capsys):
+    # every episode of a 2-slot queue overflows: training on the cut episodes would learn
+    # another problem, so the run stops at its first epoch with one line naming the flag
+    trace = _trace(tmp_path / "t.swf")
+    out = tmp_path / "run"
+    argv = [str(trace), "--head", "2", "--tail", "1", "--placements", "5", "--envs", "2",
+            "--steps", "40", "--minibatch", "16", "--ppo-epochs", "1", "--hidden", "8",
+            "--queue-cap", "2", "--out", str(out), "--no-progress", "--epochs", "1"]  # fmt: skip
+    assert main(["train", "splitwindow", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "more than 2 queued jobs" in err and "--queue-cap" in err, err
+    assert (out / "log.jsonl").read_text() == ""  # nothing of the cut epoch was kept
+    assert not list(out.glob("checkpoint_*.ckpt"))
