@@ -135,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         return _error(f"{e.message} (usage: {e.usage.removeprefix('usage: ')})")
     except SystemExit as e:  # --help / --version
         return e.code if isinstance(e.code, int) else 0
+    args.argv_ = list(sys.argv[1:] if argv is None else argv)  # as given (train --resume)
     if args.command in ("evaluate", "demo", "train", "tune", "conformance"):
         enable_compile_cache()
     with warnings.catch_warnings():

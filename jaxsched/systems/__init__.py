@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -109,6 +108,11 @@ class System:
         selection_rule: ``(run_dir, options: dict) -> jaxsched.train.select.Rule``, how
             ``jaxsched select`` chooses an epoch from the run's own validation log (options:
             ``max_util_loss``, ``bound``).
+        resume_settings: ``(dest, flag, key)`` triples: a training flag (``args.<dest>``,
+            spelt ``flag``) and the ``run.json`` value it sets (``key``, dotted into nested
+            objects, e.g. ``ppo.pi_lr``); ``train --resume`` refuses a flag given with
+            another value than the run's (``jaxsched train`` checks, before the system
+            runs; TRACE is checked by content for every system).
         rescore: ``(runs, val_sequences, *, val_seed, jobs, epochs, minutes, top, test) ->
             (document: dict, text: str)``, ``jaxsched select --rescore N``: the choice by
             scoring every kept checkpoint of the runs on ``val_sequences`` validation
@@ -129,6 +133,7 @@ class System:
     compare: Callable | None = None
     selection_rule: Callable | None = None
     rescore: Callable | None = None
+    resume_settings: tuple = ()
 
 
 _REGISTRY: dict[str, System] = {}
@@ -160,14 +165,14 @@ def get(name: str) -> System:
 def system_of_run(path) -> System:
     """The system of a run directory, or of the run directory holding a checkpoint file: the
     ``"system"`` of its ``run.json`` (default :data:`DEFAULT_SYSTEM`, also when ``run.json`` is
-    missing or unreadable — that system's loader then reports the problem)."""
+    missing — that system's loader then reports the problem); an empty or corrupt
+    ``run.json`` is a one-line ConfigError naming it."""
+    from jaxsched.train.loop import read_run_json
+
     p = Path(path)
     run_file = (p if p.is_dir() else p.parent) / RUN_FILE
     name = DEFAULT_SYSTEM
-    try:
-        d = json.loads(run_file.read_text())
-    except (OSError, ValueError):
-        d = None
+    d = read_run_json(run_file) if run_file.is_file() else None
     if isinstance(d, dict) and "system" in d:
         name = d["system"]
         if not isinstance(name, str) or name not in _registry():

@@ -51,7 +51,14 @@ __all__ = [
     "finish_epoch",
     "save_epoch",
     "recover_log",
+    "TRACE_HASH",
+    "file_sha256",
+    "check_resume_trace",
 ]
+
+#: the ``run.json`` key of the SHA-256 of the training trace's bytes (written by
+#: :func:`start_or_resume` for a run whose settings name a ``trace`` file)
+TRACE_HASH = "trace_sha256"
 
 RUN_FILE = "run.json"
 LOG_FILE = "log.jsonl"
@@ -161,6 +168,53 @@ def read_run_json(path, error=ConfigError) -> dict:
     return data
 
 
+def file_sha256(path) -> str:
+    """SHA-256 (hex) of a file's bytes; one-line ConfigError when it cannot be read."""
+    import hashlib
+
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+    return h.hexdigest()
+
+
+def _same_file(a, b) -> bool:
+    try:
+        return Path(a).samefile(b)
+    except OSError:
+        return Path(a).resolve() == Path(b).resolve()
+
+
+def check_resume_trace(run_json_path, saved: dict, given) -> None:
+    """``--resume`` with TRACE ``given``: one-line ConfigError unless it is the trace the run
+    was trained on, by content where ``run.json`` holds its SHA-256 (the given file's and the
+    stored path's bytes must still hash to it), else by path."""
+    stored_path, stored_hash = saved.get("trace"), saved.get(TRACE_HASH)
+    if not given or not stored_path:
+        return
+    where = Path(run_json_path)
+    if not stored_hash:
+        if not _same_file(given, stored_path):
+            raise ConfigError(
+                f"{where}: TRACE {given} is not the run's trace {stored_path} (stored: "
+                f"{stored_path}, given: {given}); resume with the run's trace"
+            )
+        return
+    paths = [given] + ([] if _same_file(given, stored_path) else [stored_path])
+    for path in paths:
+        got = file_sha256(path)
+        if got != stored_hash:
+            what = "TRACE" if path == given else "the run's trace"
+            raise ConfigError(
+                f"{where}: {what} {path} has other content than the run was trained on "
+                f"(trace_sha256 stored: {stored_hash[:16]}..., given: {got[:16]}...)"
+            )
+
+
 def write_json(path, data, *, indent: int | None = 1) -> Path:
     """``data`` as one JSON document (newline-terminated), written atomically
     (:func:`jaxsched.fileio.atomic_write`)."""
@@ -236,6 +290,10 @@ def start_or_resume(
     if fresh is not None:
         state = fresh(state)
     out.mkdir(parents=True, exist_ok=True)
+    run_json = dict(run_json)
+    trace = run_json.get("trace")
+    if isinstance(trace, str) and trace and TRACE_HASH not in run_json and Path(trace).is_file():
+        run_json[TRACE_HASH] = file_sha256(trace)
     write_json(out / RUN_FILE, run_json)
     atomic_write(out / LOG_FILE, "")
     return state, [], 0

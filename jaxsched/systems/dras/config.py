@@ -156,7 +156,7 @@ class RunConfig:
     @classmethod
     def from_dict(cls, d: dict) -> RunConfig:
         names = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(d) - names - {"system"}
+        unknown = set(d) - names - {"system", "trace_sha256"}
         if unknown:
             raise ConfigError(f"unknown run settings: {', '.join(sorted(unknown))}")
         return cls(

@@ -117,6 +117,7 @@ class RunConfig:
         d = dict(d)
         system = d.pop("system", SYSTEM_NAME)
         d.pop("devices", None)  # run.json's record of the device count (computation only)
+        d.pop("trace_sha256", None)  # the training trace's content hash (the run directory's)
         if system != SYSTEM_NAME:
             raise ConfigError(f"run settings of system {system!r}, not {SYSTEM_NAME!r}")
         known = {f.name for f in dataclasses.fields(cls)}

@@ -67,7 +67,7 @@ class RunConfig:
     def from_dict(cls, d: dict) -> RunConfig:
         names = {f.name for f in dataclasses.fields(cls)}
         # "devices": run.json's record of the device count it started on (computation only)
-        unknown = set(d) - names - {"system", "devices"}
+        unknown = set(d) - names - {"system", "devices", "trace_sha256"}
         if unknown:
             raise ConfigError(f"unknown run settings: {', '.join(sorted(unknown))}")
         return cls(**{k: v for k, v in d.items() if k in names})

@@ -31,6 +31,19 @@ DESCRIPTION = (
 )
 
 
+#: ``train --resume`` refuses these flags given with another value than the run's
+#: (:func:`jaxsched.cli.train.check_resume_flags`): (dest, flag, run.json key)
+RESUME_SETTINGS = (
+    ("seed", "--seed", "seed"), ("envs", "--envs", "ppo.num_envs"),
+    ("steps", "--steps", "ppo.max_episode_steps"), ("placements", "--placements", "placements"),
+    ("minibatch", "--minibatch", "ppo.minibatch_size"),
+    ("ppo_epochs", "--ppo-epochs", "ppo.train_pi_iters"), ("lr", "--lr", "ppo.pi_lr"),
+    ("hidden", "--hidden", "hidden"), ("activation", "--activation", "activation"),
+    ("sigma", "--sigma", "sigma"), ("queue_cap", "--queue-cap", "queue_cap"),
+    ("weights", "--weights", "weights"),
+)  # fmt: skip
+
+
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
     """Add the flags of ``jaxsched train splitwindow`` to its parser."""
     p.add_argument("trace", metavar="TRACE", help="SWF file (.swf or .swf.gz)")

@@ -56,7 +56,7 @@ class RunConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> RunConfig:
-        d = {k: v for k, v in d.items() if k != "system"}
+        d = {k: v for k, v in d.items() if k not in ("system", "trace_sha256")}
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(d) - names)
         if unknown:

@@ -22,7 +22,6 @@ by default).
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from pathlib import Path
 
@@ -47,7 +46,14 @@ from jaxsched.systems.splitwindow.config import (
 )
 from jaxsched.systems.splitwindow.evaluate import eval_starts, fcfs_easy_util, greedy_metrics
 from jaxsched.train.checkpoint import load_checkpoint, save_checkpoint
-from jaxsched.train.loop import BestCheckpoint, EpochSpec, open_run, run_epochs, start_or_resume
+from jaxsched.train.loop import (
+    BestCheckpoint,
+    EpochSpec,
+    open_run,
+    read_run_json,
+    run_epochs,
+    start_or_resume,
+)
 from jaxsched.train.ppo import PPOConfig, make_train
 from jaxsched.workload import read_swf
 
@@ -166,7 +172,7 @@ def load_model(path) -> Model:
 
     p = resolve(path)
     run_dir = p if p.is_dir() else p.parent
-    rc = RunConfig.from_dict(json.loads((run_dir / "run.json").read_text()))
+    rc = RunConfig.from_dict(read_run_json(run_dir / "run.json", CheckpointError))
     raw = load_checkpoint(p)
     if isinstance(raw.extra, dict) and raw.extra.get("policy_only"):
         _check_policy(raw, rc)

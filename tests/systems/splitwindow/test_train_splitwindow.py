@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
@@ -35,6 +36,7 @@ def test_train_one_update_validate_resume(tmp_path, capsys):
         "splitwindow", 2, 1, 16,
     )  # fmt: skip
     assert run["ppo"]["target_kl"] == 0.02 and run["ppo"]["train_pi_iters"] == 2
+    assert run["trace_sha256"] == hashlib.sha256(trace.read_bytes()).hexdigest()
     (row,) = [json.loads(x) for x in (out / "log.jsonl").read_text().splitlines()]
     assert row["episodes"] == 2 and row["steps"] >= 10  # 2 complete episodes of >= 5 picks
     assert 1 <= row["pi_iters"] <= 2 * 5  # minibatch steps taken (2 passes of <= 80 / 16)
