@@ -29,6 +29,7 @@ import jax
 from jaxsched.errors import CheckpointError, ConfigError
 from jaxsched.fileio import append_line, atomic_write
 from jaxsched.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from jaxsched.workload.splits import file_sha256
 
 __all__ = [
     "RUN_FILE",
@@ -166,20 +167,6 @@ def read_run_json(path, error=ConfigError) -> dict:
     if not isinstance(data, dict):
         raise error(f"{path}: not a JSON object of run settings")
     return data
-
-
-def file_sha256(path) -> str:
-    """SHA-256 (hex) of a file's bytes; one-line ConfigError when it cannot be read."""
-    import hashlib
-
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
-    return h.hexdigest()
 
 
 def _same_file(a, b) -> bool:
