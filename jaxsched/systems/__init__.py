@@ -36,6 +36,7 @@ __all__ = [
     "load_model",
     "parse_model_spec",
     "LoadedModel",
+    "check_run_values",
 ]
 
 #: one line per system: the module whose ``SYSTEM`` attribute is its :class:`System`
@@ -134,6 +135,49 @@ class System:
     selection_rule: Callable | None = None
     rescore: Callable | None = None
     resume_settings: tuple = ()
+
+
+def check_run_values(cls, d: dict, bounds: dict | None = None) -> None:
+    """Check a ``run.json`` dict against the run configuration dataclass ``cls`` before it is
+    used: each value of a field whose default is a bool, int, float, str, list or dict must be
+    of that JSON type (an int where a float is expected is fine; floats must be finite), and
+    the fields of ``bounds`` (``{name: (low, high)}``) must lie in their range (sizes that
+    shape arrays: a wild value would try to allocate without limit). One-line ConfigError
+    ``run.json: <field> = <value>: <what is expected>``."""
+    import math
+
+    kinds = {bool: "true or false", int: "an integer", float: "a number", str: "a string",
+             list: "a list", tuple: "a list", dict: "an object"}  # fmt: skip
+    for f in dataclasses.fields(cls):
+        if f.name not in d:
+            continue
+        v = d[f.name]
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:
+            default = None
+        kind = type(default)
+        if default is not None and kind in kinds:
+            if kind is bool:
+                ok = isinstance(v, bool)
+            elif kind is int:
+                ok = isinstance(v, int) and not isinstance(v, bool)
+            elif kind is float:
+                ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            elif kind in (list, tuple):
+                ok = isinstance(v, (list, tuple))
+            else:
+                ok = isinstance(v, kind)
+            if not ok:
+                raise ConfigError(f"run.json: {f.name} = {v!r}: expected {kinds[kind]}")
+        if bounds and f.name in bounds and v is not None:
+            lo, hi = bounds[f.name]
+            if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+                raise ConfigError(
+                    f"run.json: {f.name} = {v!r}: expected an integer in [{lo}, {hi}]"
+                )
 
 
 _REGISTRY: dict[str, System] = {}

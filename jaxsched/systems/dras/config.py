@@ -159,6 +159,9 @@ class RunConfig:
         unknown = set(d) - names - {"system", "trace_sha256"}
         if unknown:
             raise ConfigError(f"unknown run settings: {', '.join(sorted(unknown))}")
+        from jaxsched.systems import check_run_values
+
+        check_run_values(cls, d, {"queue_cap": (1, 1 << 22), "window": (1, 1 << 16)})
         return cls(
             **{
                 k: (tuple(v) if k in ("hidden", "norm_scales") else v)

@@ -31,6 +31,10 @@ SYSTEM_NAME = "rlscheduler"
 VAL_INFO = "validation.json"
 
 
+#: ranges of the run.json sizes that shape arrays (observation slots, jobs per sequence)
+RUN_BOUNDS = {"max_queue": (1, 1 << 16), "length": (1, 1 << 22), "job_slice": (0, 1 << 31)}
+
+
 @dataclasses.dataclass(frozen=True)
 class RunConfig:
     """Everything that shapes a training run (saved as ``run.json`` and in checkpoints).
@@ -124,6 +128,9 @@ class RunConfig:
         unknown = set(d) - known
         if unknown:
             raise ConfigError(f"unknown run setting(s): {', '.join(sorted(unknown))}")
+        from jaxsched.systems import check_run_values
+
+        check_run_values(cls, d, RUN_BOUNDS)
         return cls(**d)
 
 

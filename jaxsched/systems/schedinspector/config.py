@@ -70,6 +70,11 @@ class RunConfig:
         unknown = set(d) - names - {"system", "devices", "trace_sha256"}
         if unknown:
             raise ConfigError(f"unknown run settings: {', '.join(sorted(unknown))}")
+        from jaxsched.systems import check_run_values
+
+        bounds = {"length": (1, 1 << 22), "num_envs": (1, 1 << 20), "max_steps": (1, 1 << 24),
+                  "eval_length": (1, 1 << 22)}  # fmt: skip
+        check_run_values(cls, d, bounds)
         return cls(**{k: v for k, v in d.items() if k in names})
 
 

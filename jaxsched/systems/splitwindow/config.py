@@ -61,6 +61,11 @@ class RunConfig:
         unknown = sorted(set(d) - names)
         if unknown:
             raise ConfigError(f"run.json: unknown field(s) {', '.join(unknown)}")
+        from jaxsched.systems import check_run_values
+
+        bounds = {"head": (0, 1 << 12), "tail": (0, 1 << 12), "placements": (1, 1 << 24),
+                  "queue_cap": (1, 1 << 22), "val_episodes": (1, 1 << 20)}  # fmt: skip
+        check_run_values(cls, d, bounds)
         tuples = {k: tuple(d[k]) for k in ("hidden", "weights") if k in d}
         return cls(**{**d, **tuples})
 
