@@ -188,3 +188,38 @@ def test_append_line_never_glues_onto_a_cut_row(tmp_path):
     assert [r["epoch"] for r in read_log(tmp_path)] == [1]
     append_line(p, '{"epoch": 2}')
     assert p.read_text() == '{"epoch": 1}\n{"epoch": 2}\n'
+
+
+_KILLED_CHILD = """
+import os, signal, sys
+sys.path.insert(0, {tests!r})
+import jaxsched.train.loop as loop
+from train.test_interrupt import _train
+real = loop.finish_epoch
+def finish(out, spec, state, row, ck, due):
+    if row["epoch"] == 4:  # epoch 4's checkpoint is on disk; its validation and row are not
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(out, spec, state, row, ck, due)
+loop.finish_epoch = finish
+_train(__import__("pathlib").Path({out!r}))
+"""
+
+
+@pytest.mark.extended
+def test_a_real_sigkill_then_resume_gives_the_uninterrupted_files(tmp_path, reference):
+    # the in-process stops above are its cheaper siblings; this one is a real SIGKILL
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = tmp_path / "run"
+    tests = str(Path(__file__).resolve().parents[1])
+    code = _KILLED_CHILD.format(tests=tests, out=str(out))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(tests).parent), tests])}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=300)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()[-2000:]
+    assert [r["epoch"] for r in read_log(out)] == [1, 2, 3]
+    _train(out, resume=True)
+    assert _files(out) == reference
