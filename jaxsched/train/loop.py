@@ -335,9 +335,6 @@ def read_log(out, *, nonempty: bool = False) -> list:
     except OSError as e:
         raise ConfigError(f"{p}: cannot read: {e.strerror or e}") from None
     lines = text.split("\n")
-    # the last element is "" after a final newline; otherwise it is a row cut by a kill in
-    # the middle of its write, which the next append (fileio.append_line) truncates: skip it
-    lines = lines[:-1]
     for i, line in enumerate(lines, 1):
         if line.strip():
             try:
@@ -345,6 +342,10 @@ def read_log(out, *, nonempty: bool = False) -> list:
             except ValueError:
                 row = None
             if not isinstance(row, dict):
+                if i == len(lines):
+                    # a last line without its newline that is not a whole row: cut by a kill
+                    # in the middle of its write (the next append_line truncates it)
+                    break
                 raise ConfigError(f"{p}:{i}: not a JSON object") from None
             rows.append(row)
     if nonempty and not rows:
