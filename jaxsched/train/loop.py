@@ -29,6 +29,7 @@ import jax
 from jaxsched.errors import CheckpointError, ConfigError
 from jaxsched.fileio import append_line, atomic_write
 from jaxsched.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from jaxsched.workload.paths import resolve_trace
 from jaxsched.workload.splits import file_sha256
 
 __all__ = [
@@ -184,6 +185,7 @@ def check_resume_trace(run_json_path, saved: dict, given) -> None:
     if not given or not stored_path:
         return
     where = Path(run_json_path)
+    stored_path = resolve_trace(stored_path, where.parent)  # as the run reads it
     if not stored_hash:
         if not _same_file(given, stored_path):
             raise ConfigError(
@@ -279,8 +281,10 @@ def start_or_resume(
     out.mkdir(parents=True, exist_ok=True)
     run_json = dict(run_json)
     trace = run_json.get("trace")
-    if isinstance(trace, str) and trace and TRACE_HASH not in run_json and Path(trace).is_file():
-        run_json[TRACE_HASH] = file_sha256(trace)
+    if isinstance(trace, str) and trace and TRACE_HASH not in run_json:
+        found = resolve_trace(trace, out)
+        if Path(found).is_file():
+            run_json[TRACE_HASH] = file_sha256(found)
     write_json(out / RUN_FILE, run_json)
     atomic_write(out / LOG_FILE, "")
     return state, [], 0
