@@ -73,7 +73,9 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--activation", choices=("relu", "tanh"), default="relu")
     p.add_argument("--sigma", choices=("remaining", "elapsed"), default="remaining")
     p.add_argument("--mask", action="store_true", help="mask invalid picks (paper: no mask)")
-    p.add_argument("--queue-cap", type=positive_int, default=4096, metavar="Q")
+    p.add_argument("--queue-cap", type=positive_int, default=4096, metavar="Q",
+                   help="queued jobs an episode holds; an episode whose queue outgrows it "
+                   "stops training with an error (default 4096)")  # fmt: skip
     p.add_argument("--weights", type=unit_weights, default=None, metavar="W1,W2,W3",
                    help="weights of the reward's utilisation, queue-length and wait terms, "
                    "each in [0, 1] (default 1/3 each, the paper's)")  # fmt: skip
