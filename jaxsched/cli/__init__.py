@@ -126,6 +126,14 @@ def _defer_swf_warnings() -> list:
     return caught
 
 
+def _model_of(args) -> str:
+    """``"--model M: "`` for a command with one model argument (else "")."""
+    models = getattr(args, "model", None)
+    if isinstance(models, (list, tuple)):
+        models = models[0] if len(models) == 1 else None
+    return f"--model {models}: " if isinstance(models, str) else ""
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 user error)."""
     parser = build_parser()
@@ -135,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         return _error(f"{e.message} (usage: {e.usage.removeprefix('usage: ')})")
     except SystemExit as e:  # --help / --version
         return e.code if isinstance(e.code, int) else 0
+    args.argv_ = list(sys.argv[1:] if argv is None else argv)  # as given (train --resume)
     if args.command in ("evaluate", "demo", "train", "tune", "conformance"):
         enable_compile_cache()
     with warnings.catch_warnings():
@@ -143,6 +152,11 @@ def main(argv: list[str] | None = None) -> int:
             rc = args.handler(args)
         except JaxschedError as e:
             rc = _error(str(e))
+        except Exception as e:
+            if type(e).__name__ != "ScopeParamShapeError":  # flax.errors: params vs network
+                raise
+            rc = _error(f"{_model_of(args)}the checkpoint's parameters do not fit the network "
+                        f"its run.json describes: {str(e).split(' (https')[0]}")  # fmt: skip
         except BrokenPipeError:  # e.g. `jaxsched trace info f | head`: stop quietly
             _silence_stdout()
             rc = 1

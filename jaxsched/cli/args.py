@@ -160,6 +160,7 @@ def session_flags(args: argparse.Namespace, defaults: dict) -> dict:
     from pathlib import Path
 
     from jaxsched.errors import ConfigError
+    from jaxsched.fileio import atomic_write
     from jaxsched.train.loop import RUN_FILE
 
     path = Path(args.out) / FLAGS_FILE
@@ -174,9 +175,7 @@ def session_flags(args: argparse.Namespace, defaults: dict) -> dict:
         v = getattr(args, k)
         out[k] = v if v is not None else stored.get(k, default)
     if args.resume or not (Path(args.out) / RUN_FILE).exists():
-        from jaxsched.fileio import atomic_write
-
-        path.parent.mkdir(parents=True, exist_ok=True)  # the run directory
+        path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, json.dumps({**stored, **out}, indent=1) + "\n")
     return out
 

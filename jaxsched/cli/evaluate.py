@@ -65,7 +65,9 @@ def _run_json_of(model_arg) -> dict:
 
     p = resolve(model_arg)
     f = (p if p.is_dir() else p.parent) / RUN_FILE
-    return json.loads(f.read_text()) if f.is_file() else {}
+    from jaxsched.train.loop import read_run_json
+
+    return read_run_json(f) if f.is_file() else {}
 
 
 def _seen_names(args, path, job_range, names) -> list:

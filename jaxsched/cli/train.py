@@ -12,7 +12,69 @@ from jaxsched.errors import ConfigError
 def _cmd_train(args) -> int:
     import jaxsched.sim  # noqa: F401  (enables x64)
 
+    if args.resume:
+        check_resume_flags(args)
     return args.system.train(args)
+
+
+def _lookup(d, key: str):
+    for part in key.split("."):
+        if not isinstance(d, dict) or part not in d:
+            return _MISSING
+        d = d[part]
+    return d
+
+
+_MISSING = object()
+
+
+def _norm(v):
+    if isinstance(v, (list, tuple)):
+        return [_norm(x) for x in v]
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return v
+    if isinstance(v, (int, float)):
+        return float(v)
+    return v
+
+
+def _given(args, dest: str, flag: str) -> bool:
+    """Whether the command line gave ``flag``: named in it, or a value other than the
+    parser's default (an abbreviated flag)."""
+    argv = getattr(args, "argv_", None) or ()
+    if any(t == flag or t.startswith(flag + "=") for t in argv):
+        return True
+    parser = getattr(args, "train_parser_", None)
+    default = parser.get_default(dest) if parser is not None else None
+    return getattr(args, dest, None) is not None and getattr(args, dest) != default
+
+
+def check_resume_flags(args) -> None:
+    """``train --resume``: one-line ConfigError when TRACE is not the run's trace (by content,
+    :func:`jaxsched.train.loop.check_resume_trace`) or a flag of the system's
+    ``resume_settings`` is given with another value than the run's ``run.json`` holds (naming
+    the flag, its stored and its given value). Every run directory of a sweep is checked."""
+    from jaxsched.train.loop import RUN_FILE, check_resume_trace, read_run_json
+
+    out = Path(args.out)
+    files = (
+        [out / RUN_FILE] if (out / RUN_FILE).is_file() else sorted(out.glob("seed-*/" + RUN_FILE))
+    )
+    for f in files:
+        saved = read_run_json(f)
+        check_resume_trace(f, saved, getattr(args, "trace", None))
+        for dest, flag, key in args.system.resume_settings:
+            if not hasattr(args, dest) or not _given(args, dest, flag):
+                continue
+            if dest == "seed" and getattr(args, "seeds", None) is not None:
+                continue  # a sweep: each directory holds its own seed
+            stored, given = _lookup(saved, key), getattr(args, dest)
+            if stored is _MISSING or _norm(stored) == _norm(given):
+                continue
+            raise ConfigError(
+                f"{f}: {flag} {given} differs from the run's {key} (stored: {stored}, "
+                f"given: {given}); drop {flag} to resume the run as it was trained"
+            )
 
 
 @command("train")
@@ -30,7 +92,7 @@ def _add_train(sub) -> None:
         system = systems.get(name)
         r = algs.add_parser(name, help=system.help, description=system.description)
         system.add_train_arguments(r)
-        r.set_defaults(handler=_cmd_train, system=system)
+        r.set_defaults(handler=_cmd_train, system=system, train_parser_=r)
 
 
 def _cmd_plot(args) -> int:

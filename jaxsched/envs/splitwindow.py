@@ -256,7 +256,7 @@ class SplitWindowEnv(Environment):
         )  # fmt: skip
 
     def reset_extras(self, s: SWState) -> dict:
-        return {"start": s.sim.start, "placed": s.sim.placed}
+        return {"start": s.sim.start, "placed": s.sim.placed, "overflow": s.sim.overflow}
 
     def transition(self, s: SWState, action):
         cfg, sim = self.cfg, s.sim
@@ -287,7 +287,7 @@ class SplitWindowEnv(Environment):
             reward_sum=s.reward_sum + r64,
             done=s.done | term | trunc,
         )
-        extras = {"start": sim3.start, "placed": sim3.placed}
+        extras = {"start": sim3.start, "placed": sim3.placed, "overflow": sim3.overflow}
         return new, r64.astype(jnp.float32), term, trunc, extras
 
     def observe(self, s: SWState) -> SWObservation:

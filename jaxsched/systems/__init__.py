@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -37,6 +36,7 @@ __all__ = [
     "load_model",
     "parse_model_spec",
     "LoadedModel",
+    "check_run_values",
 ]
 
 #: one line per system: the module whose ``SYSTEM`` attribute is its :class:`System`
@@ -109,6 +109,11 @@ class System:
         selection_rule: ``(run_dir, options: dict) -> jaxsched.train.select.Rule``, how
             ``jaxsched select`` chooses an epoch from the run's own validation log (options:
             ``max_util_loss``, ``bound``).
+        resume_settings: ``(dest, flag, key)`` triples: a training flag (``args.<dest>``,
+            spelt ``flag``) and the ``run.json`` value it sets (``key``, dotted into nested
+            objects, e.g. ``ppo.pi_lr``); ``train --resume`` refuses a flag given with
+            another value than the run's (``jaxsched train`` checks, before the system
+            runs; TRACE is checked by content for every system).
         rescore: ``(runs, val_sequences, *, val_seed, jobs, epochs, minutes, top, test) ->
             (document: dict, text: str)``, ``jaxsched select --rescore N``: the choice by
             scoring every kept checkpoint of the runs on ``val_sequences`` validation
@@ -129,6 +134,50 @@ class System:
     compare: Callable | None = None
     selection_rule: Callable | None = None
     rescore: Callable | None = None
+    resume_settings: tuple = ()
+
+
+def check_run_values(cls, d: dict, bounds: dict | None = None) -> None:
+    """Check a ``run.json`` dict against the run configuration dataclass ``cls`` before it is
+    used: each value of a field whose default is a bool, int, float, str, list or dict must be
+    of that JSON type (an int where a float is expected is fine; floats must be finite), and
+    the fields of ``bounds`` (``{name: (low, high)}``) must lie in their range (sizes that
+    shape arrays: a wild value would try to allocate without limit). One-line ConfigError
+    ``run.json: <field> = <value>: <what is expected>``."""
+    import math
+
+    kinds = {bool: "true or false", int: "an integer", float: "a number", str: "a string",
+             list: "a list", tuple: "a list", dict: "an object"}  # fmt: skip
+    for f in dataclasses.fields(cls):
+        if f.name not in d:
+            continue
+        v = d[f.name]
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:
+            default = None
+        kind = type(default)
+        if default is not None and kind in kinds:
+            if kind is bool:
+                ok = isinstance(v, bool)
+            elif kind is int:
+                ok = isinstance(v, int) and not isinstance(v, bool)
+            elif kind is float:
+                ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            elif kind in (list, tuple):
+                ok = isinstance(v, (list, tuple))
+            else:
+                ok = isinstance(v, kind)
+            if not ok:
+                raise ConfigError(f"run.json: {f.name} = {v!r}: expected {kinds[kind]}")
+        if bounds and f.name in bounds and v is not None:
+            lo, hi = bounds[f.name]
+            if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+                raise ConfigError(
+                    f"run.json: {f.name} = {v!r}: expected an integer in [{lo}, {hi}]"
+                )
 
 
 _REGISTRY: dict[str, System] = {}
@@ -160,14 +209,14 @@ def get(name: str) -> System:
 def system_of_run(path) -> System:
     """The system of a run directory, or of the run directory holding a checkpoint file: the
     ``"system"`` of its ``run.json`` (default :data:`DEFAULT_SYSTEM`, also when ``run.json`` is
-    missing or unreadable — that system's loader then reports the problem)."""
+    missing — that system's loader then reports the problem); an empty or corrupt
+    ``run.json`` is a one-line ConfigError naming it."""
+    from jaxsched.train.loop import read_run_json
+
     p = Path(path)
     run_file = (p if p.is_dir() else p.parent) / RUN_FILE
     name = DEFAULT_SYSTEM
-    try:
-        d = json.loads(run_file.read_text())
-    except (OSError, ValueError):
-        d = None
+    d = read_run_json(run_file) if run_file.is_file() else None
     if isinstance(d, dict) and "system" in d:
         name = d["system"]
         if not isinstance(name, str) or name not in _registry():

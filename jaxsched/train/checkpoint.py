@@ -3,19 +3,25 @@
 File format (one file per checkpoint, ``checkpoint_<epoch:08d>.ckpt`` in a directory):
 
 * line 1: a JSON header (UTF-8, one line) —
-  ``{"format": "jaxsched-checkpoint", "version": 1, "epoch": E, "config": {...} | null,
+  ``{"format": "jaxsched-checkpoint", "version": 2, "epoch": E, "config": {...} | null,
   "payload_bytes": B, "payload_sha256": "<hex>", "structure": {"path/to/leaf": [shape,
-  dtype], ...}, "jax": "...", "flax": "..."}``;
+  dtype], ...}, "jax": "...", "flax": "...", "header_sha256": "<hex>"}``;
 * then exactly ``B`` bytes of flax msgpack (:func:`flax.serialization.msgpack_serialize`) of
   ``{"state": <state dict of the TrainState>, "metrics_history": [...], "extra": ...}``.
 
-Writes are atomic: the file is written under a temporary name in the same directory, flushed
-and fsync-ed, then renamed over the final name (``os.replace``); a crash leaves either the old
-set of checkpoints or the new one, never a partial file under a checkpoint name.  After a save
-only the newest ``keep`` checkpoints are kept.
+``header_sha256`` (version 2) is the SHA-256 of the header without that key, written as
+compact JSON with sorted keys: with ``payload_sha256`` in it, it covers the epoch, the
+configuration and the structure as well as the payload.  Version-1 files (the shipped models
+among them) have no header checksum; they are read and their payload verified as before.
+
+Writes are atomic (:func:`jaxsched.fileio.atomic_writer`: a fresh temporary name in the same
+directory, flushed and fsync-ed, then renamed over the final name); a crash leaves either the
+old set of checkpoints or the new one, never a partial file under a checkpoint name.  After a
+save only the newest ``keep`` checkpoints are kept.
 
 Loading verifies everything before anything is used: header syntax, format and version,
-payload length (truncation), SHA-256 (corruption), the configuration (when the caller gives the
+header checksum (version 2), payload length (truncation), SHA-256 (corruption), the
+configuration (when the caller gives the
 one it expects) and every leaf's shape and dtype against a template state (when given).  Any
 problem raises :class:`jaxsched.errors.CheckpointError` with a one-line message ``"<file>:
 <what is wrong>"``.  Arrays round-trip bit for bit, so training resumed from a checkpoint
@@ -27,9 +33,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import re
-import uuid
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -39,6 +43,7 @@ import numpy as np
 from flax import serialization
 
 from jaxsched.errors import CheckpointError, ConfigError
+from jaxsched.fileio import atomic_writer
 
 __all__ = [
     "FORMAT",
@@ -52,7 +57,9 @@ __all__ = [
 ]
 
 FORMAT = "jaxsched-checkpoint"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: the versions :func:`load_checkpoint` reads (1: no header checksum)
+READ_VERSIONS = (1, 2)
 _NAME_RE = re.compile(r"^checkpoint_(\d+)\.ckpt$")
 
 
@@ -260,22 +267,14 @@ def save_checkpoint(
         "jax": jax.__version__,
         "flax": flax.__version__,
     }
-    head = json.dumps(header, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    header["header_sha256"] = _header_sha256(header)
+    head = _canonical(header)
 
     final = checkpoint_path(directory, epoch)
-    tmp = directory / f".{final.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(head)
-            f.write(b"\n")
-            f.write(payload)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, final)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    _fsync_dir(directory)
+    with atomic_writer(final) as f:
+        f.write(head)
+        f.write(b"\n")
+        f.write(payload)
 
     if keep is not None:
         for old in list_checkpoints(directory)[:-keep]:
@@ -287,17 +286,15 @@ def save_checkpoint(
     return final
 
 
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+def _canonical(header: dict) -> bytes:
+    return json.dumps(header, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def _header_sha256(header: dict) -> str:
+    """SHA-256 of the header without its own ``header_sha256``, as compact sorted JSON."""
+    return hashlib.sha256(
+        _canonical({k: v for k, v in header.items() if k != "header_sha256"})
+    ).hexdigest()
 
 
 def load_checkpoint(path, *, target=None, config=None) -> Checkpoint:
@@ -337,11 +334,14 @@ def load_checkpoint(path, *, target=None, config=None) -> Checkpoint:
         fail("not a jaxsched checkpoint (header is not JSON)")
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         fail("not a jaxsched checkpoint (unknown format)")
-    if header.get("version") != FORMAT_VERSION:
+    version = header.get("version")
+    if isinstance(version, bool) or version not in READ_VERSIONS:
         fail(
-            f"unsupported checkpoint format version {header.get('version')!r} "
-            f"(this jaxsched reads {FORMAT_VERSION})"
+            f"unsupported checkpoint format version {version!r} "
+            f"(this jaxsched reads {', '.join(map(str, READ_VERSIONS))})"
         )
+    if version >= 2 and header.get("header_sha256") != _header_sha256(header):
+        fail("corrupt: header SHA-256 does not match (epoch, configuration or structure altered)")
     try:
         n_bytes = int(header["payload_bytes"])
         sha = str(header["payload_sha256"])

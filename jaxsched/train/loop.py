@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,7 +27,10 @@ from pathlib import Path
 import jax
 
 from jaxsched.errors import CheckpointError, ConfigError
+from jaxsched.fileio import append_line, atomic_write
 from jaxsched.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from jaxsched.workload.paths import resolve_trace
+from jaxsched.workload.splits import file_sha256
 
 __all__ = [
     "RUN_FILE",
@@ -47,7 +48,19 @@ __all__ = [
     "run_file",
     "epoch_rows",
     "training_seconds",
+    "read_run_json",
+    "write_json",
+    "finish_epoch",
+    "save_epoch",
+    "recover_log",
+    "TRACE_HASH",
+    "file_sha256",
+    "check_resume_trace",
 ]
+
+#: the ``run.json`` key of the SHA-256 of the training trace's bytes (written by
+#: :func:`start_or_resume` for a run whose settings name a ``trace`` file)
+TRACE_HASH = "trace_sha256"
 
 RUN_FILE = "run.json"
 LOG_FILE = "log.jsonl"
@@ -127,13 +140,74 @@ def open_run(out, resume: bool) -> dict | None:
             raise ConfigError(
                 f"{out}: nothing to resume (no {RUN_FILE}); drop --resume to start a new run"
             )
-        return json.loads(run_file.read_text())
+        return read_run_json(run_file)
     if run_file.exists():
         raise ConfigError(
             f"{out}: already holds a training run; use --resume to continue it "
             f"or choose another --out"
         )
     return None
+
+
+def read_run_json(path, error=ConfigError) -> dict:
+    """The JSON object of a ``run.json`` file; an unreadable, empty or corrupt file (or one
+    that holds no JSON object) is a one-line ``error`` naming the file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise error(
+            f"{path}: cannot read the run settings: {getattr(e, 'strerror', None) or e}"
+        ) from None
+    if not text.strip():
+        raise error(f"{path}: empty (not a complete run.json)")
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise error(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise error(f"{path}: not a JSON object of run settings")
+    return data
+
+
+def _same_file(a, b) -> bool:
+    try:
+        return Path(a).samefile(b)
+    except OSError:
+        return Path(a).resolve() == Path(b).resolve()
+
+
+def check_resume_trace(run_json_path, saved: dict, given) -> None:
+    """``--resume`` with TRACE ``given``: one-line ConfigError unless it is the trace the run
+    was trained on, by content where ``run.json`` holds its SHA-256 (the given file's and the
+    stored path's bytes must still hash to it), else by path."""
+    stored_path, stored_hash = saved.get("trace"), saved.get(TRACE_HASH)
+    if not given or not stored_path:
+        return
+    where = Path(run_json_path)
+    stored_path = resolve_trace(stored_path, where.parent)  # as the run reads it
+    if not stored_hash:
+        if not _same_file(given, stored_path):
+            raise ConfigError(
+                f"{where}: TRACE {given} is not the run's trace {stored_path} (stored: "
+                f"{stored_path}, given: {given}); resume with the run's trace"
+            )
+        return
+    paths = [given] + ([] if _same_file(given, stored_path) else [stored_path])
+    for path in paths:
+        got = file_sha256(path)
+        if got != stored_hash:
+            what = "TRACE" if path == given else "the run's trace"
+            raise ConfigError(
+                f"{where}: {what} {path} has other content than the run was trained on "
+                f"(trace_sha256 stored: {stored_hash[:16]}..., given: {got[:16]}...)"
+            )
+
+
+def write_json(path, data, *, indent: int | None = 1) -> Path:
+    """``data`` as one JSON document (newline-terminated), written atomically
+    (:func:`jaxsched.fileio.atomic_write`)."""
+    return atomic_write(path, json.dumps(data, indent=indent) + "\n")
 
 
 def run_file(path) -> Path:
@@ -160,8 +234,9 @@ def load_run(path, config_from_dict: Callable, params_key: str):
     :class:`~jaxsched.errors.CheckpointError` when ``run.json`` is missing or unreadable or the
     checkpoint holds no ``params_key``."""
     p, settings = Path(path), run_file(path)
+    data = read_run_json(settings, CheckpointError)
     try:
-        config = config_from_dict(json.loads(settings.read_text()))
+        config = config_from_dict(data)
     except (ValueError, TypeError) as e:
         raise CheckpointError(f"{settings}: unreadable run settings: {e}") from None
     ck = load_checkpoint(p)
@@ -192,12 +267,35 @@ def start_or_resume(
         ck = load_checkpoint(out, target=state, config=trainer.run_config())
         log(f"resuming {out} at epoch {ck.epoch}")
         return ck.state, list(ck.metrics_history), ck.epoch
+    if resume:
+        # killed before its first checkpoint: start again, unless the run has more to lose
+        logged = _logged_epochs(out)
+        if logged or (out / BEST_FILE).exists():
+            what = f"{LOG_FILE} has {len(logged)} epoch(s)" if logged else f"{BEST_FILE} exists"
+            raise CheckpointError(
+                f"{out}: no checkpoint to resume from, but {what}; restore the checkpoint "
+                f"files or train into another --out"
+            )
     if fresh is not None:
         state = fresh(state)
     out.mkdir(parents=True, exist_ok=True)
-    (out / RUN_FILE).write_text(json.dumps(run_json, indent=1) + "\n")
-    (out / LOG_FILE).write_text("")
+    run_json = dict(run_json)
+    trace = run_json.get("trace")
+    if isinstance(trace, str) and trace and TRACE_HASH not in run_json:
+        found = resolve_trace(trace, out)
+        if Path(found).is_file():
+            run_json[TRACE_HASH] = file_sha256(found)
+    write_json(out / RUN_FILE, run_json)
+    atomic_write(out / LOG_FILE, "")
     return state, [], 0
+
+
+def _logged_epochs(out) -> list:
+    """The epochs of the complete rows of ``DIR/log.jsonl`` (empty without a log)."""
+    p = Path(out) / LOG_FILE
+    if not p.is_file():
+        return []
+    return [int(r["epoch"]) for r in read_log(out) if isinstance(r, dict) and "epoch" in r]
 
 
 class BestCheckpoint:
@@ -222,11 +320,9 @@ class BestCheckpoint:
         if self.best is not None and not self.sign * value < self.sign * self.best:
             return False
         self.best = value
-        tmp = self.out / (BEST_FILE + ".tmp")
-        shutil.copyfile(checkpoint, tmp)
-        os.replace(tmp, self.out / BEST_FILE)
-        (self.out / BEST_INFO).write_text(
-            json.dumps({"epoch": epoch, "value": value, **self.extra}) + "\n"
+        atomic_write(self.out / BEST_FILE, Path(checkpoint).read_bytes())
+        write_json(
+            self.out / BEST_INFO, {"epoch": epoch, "value": value, **self.extra}, indent=None
         )
         return True
 
@@ -238,12 +334,24 @@ def read_log(out, *, nonempty: bool = False) -> list:
     if not p.is_file():
         raise ConfigError(f"{p}: missing (not a jaxsched training directory)")
     rows = []
-    for i, line in enumerate(p.read_text().splitlines(), 1):
+    try:
+        text = p.read_text(encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise ConfigError(f"{p}: cannot read: {e.strerror or e}") from None
+    lines = text.split("\n")
+    for i, line in enumerate(lines, 1):
         if line.strip():
             try:
-                rows.append(json.loads(line))
+                row = json.loads(line)
             except ValueError:
+                row = None
+            if not isinstance(row, dict):
+                if i == len(lines):
+                    # a last line without its newline that is not a whole row: cut by a kill
+                    # in the middle of its write (the next append_line truncates it)
+                    break
                 raise ConfigError(f"{p}:{i}: not a JSON object") from None
+            rows.append(row)
     if nonempty and not rows:
         raise ConfigError(f"{p}: no epochs logged yet")
     return rows
@@ -316,6 +424,7 @@ def run_epochs(
 
     Returns ``(state, history)``."""
     out = Path(out)
+    recover_log(out, spec, state, done_epochs)
     bar = None
     if progress:
         from tqdm import tqdm
@@ -332,19 +441,8 @@ def run_epochs(
             if epoch == done_epochs + 1:
                 row["first_epoch_s_incl_compile"] = round(e1 - t0, 3)
             history.append({k: v for k, v in m.items() if not k.startswith("episode_info")})
-            ck = save_checkpoint(
-                out,
-                state,
-                epoch=epoch,
-                config=trainer.run_config(),
-                metrics_history=history,
-                keep=int(spec.keep or 0) or None,
-            )
-            every = int(spec.validate_every or 0)
-            if spec.validate is not None and every and (epoch % every == 0 or epoch == epochs):
-                row.update(spec.validate(state, epoch, ck))
-            with open(out / LOG_FILE, "a") as f:
-                f.write(json.dumps(row) + "\n")
+            ck, due = save_epoch(out, spec, state, row, history, trainer, epochs)
+            finish_epoch(out, spec, state, row, ck, due)
             msg = spec.message(row)
             if bar is not None:
                 bar.set_postfix_str(msg)
@@ -355,3 +453,63 @@ def run_epochs(
         if bar is not None:
             bar.close()
     return state, history
+
+
+#: the ``extra`` key of an epoch checkpoint holding the epoch's log row (without validation)
+#: and whether the epoch is validated: what :func:`recover_log` needs to finish an epoch that
+#: was interrupted after its checkpoint was written
+PENDING_KEY = "log_row"
+
+
+def save_epoch(out, spec: EpochSpec, state, row: dict, history: list, trainer, epochs: int):
+    """Write the checkpoint of ``row["epoch"]`` with the epoch's log row inside it (so the row
+    is never lost: :func:`recover_log`); returns ``(checkpoint path, validation due)``."""
+    epoch = int(row["epoch"])
+    every = int(spec.validate_every or 0)
+    due = bool(spec.validate is not None and every and (epoch % every == 0 or epoch == epochs))
+    ck = save_checkpoint(
+        out,
+        state,
+        epoch=epoch,
+        config=trainer.run_config(),
+        metrics_history=history,
+        extra={PENDING_KEY: json.dumps(row), "validate": due},
+        keep=int(spec.keep or 0) or None,
+    )
+    return ck, due
+
+
+def finish_epoch(out, spec: EpochSpec, state, row: dict, ck, due: bool) -> dict:
+    """After an epoch's checkpoint ``ck``: its validation when ``due`` (which may update
+    ``best.ckpt``), then its row appended to ``log.jsonl`` (a cut last line is dropped
+    first); returns the row."""
+    if due:
+        row.update(spec.validate(state, int(row["epoch"]), ck))
+    append_line(Path(out) / LOG_FILE, json.dumps(row))
+    return row
+
+
+def recover_log(out, spec: EpochSpec, state, done_epochs: int) -> dict | None:
+    """On resume at ``done_epochs``: when the run was stopped after the checkpoint of that
+    epoch was written but before its row reached ``log.jsonl`` (validation included), finish
+    the epoch now from the row the checkpoint holds (validating ``state`` when the epoch was
+    due to be), as the run would have. Returns the recovered row or None."""
+    out = Path(out)
+    if not done_epochs or not (out / LOG_FILE).is_file():
+        return None
+    logged = _logged_epochs(out)
+    if logged and max(logged) >= done_epochs:
+        return None
+    from jaxsched.train.checkpoint import checkpoint_path
+
+    ck_path = checkpoint_path(out, done_epochs)
+    if not ck_path.is_file():
+        return None
+    extra = load_checkpoint(ck_path).extra
+    if not isinstance(extra, dict) or PENDING_KEY not in extra:
+        return None  # written by an older jaxsched: the row is lost
+    try:
+        row = json.loads(extra[PENDING_KEY])
+    except (TypeError, ValueError):
+        raise CheckpointError(f"{ck_path}: its log row is not JSON") from None
+    return finish_epoch(out, spec, state, row, ck_path, bool(extra.get("validate")))

@@ -473,6 +473,7 @@ def make_train(
     seed_axis: str | None = None,
     data_axis: str | None = None,
     async_rows: bool | None = None,
+    episode_end_fn: Callable | None = None,
 ) -> PPOTrainer:
     """Build the PPO functions for ``env`` and two Flax modules.
 
@@ -502,6 +503,10 @@ def make_train(
             sequence's start index from the environment's extras); read on the timestep of the
             episode's first decision and returned in the metrics as ``episode_info_<key>``
             (see :func:`jaxsched.train.rollout.episode_summaries`).
+        episode_end_fn: ``timestep -> dict`` of per-episode values read on the timestep that
+            ends the episode (its last transition's, e.g. whether the environment's queue
+            overflowed), returned as ``episode_info_end_<key>``; with it the rollout is the
+            synchronous one.
         slot_prefix: :class:`jaxsched.train.prefix.SlotPrefix`, computation only (the
             update's numbers change by float rounding at most; not part of
             :meth:`PPOTrainer.run_config`). For a *per-slot* policy — the logits of slot ``i``
@@ -578,6 +583,9 @@ def make_train(
         accept_fn=accept_fn,
         episode_info_fn=episode_info_fn,
     )
+    if episode_end_fn is not None:
+        rollout_kw["episode_end_fn"] = episode_end_fn
+        async_rows = False  # the asynchronous rows record decisions only
     if async_rows is None:  # asynchronous rows where a decision drains, on an accelerator
         async_rows = data_axis is None and supports_async(env) and jax.default_backend() != "cpu"
     if async_rows:

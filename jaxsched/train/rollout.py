@@ -48,7 +48,12 @@ __all__ = [
     "to_f32",
     "row_key",
     "row_act",
+    "END_PREFIX",
 ]
+
+#: the ``info`` keys (and ``episode_info_<key>`` metrics) read on the timestep that ENDS an
+#: episode (``episode_end_fn``), where the others are read on its first decision
+END_PREFIX = "end_"
 
 _F32 = jnp.float32
 
@@ -150,8 +155,9 @@ def episode_summaries(tr: Transition, episodes_per_env: int) -> dict:
     ``episode_info_valid`` (bool: the slot holds a collected episode — complete and accepted by
     the filter), ``episode_info_return`` (float32, sum of its rewards),
     ``episode_info_length`` (int32, its steps) and ``episode_info_<key>`` for every key of
-    ``tr.info`` (the value at the episode's first step), each ``[E * episodes_per_env, ...]``.
-    Entries of invalid slots are meaningless."""
+    ``tr.info`` (the value at the episode's first step; for a key starting with
+    :data:`END_PREFIX`, at its last step, the one whose transition ended it), each
+    ``[E * episodes_per_env, ...]``. Entries of invalid slots are meaningless."""
     done = tr.done.astype(jnp.int32)
     ended_before = jnp.cumsum(done, axis=0) - done  # [T, E]
     j = jnp.arange(episodes_per_env, dtype=ended_before.dtype)
@@ -168,8 +174,14 @@ def episode_summaries(tr: Transition, episodes_per_env: int) -> dict:
         "episode_info_return": jnp.sum(jnp.where(steps, tr.reward[None], 0.0), axis=1),
         "episode_info_length": jnp.sum(steps, axis=1).astype(jnp.int32),
     }
+    if any(name.startswith(END_PREFIX) for name in tr.info):
+        last = jnp.argmax(in_ep & tr.done.astype(bool)[None], axis=1)  # [k, E]
+        take_last = lambda a: jnp.take_along_axis(
+            a, last.reshape(last.shape + (1,) * (a.ndim - 2)), axis=0
+        )  # noqa: E731
     for name, a in tr.info.items():
-        out[f"episode_info_{name}"] = take(jnp.asarray(a))
+        pick = take_last if name.startswith(END_PREFIX) else take
+        out[f"episode_info_{name}"] = pick(jnp.asarray(a))
     # [k, E, ...] -> [E * k, ...], environment-major
     return {k: jnp.reshape(jnp.swapaxes(v, 0, 1), (-1,) + v.shape[2:]) for k, v in out.items()}
 
@@ -187,6 +199,7 @@ def make_collect(
     episode_info_fn: Callable | None = None,
     data_axis: str | None = None,
     row_keys: bool = False,
+    episode_end_fn: Callable | None = None,
 ) -> Callable:
     """The rollout of one update, ``collect(params, key, step) -> (Transition, completed)``.
 
@@ -205,6 +218,9 @@ def make_collect(
             action is chosen on; rejected episodes carry no weight.
         episode_info_fn: optional ``timestep -> dict`` of per-episode values (see
             :func:`episode_summaries`), read on the timestep an action is chosen on.
+        episode_end_fn: optional ``timestep -> dict`` of per-episode values read on the
+            timestep a step returns (for an episode's last step, the ending transition's:
+            e.g. whether a capacity overflowed), stored under ``END_PREFIX + key``.
 
     ``collect`` returns the time-major :class:`Transition` ``[T, E, ...]`` and ``completed``
     (int32 ``[E]``, episodes collected per environment).  ``step`` (int32, the update index) is
@@ -245,6 +261,7 @@ def make_collect(
                 accept = jnp.ones(action.shape, bool)
             info = {} if episode_info_fn is None else dict(jax.vmap(episode_info_fn)(ts))
             env_state, ts_next = jax.vmap(env.step)(env_state, action)
+            info = _with_end_info(info, episode_end_fn, ts_next)
             out = dict(
                 x=x,
                 action=action,
@@ -261,6 +278,13 @@ def make_collect(
         return transitions_of(traj, traj["reward"], traj["done"], episodes_per_env)
 
     return collect
+
+
+def _with_end_info(info: dict, episode_end_fn, ts_next) -> dict:
+    if episode_end_fn is None:
+        return info
+    end = dict(jax.vmap(episode_end_fn)(ts_next))
+    return {**info, **{END_PREFIX + k: v for k, v in end.items()}}
 
 
 def transitions_of(record: dict, reward, done, episodes_per_env: int):
@@ -295,6 +319,7 @@ def make_collect_seeds(
     done_fn: Callable = default_done_fn,
     accept_fn: Callable | None = None,
     episode_info_fn: Callable | None = None,
+    episode_end_fn: Callable | None = None,
 ) -> Callable:
     """:func:`make_collect` for ``S`` independent runs at once (a sweep over seeds):
     ``collect(params [S], key [S], step [S]) -> (Transition [S, T, E, ...], completed [S, E])``
@@ -326,6 +351,7 @@ def make_collect_seeds(
                 accept = jnp.ones((S, E), bool)
             info = {} if episode_info_fn is None else dict(jax.vmap(episode_info_fn)(ts))
             env_state, ts_next = jax.vmap(env.step)(env_state, flat(action))
+            info = _with_end_info(info, episode_end_fn, ts_next)
             out = dict(
                 x=xs,
                 action=action,

@@ -18,7 +18,6 @@ seed.  Nothing here knows an environment: a *trainer* is any object with a pure
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -28,8 +27,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsched.errors import ConfigError
-from jaxsched.train.checkpoint import save_checkpoint
-from jaxsched.train.loop import LOG_FILE, EpochSpec, open_run, start_or_resume
+from jaxsched.train.loop import (
+    EpochSpec,
+    finish_epoch,
+    open_run,
+    recover_log,
+    save_epoch,
+    start_or_resume,
+)
 
 __all__ = [
     "SEED_AXIS",
@@ -200,6 +205,10 @@ def run_sweep_epochs(
 
     Returns ``(states, histories)``."""
     sweeps: dict = {}
+    if done_epochs:
+        host = jax.device_get(states)
+        for i, (out, spec) in enumerate(zip(outs, specs)):
+            recover_log(out, spec, tree_index(host, i), done_epochs)
     bar = None
     if progress:
         from tqdm import tqdm
@@ -240,19 +249,8 @@ def _seed_epoch(out, spec, state, m, history, trainer, epoch, epochs, secs, firs
     if first is not None:
         row["first_epoch_s_incl_compile"] = round(first, 3)
     history.append({k: v for k, v in m.items() if not k.startswith("episode_info")})
-    ck = save_checkpoint(
-        out,
-        state,
-        epoch=epoch,
-        config=trainer.run_config(),
-        metrics_history=history,
-        keep=int(spec.keep or 0) or None,
-    )
-    every = int(spec.validate_every or 0)
-    if spec.validate is not None and every and (epoch % every == 0 or epoch == epochs):
-        row.update(spec.validate(state, epoch, ck))
-    with open(Path(out) / LOG_FILE, "a") as f:
-        f.write(json.dumps(row) + "\n")
+    ck, due = save_epoch(out, spec, state, row, history, trainer, epochs)
+    finish_epoch(out, spec, state, row, ck, due)
     return spec.message(row)
 
 

@@ -52,6 +52,7 @@ __all__ = [
     "with_training_split",
     "validation_starts",
     "jobs_seen_of",
+    "file_sha256",
     "ranges_overlap",
     "check_unseen",
 ]
@@ -369,14 +370,33 @@ def _trace_name(path) -> str:
     return TRACE_ALIASES.get(name, name)
 
 
+def file_sha256(path) -> str:
+    """SHA-256 (hex) of a file's bytes (a trace's content hash, ``run.json``'s
+    ``trace_sha256``); one-line ConfigError when it cannot be read."""
+    import hashlib
+
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+    return h.hexdigest()
+
+
 def check_unseen(run: dict, model_name: str, trace, test_range, allow_seen: bool) -> bool:
     """Whether a model may be reported on the jobs ``test_range = (first, last)`` of
-    ``trace``: False (not seen) when its run trained on another trace (by file name, ``.gz``
-    and :data:`TRACE_ALIASES` aside) or its
-    ``jobs_seen`` (:func:`jobs_seen_of`) lies outside the range; otherwise True ("in-sample")
-    with ``allow_seen``, else a one-line ConfigError naming the model and the overlap."""
-    own = run.get("trace")
-    if own and _trace_name(own) != _trace_name(trace):
+    ``trace``: False (not seen) when its run trained on another trace or its ``jobs_seen``
+    (:func:`jobs_seen_of`) lies outside the range; otherwise True ("in-sample") with
+    ``allow_seen``, else a one-line ConfigError naming the model and the overlap.  The trace
+    is the run's own when its content hash equals the run's ``trace_sha256`` (a renamed copy
+    is the same jobs) or, as for runs without a stored hash, by file name (``.gz`` and
+    :data:`TRACE_ALIASES` aside)."""
+    own, own_hash = run.get("trace"), run.get("trace_sha256")
+    same_name = bool(own) and _trace_name(own) == _trace_name(trace)
+    same_bytes = bool(own_hash) and Path(str(trace)).is_file() and file_sha256(trace) == own_hash
+    if own and not (same_name or same_bytes):
         return False
     seen = jobs_seen_of(run)
     first, last = (int(x) for x in test_range)

@@ -139,3 +139,16 @@ def test_read_log_errors(tmp_path):
     (tmp_path / LOG_FILE).write_text('{"epoch": 1}\nnot json\n')
     with pytest.raises(ConfigError, match=":2: not a JSON object"):
         read_log(tmp_path)
+
+
+def test_best_checkpoint_follows_no_planted_link(tmp_path):
+    # the old fixed temporary name, planted as a link to another file, is left alone
+    out = tmp_path / "run"
+    _run(out, 1)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    (out / (BEST_FILE + ".tmp")).symlink_to(victim)
+    (out / BEST_FILE).symlink_to(tmp_path / "elsewhere.ckpt")
+    assert BestCheckpoint(out).offer(1.0, 1, list_checkpoints(out)[-1])
+    assert victim.read_text() == "keep me" and not (tmp_path / "elsewhere.ckpt").exists()
+    assert not (out / BEST_FILE).is_symlink() and load_checkpoint(out / BEST_FILE).epoch == 1

@@ -35,6 +35,7 @@ import pytest
 from toy_env import RANDOM_REWARD_PER_STEP
 from toy_env import PickSmallestEnv as ContractToyEnv
 
+from jaxsched import fileio
 from jaxsched.envs import AutoResetWrapper
 from jaxsched.errors import CheckpointError, ConfigError, JaxschedError
 from jaxsched.systems.rlscheduler.filtering import (
@@ -56,7 +57,6 @@ from jaxsched.train import (
     save_checkpoint,
     valid_step_mask,
 )
-from jaxsched.train import checkpoint as ckpt_mod
 
 # ----------------------------------------------------------------------------------------------
 # toy environment and networks
@@ -498,7 +498,7 @@ def test_checkpoint_round_trip(run, trainer, tmp_path):
         for k in a:
             np.testing.assert_array_equal(a[k], b[k])
     header = json.loads(path.read_bytes().split(b"\n", 1)[0])
-    assert header["format"] == "jaxsched-checkpoint" and header["version"] == 1
+    assert header["format"] == "jaxsched-checkpoint" and header["version"] == 2
     assert len(header["payload_sha256"]) == 64
     # without a template: the raw state dict
     raw = load_checkpoint(tmp_path)
@@ -543,7 +543,7 @@ def test_keep_last_and_atomic_writes(run, tmp_path, monkeypatch):
     def boom(src, dst):
         raise OSError("disk on fire")
 
-    monkeypatch.setattr(ckpt_mod.os, "replace", boom)
+    monkeypatch.setattr(fileio.os, "replace", boom)
     with pytest.raises(OSError):
         save_checkpoint(tmp_path, run["final"], epoch=3, keep=2)
     monkeypatch.undo()

@@ -145,3 +145,19 @@ def test_collect_seeds_gives_each_run_what_its_own_collect_gives():
             np.testing.assert_array_equal(getattr(tr, name)[s], getattr(want, name), err_msg=name)
         np.testing.assert_array_equal(tr.x.obs[s], want.x.obs)
         np.testing.assert_array_equal(completed[s], want_completed)
+
+
+def test_episode_end_info_is_read_at_the_episodes_last_step():
+    # one env, two episodes (steps 0-1 and 2-4); "start" at the first step, "end_flag" at
+    # the step whose transition ended the episode
+    from jaxsched.train.rollout import Transition, episode_summaries
+
+    done = jnp.array([[0], [1], [0], [0], [1]], bool)
+    z = jnp.zeros((5, 1))
+    tr = Transition(x=None, mask=None, action=z, logp=z, value=z, entropy=z, reward=z,
+                    done=done, valid=jnp.ones((5, 1), bool),
+                    info={"start": jnp.arange(5)[:, None],
+                          "end_flag": jnp.array([[0], [7], [0], [0], [9]])})  # fmt: skip
+    out = episode_summaries(tr, 2)
+    assert out["episode_info_start"].tolist() == [0, 2]
+    assert out["episode_info_end_flag"].tolist() == [7, 9]

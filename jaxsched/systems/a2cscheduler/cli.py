@@ -63,6 +63,13 @@ _FIELDS = {
 }
 
 
+#: ``train --resume`` refuses these flags given with another value than the run's
+#: (:func:`jaxsched.cli.train.check_resume_flags`): (dest, flag, run.json key)
+RESUME_SETTINGS = (("seed", "--seed", "seed"),) + tuple(
+    (k, "--" + k.replace("_", "-"), k) for k in _FIELDS if k != "trace"
+)
+
+
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
     """Add the flags of ``jaxsched train a2c`` (defaults: :class:`RunConfig`'s)."""
     add_run_arguments(p, epochs_required=False, seed_default=None)

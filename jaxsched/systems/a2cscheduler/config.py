@@ -95,7 +95,12 @@ class RunConfig:
 
     @classmethod
     def from_json(cls, d: dict) -> RunConfig:
+        from jaxsched.systems import check_run_values
+
         names = {f.name for f in dataclasses.fields(cls)}
+        sizes = ("num_res", "res_slot", "horizon", "num_slots", "backlog_size", "simu_len",
+                 "max_job_len", "num_envs", "n_steps")  # fmt: skip
+        check_run_values(cls, d, {k: (1, 1 << 16) for k in sizes} | {"step_cap": (0, 1 << 24)})
         return cls(**{k: v for k, v in d.items() if k in names})
 
     def describe_jobsets(self) -> str:

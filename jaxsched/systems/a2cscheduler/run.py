@@ -25,7 +25,14 @@ from jaxsched.systems import LoadedModel
 from jaxsched.systems.a2cscheduler import evaluate as ev
 from jaxsched.systems.a2cscheduler.config import RunConfig, build_env, build_nets
 from jaxsched.train.checkpoint import load_checkpoint
-from jaxsched.train.loop import BestCheckpoint, EpochSpec, open_run, run_epochs, start_or_resume
+from jaxsched.train.loop import (
+    BestCheckpoint,
+    EpochSpec,
+    open_run,
+    run_epochs,
+    start_or_resume,
+    write_json,
+)
 
 __all__ = ["Trainer", "train", "LoadedModel", "load_model", "export_actor"]
 
@@ -131,7 +138,7 @@ def train(rc: RunConfig, out, *, epochs: int, resume: bool = False, validate_eve
     if not evaluate:
         return None
     res = ev.evaluate(trainer.env, rc.eval_sequences, trainer.actor_apply, state.params["actor"])
-    atomic_write(out / "evaluation.json", json.dumps(res, indent=1) + "\n")
+    write_json(out / "evaluation.json", res)
     log(f"{rc.describe_jobsets()}, greedy A2C:")
     log(ev.format_table(res))
     return res

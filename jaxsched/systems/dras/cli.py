@@ -25,6 +25,15 @@ DESCRIPTION = (
 )
 
 
+#: ``train --resume`` refuses these flags given with another value than the run's
+#: (:func:`jaxsched.cli.train.check_resume_flags`): (dest, flag, run.json key)
+RESUME_SETTINGS = (
+    ("seed", "--seed", "seed"), ("mode", "--mode", "mode"), ("lr", "--lr", "lr"),
+    ("variant", "--variant", "variant"), ("envs", "--envs", "envs"),
+    ("jobs_per_set", "--jobs-per-set", "jobs_per_set"),
+)  # fmt: skip
+
+
 def _hidden(text: str) -> tuple:
     from jaxsched.cli.args import csv_ints
 

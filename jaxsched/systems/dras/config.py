@@ -156,9 +156,12 @@ class RunConfig:
     @classmethod
     def from_dict(cls, d: dict) -> RunConfig:
         names = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(d) - names - {"system"}
+        unknown = set(d) - names - {"system", "trace_sha256"}
         if unknown:
             raise ConfigError(f"unknown run settings: {', '.join(sorted(unknown))}")
+        from jaxsched.systems import check_run_values
+
+        check_run_values(cls, d, {"queue_cap": (1, 1 << 22), "window": (1, 1 << 16)})
         return cls(
             **{
                 k: (tuple(v) if k in ("hidden", "norm_scales") else v)

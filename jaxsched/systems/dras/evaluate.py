@@ -21,10 +21,10 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from jaxsched.errors import ConfigError
+from jaxsched.errors import CheckpointError, ConfigError
 from jaxsched.systems import LoadedModel
 from jaxsched.systems.dras.config import RunConfig, env_jobs, load_split
-from jaxsched.train.loop import load_run
+from jaxsched.train.loop import load_run, read_run_json
 
 __all__ = ["LoadedDRAS", "make_policy", "env_options", "make_env", "load_dras", "run_model", "test_schedules",
            "test_report", "model_rows", "baseline_schedules", "BASELINES", "checks",
@@ -309,12 +309,11 @@ def model_rows(model, jobs, starts, length, backfills, metrics, compat, *, sampl
 
 def fcfs_max_wait(run_dir) -> float:
     """FCFS + EASY's maximum wait (s) on the validation month of the run ``run_dir``."""
-    import json
 
     from jaxsched.systems.dras.config import resolve_trace
 
     run_dir = Path(run_dir)
-    rc = RunConfig.from_dict(json.loads((run_dir / "run.json").read_text()))
+    rc = RunConfig.from_dict(read_run_json(run_dir / "run.json", CheckpointError))
     cj = env_jobs(load_split(resolve_trace(rc.trace, run_dir)).val, rc.priority)
     start = baseline_schedules(cj, ["fcfs"])["fcfs"]["start"]
     return float(np.max(start - np.asarray(cj.submit)))

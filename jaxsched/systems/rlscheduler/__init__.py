@@ -69,6 +69,7 @@ SYSTEM = System(
     description=_cli.DESCRIPTION,
     add_train_arguments=_cli.add_train_arguments,
     train=_cli.train_from_args,
+    resume_settings=_cli.RESUME_SETTINGS,
     load_model=_load_model,
     model_rows=_model_rows,
     plot=_plot,

@@ -37,6 +37,18 @@ DESCRIPTION = (
 )
 
 
+#: ``train --resume`` refuses these flags given with another value than the run's
+#: (:func:`jaxsched.cli.train.check_resume_flags`): (dest, flag, run.json key)
+RESUME_SETTINGS = (
+    ("seed", "--seed", "seed"), ("metric", "--metric", "metric"),
+    ("backfill", "--backfill", "backfill"), ("length", "--length", "length"),
+    ("trajectories", "--trajectories", "ppo.num_envs"), ("pi_lr", "--pi-lr", "ppo.pi_lr"),
+    ("vf_lr", "--vf-lr", "ppo.vf_lr"), ("pi_iters", "--pi-iters", "ppo.train_pi_iters"),
+    ("v_iters", "--v-iters", "ppo.train_v_iters"), ("policy_net", "--policy-net", "policy"),
+    ("value_net", "--value-net", "value"),
+)  # fmt: skip
+
+
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
     """Add the flags of ``jaxsched train rlscheduler`` to its parser, in ``--help`` groups."""
     _add_problem_arguments(p.add_argument_group("problem"))

@@ -31,6 +31,10 @@ SYSTEM_NAME = "rlscheduler"
 VAL_INFO = "validation.json"
 
 
+#: ranges of the run.json sizes that shape arrays (observation slots, jobs per sequence)
+RUN_BOUNDS = {"max_queue": (1, 1 << 16), "length": (1, 1 << 22), "job_slice": (0, 1 << 31)}
+
+
 @dataclasses.dataclass(frozen=True)
 class RunConfig:
     """Everything that shapes a training run (saved as ``run.json`` and in checkpoints).
@@ -117,12 +121,16 @@ class RunConfig:
         d = dict(d)
         system = d.pop("system", SYSTEM_NAME)
         d.pop("devices", None)  # run.json's record of the device count (computation only)
+        d.pop("trace_sha256", None)  # the training trace's content hash (the run directory's)
         if system != SYSTEM_NAME:
             raise ConfigError(f"run settings of system {system!r}, not {SYSTEM_NAME!r}")
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = set(d) - known
         if unknown:
             raise ConfigError(f"unknown run setting(s): {', '.join(sorted(unknown))}")
+        from jaxsched.systems import check_run_values
+
+        check_run_values(cls, d, RUN_BOUNDS)
         return cls(**d)
 
 

@@ -25,7 +25,7 @@ from jaxsched.errors import ConfigError
 from jaxsched.systems import LoadedModel
 from jaxsched.systems.rlscheduler.config import RunConfig, make_env
 from jaxsched.systems.rlscheduler.config import policy_net as net_of_run
-from jaxsched.train.loop import load_run
+from jaxsched.train.loop import load_run, read_run_json
 
 __all__ = [
     "LoadedPolicy",
@@ -230,10 +230,9 @@ def selection_rule(run_dir, options: dict):
     """``jaxsched select``'s rule for RLScheduler runs: the epoch with the best greedy
     validation value of the run's metric (``val_<metric>`` of ``--validate K``; lower is better
     unless the metric is a utilisation). No bound."""
-    import json
 
     from jaxsched.sim.metrics import HIGHER_IS_BETTER
     from jaxsched.train.select import Rule
 
-    metric = json.loads((Path(run_dir) / "run.json").read_text()).get("metric", "bsld")
+    metric = read_run_json(Path(run_dir) / "run.json").get("metric", "bsld")
     return Rule(key=f"val_{metric}", higher_is_better=metric in HIGHER_IS_BETTER)

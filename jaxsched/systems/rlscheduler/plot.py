@@ -9,7 +9,7 @@ import numpy as np
 
 from jaxsched.plots import pyplot, save_png
 from jaxsched.systems.rlscheduler.config import VAL_INFO, RunConfig
-from jaxsched.train.loop import RUN_FILE, read_log
+from jaxsched.train.loop import RUN_FILE, read_log, read_run_json
 
 __all__ = ["plot"]
 
@@ -19,7 +19,7 @@ def plot(out, path=None) -> Path:
     the same sequences, and with ``--validate`` the greedy policy's validation scores with SJF
     and F1 on the validation sequences (horizontal lines)."""
     rows = read_log(out, nonempty=True)
-    rc = RunConfig.from_dict(json.loads((Path(out) / RUN_FILE).read_text()))
+    rc = RunConfig.from_dict(read_run_json(Path(out) / RUN_FILE))
     plt = pyplot()
     ep = [r["epoch"] for r in rows]
     fig, ax = plt.subplots(figsize=(7, 4))

@@ -33,7 +33,6 @@ import copy
 import dataclasses
 import json
 import math
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -46,6 +45,7 @@ from jaxsched import formatting as F
 from jaxsched import nets
 from jaxsched.envs import AutoResetWrapper, RLSchedulerEnv
 from jaxsched.errors import ConfigError
+from jaxsched.fileio import append_line, atomic_writer
 from jaxsched.sim.evaluate import evaluate
 from jaxsched.systems.rlscheduler.config import (
     VAL_INFO,
@@ -63,8 +63,11 @@ from jaxsched.train.loop import (
     BestCheckpoint,
     EpochSpec,
     open_run,
+    read_log,
+    recover_log,
     run_epochs,
     start_or_resume,
+    write_json,
 )
 from jaxsched.train.ppo import PPOConfig, make_train
 from jaxsched.workload import read_swf
@@ -106,9 +109,8 @@ def _start_table(jobs, rc: RunConfig, out: Path, log) -> np.ndarray:
             f"an SJF {rc.metric} in ({flt.lower:g}, {flt.upper:g})"
         )
     if not path.is_file() and parallel.is_main_process():
-        tmp = out / (FILTER_FILE + ".tmp.npz")
-        np.savez(tmp, sjf=values, lower=flt.lower, upper=flt.upper, mode=rc.filter)
-        os.replace(tmp, path)
+        with atomic_writer(path) as fh:
+            np.savez(fh, sjf=values, lower=flt.lower, upper=flt.upper, mode=rc.filter)
     log(
         f"trajectory filter {rc.filter}: SJF {rc.metric} in ({flt.lower:.4g}, "
         f"{flt.upper:.4g}), {n_ok} of {high - low} starts accepted"
@@ -485,12 +487,13 @@ def train(
         fresh=_init_from(rc, log),
         log=log,
     )
+    spec = _epoch_spec(jobs, rc, trainers, val, validate, compare, keep_checkpoints)
     if done_epochs >= epochs:
+        recover_log(out, spec, state, done_epochs)  # the last epoch's row, if it was cut
         log(f"{out}: already trained for {done_epochs} epochs (asked for {epochs})")
         return {"epochs": done_epochs, "history": history, "run": rc}
     if done_epochs == 0:
         validate_untrained(out, state, trainers.phase1, val, rc, keep_checkpoints, log)
-    spec = _epoch_spec(jobs, rc, trainers, val, validate, compare, keep_checkpoints)
     state, history = run_epochs(
         out,
         state,
@@ -514,12 +517,13 @@ def validate_untrained(out, state, trainer, val, rc: RunConfig, keep, log) -> fl
     if val is None or not rc.residual:
         return None
     out = Path(out)
+    if any(int(r.get("epoch", -1)) == 0 for r in read_log(out)):
+        return None  # logged before a stop ahead of epoch 1's checkpoint
     ck = save_checkpoint(out, state, epoch=0, config=trainer.run_config(), metrics_history=[],
                          keep=int(keep or 0) or None)  # fmt: skip
     value = val(jax.device_get(state.policy_params), 0, ck)
     row = {"epoch": 0, "seconds": 0.0, f"val_{rc.metric}": value, "untrained": True}
-    with open(out / LOG_FILE, "a") as f:
-        f.write(json.dumps(row) + "\n")
+    append_line(out / LOG_FILE, json.dumps(row))
     log(f"epoch 0 (untrained, = {rc.residual}): val {F.number(value)}")
     return value
 
@@ -578,7 +582,7 @@ class _Validator:
     def _attach(self, out: Path) -> None:
         """Write ``out/validation.json`` and keep the best checkpoint of ``out``."""
         out.mkdir(parents=True, exist_ok=True)
-        (out / VAL_INFO).write_text(json.dumps(self.info) + "\n")
+        write_json(out / VAL_INFO, self.info, indent=None)
         self.best = BestCheckpoint(
             out,
             higher_is_better=self.higher_is_better,

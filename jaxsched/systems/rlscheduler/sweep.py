@@ -28,6 +28,7 @@ from jaxsched.systems.rlscheduler.run import (
     check_validate,
     validate_untrained,
 )
+from jaxsched.train.loop import recover_log
 from jaxsched.train.sweep import (
     SEED_AXIS,
     run_sweep_epochs,
@@ -92,16 +93,18 @@ def train_sweep(
         fresh=lambda r: _init_from(r, log), log=log,
     )  # fmt: skip
     result = {"epochs": epochs, "histories": histories, "runs": rcs, "dirs": outs}
+    specs = [
+        _epoch_spec(jobs, r, trainers, v, validation[0], compare, keep_checkpoints)
+        for r, v in zip(rcs, vals)
+    ]
     if done_epochs >= epochs:
+        for o, spec, st in zip(outs, specs, states):
+            recover_log(o, spec, st, done_epochs)  # the last epoch's row, if it was cut
         log(f"{out}: already trained for {done_epochs} epochs (asked for {epochs})")
         return {**result, "epochs": done_epochs}
     if done_epochs == 0:  # a residual run's untrained model is a candidate too
         for o, st, r, v in zip(outs, states, rcs, vals):
             validate_untrained(o, st, trainers.phase1, v, r, keep_checkpoints, log)
-    specs = [
-        _epoch_spec(jobs, r, trainers, v, validation[0], compare, keep_checkpoints)
-        for r, v in zip(rcs, vals)
-    ]
     _, histories = run_sweep_epochs(
         outs, stack_trees(states), histories, specs, done_epochs=done_epochs, epochs=epochs,
         t0=t0, progress=progress, log=log,

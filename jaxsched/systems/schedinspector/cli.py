@@ -26,6 +26,17 @@ DESCRIPTION = (
 )
 
 
+#: ``train --resume`` refuses these flags given with another value than the run's
+#: (:func:`jaxsched.cli.train.check_resume_flags`): (dest, flag, run.json key)
+RESUME_SETTINGS = (
+    ("seed", "--seed", "seed"), ("metric", "--metric", "metric"),
+    ("backfill", "--backfill", "backfill"), ("mode", "--mode", "mode"),
+    ("length", "--length", "length"), ("trajectories", "--trajectories", "num_envs"),
+    ("pi_lr", "--pi-lr", "pi_lr"), ("vf_lr", "--vf-lr", "vf_lr"),
+    ("pi_iters", "--pi-iters", "train_pi_iters"), ("v_iters", "--v-iters", "train_v_iters"),
+)  # fmt: skip
+
+
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
     """Add the flags of ``jaxsched train schedinspector``."""
     from jaxsched.envs.schedinspector import BACKFILLS, METRICS, MODES

@@ -67,9 +67,14 @@ class RunConfig:
     def from_dict(cls, d: dict) -> RunConfig:
         names = {f.name for f in dataclasses.fields(cls)}
         # "devices": run.json's record of the device count it started on (computation only)
-        unknown = set(d) - names - {"system", "devices"}
+        unknown = set(d) - names - {"system", "devices", "trace_sha256"}
         if unknown:
             raise ConfigError(f"unknown run settings: {', '.join(sorted(unknown))}")
+        from jaxsched.systems import check_run_values
+
+        bounds = {"length": (1, 1 << 22), "num_envs": (1, 1 << 20), "max_steps": (1, 1 << 24),
+                  "eval_length": (1, 1 << 22)}  # fmt: skip
+        check_run_values(cls, d, bounds)
         return cls(**{k: v for k, v in d.items() if k in names})
 
 

@@ -25,7 +25,7 @@ from jaxsched.nets.categorical import gumbel_argmax
 from jaxsched.nets.schedinspector import InspectorPolicy
 from jaxsched.systems import LoadedModel
 from jaxsched.systems.schedinspector.config import RunConfig, load_jobs, make_env
-from jaxsched.train.loop import load_run
+from jaxsched.train.loop import load_run, read_run_json
 
 __all__ = [
     "LoadedInspector",
@@ -265,11 +265,10 @@ def selection_rule(run_dir, options: dict):
     the inspected scheduler (``val_inspected``; lower is better unless the metric is ``util``),
     among the epochs that lost at most ``options["max_util_loss"]`` points of utilisation
     against the base on the same sequences (the rule of ``si-lublin1-sjf-u1`` and ``-uw``)."""
-    import json
 
     from jaxsched.train.select import Rule
 
-    metric = json.loads((Path(run_dir) / "run.json").read_text()).get("metric", "bsld")
+    metric = read_run_json(Path(run_dir) / "run.json").get("metric", "bsld")
     p = float(options.get("max_util_loss", 1.0))
     lost = lambda r: 100.0 * (r["val_util_base"] - r["val_util"])  # noqa: E731
     return Rule(

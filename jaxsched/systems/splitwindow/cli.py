@@ -31,6 +31,19 @@ DESCRIPTION = (
 )
 
 
+#: ``train --resume`` refuses these flags given with another value than the run's
+#: (:func:`jaxsched.cli.train.check_resume_flags`): (dest, flag, run.json key)
+RESUME_SETTINGS = (
+    ("seed", "--seed", "seed"), ("envs", "--envs", "ppo.num_envs"),
+    ("steps", "--steps", "ppo.max_episode_steps"), ("placements", "--placements", "placements"),
+    ("minibatch", "--minibatch", "ppo.minibatch_size"),
+    ("ppo_epochs", "--ppo-epochs", "ppo.train_pi_iters"), ("lr", "--lr", "ppo.pi_lr"),
+    ("hidden", "--hidden", "hidden"), ("activation", "--activation", "activation"),
+    ("sigma", "--sigma", "sigma"), ("queue_cap", "--queue-cap", "queue_cap"),
+    ("weights", "--weights", "weights"),
+)  # fmt: skip
+
+
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
     """Add the flags of ``jaxsched train splitwindow`` to its parser."""
     p.add_argument("trace", metavar="TRACE", help="SWF file (.swf or .swf.gz)")
@@ -60,7 +73,9 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--activation", choices=("relu", "tanh"), default="relu")
     p.add_argument("--sigma", choices=("remaining", "elapsed"), default="remaining")
     p.add_argument("--mask", action="store_true", help="mask invalid picks (paper: no mask)")
-    p.add_argument("--queue-cap", type=positive_int, default=4096, metavar="Q")
+    p.add_argument("--queue-cap", type=positive_int, default=4096, metavar="Q",
+                   help="queued jobs an episode holds; an episode whose queue outgrows it "
+                   "stops training with an error (default 4096)")  # fmt: skip
     p.add_argument("--weights", type=unit_weights, default=None, metavar="W1,W2,W3",
                    help="weights of the reward's utilisation, queue-length and wait terms, "
                    "each in [0, 1] (default 1/3 each, the paper's)")  # fmt: skip

@@ -56,11 +56,16 @@ class RunConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> RunConfig:
-        d = {k: v for k, v in d.items() if k != "system"}
+        d = {k: v for k, v in d.items() if k not in ("system", "trace_sha256")}
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(d) - names)
         if unknown:
             raise ConfigError(f"run.json: unknown field(s) {', '.join(unknown)}")
+        from jaxsched.systems import check_run_values
+
+        bounds = {"head": (0, 1 << 12), "tail": (0, 1 << 12), "placements": (1, 1 << 24),
+                  "queue_cap": (1, 1 << 22), "val_episodes": (1, 1 << 20)}  # fmt: skip
+        check_run_values(cls, d, bounds)
         tuples = {k: tuple(d[k]) for k in ("hidden", "weights") if k in d}
         return cls(**{**d, **tuples})
 

@@ -22,7 +22,6 @@ by default).
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from jaxsched.envs.splitwindow import SplitWindowEnv
 from jaxsched.errors import CheckpointError, ConfigError
 from jaxsched.fileio import atomic_write
 from jaxsched.nets.splitwindow import SWActor, SWCritic
+from jaxsched.sim.cores import check_overflow
 from jaxsched.systems import LoadedModel
 from jaxsched.systems.splitwindow.config import (
     SYSTEM_NAME,
@@ -46,7 +46,14 @@ from jaxsched.systems.splitwindow.config import (
 )
 from jaxsched.systems.splitwindow.evaluate import eval_starts, fcfs_easy_util, greedy_metrics
 from jaxsched.train.checkpoint import load_checkpoint, save_checkpoint
-from jaxsched.train.loop import BestCheckpoint, EpochSpec, open_run, run_epochs, start_or_resume
+from jaxsched.train.loop import (
+    BestCheckpoint,
+    EpochSpec,
+    open_run,
+    read_run_json,
+    run_epochs,
+    start_or_resume,
+)
 from jaxsched.train.ppo import PPOConfig, make_train
 from jaxsched.workload import read_swf
 
@@ -61,14 +68,38 @@ def make_trainer(env: SplitWindowEnv, rc: RunConfig):
     actor = SWActor(env.num_actions, tuple(rc.hidden), rc.activation)
     critic = SWCritic(tuple(rc.hidden), rc.activation)
     info = lambda ts: {"start": ts.extras["start"]}  # noqa: E731
+    end = lambda ts: {"overflow": ts.extras["overflow"]}  # noqa: E731
     cfg = PPOConfig.from_dict(rc.ppo)
-    return make_train(cfg, AutoResetWrapper(env), actor, critic, episode_info_fn=info), actor
+    trainer = make_train(
+        cfg, AutoResetWrapper(env), actor, critic, episode_info_fn=info, episode_end_fn=end
+    )
+    return trainer, actor
 
 
-def _row(epoch, m, trainer) -> dict:
-    keys = ("episodes", "incomplete_episodes", "steps", "episode_return", "episode_length",
-            "approx_kl", "entropy", "clip_frac", "pi_loss", "v_loss", "pi_iters")  # fmt: skip
-    return {k: float(m[k]) for k in keys}
+def check_queue_cap(m, queue_cap: int, epoch: int) -> None:
+    """One-line :class:`~jaxsched.sim.cores.QueueOverflow` when a collected training episode
+    of the epoch's metrics ``m`` was cut because its queue outgrew ``queue_cap``: training on
+    such episodes would silently learn a different problem (episodes cut short)."""
+    from jaxsched.sim.cores import QueueOverflow
+
+    valid = np.asarray(m["episode_info_valid"], bool)
+    n = int(np.sum(valid & np.asarray(m["episode_info_end_overflow"], bool)))
+    if n:
+        raise QueueOverflow(
+            f"epoch {epoch}: {n} of {int(valid.sum())} training episodes had more than "
+            f"{queue_cap} queued jobs (the queue capacity, run.json queue_cap) and were cut "
+            f"short; train with a larger --queue-cap"
+        )
+
+
+def _rows(rc: RunConfig):
+    def row(epoch, m, trainer) -> dict:
+        check_queue_cap(m, rc.queue_cap, epoch)
+        keys = ("episodes", "incomplete_episodes", "steps", "episode_return", "episode_length",
+                "approx_kl", "entropy", "clip_frac", "pi_loss", "v_loss", "pi_iters")  # fmt: skip
+        return {k: float(m[k]) for k in keys}
+
+    return row
 
 
 def _message(row) -> str:
@@ -91,6 +122,7 @@ def epoch_spec(env, actor, trainer, rc: RunConfig, out: Path, validate_every: in
 
     def validate(st, epoch, ck):
         m = greedy_metrics(env, actor, st.policy_params, starts)
+        check_overflow(m["overflow"], rc.queue_cap)
         row = {f"val_{k}": float(np.mean(m[k])) for k in VAL_METRICS} | bound
         lost = 100.0 * (bound["val_util_fcfs_easy"] - row["val_util"]) if bound else 0.0
         if not bound or lost <= rc.max_util_loss:
@@ -98,7 +130,7 @@ def epoch_spec(env, actor, trainer, rc: RunConfig, out: Path, validate_every: in
         return row
 
     return EpochSpec(
-        trainer_at=lambda e: trainer, row=_row, message=_message,
+        trainer_at=lambda e: trainer, row=_rows(rc), message=_message,
         validate=validate if validate_every else None, validate_every=validate_every,
     )  # fmt: skip
 
@@ -140,7 +172,7 @@ def load_model(path) -> Model:
 
     p = resolve(path)
     run_dir = p if p.is_dir() else p.parent
-    rc = RunConfig.from_dict(json.loads((run_dir / "run.json").read_text()))
+    rc = RunConfig.from_dict(read_run_json(run_dir / "run.json", CheckpointError))
     raw = load_checkpoint(p)
     if isinstance(raw.extra, dict) and raw.extra.get("policy_only"):
         _check_policy(raw, rc)

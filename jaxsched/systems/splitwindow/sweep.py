@@ -19,6 +19,7 @@ from jaxsched.systems.splitwindow.run import (
     new_run_config,
     run_envs,
 )
+from jaxsched.train.loop import recover_log
 from jaxsched.train.sweep import (
     run_sweep_epochs,
     seed_run_configs,
@@ -47,10 +48,12 @@ def train_sweep(trace, out, seeds: Sequence[int], *, head: int, tail: int, epoch
     states, histories, done_epochs = start_or_resume_seeds(
         outs, rcs, trainer, resume=resume, run_json=lambda r: r.to_dict(), log=log
     )
+    specs = [epoch_spec(val_env, actor, trainer, r, o, validate_every) for o, r in zip(outs, rcs)]
     if done_epochs >= epochs:
+        for o, spec, st in zip(outs, specs, states):
+            recover_log(o, spec, st, done_epochs)  # the last epoch's row, if it was cut
         log(f"{out}: already trained for {done_epochs} epochs (asked for {epochs})")
         return outs
-    specs = [epoch_spec(val_env, actor, trainer, r, o, validate_every) for o, r in zip(outs, rcs)]
     run_sweep_epochs(
         outs, stack_trees(states), histories, specs, done_epochs=done_epochs, epochs=epochs,
         t0=t0, progress=progress, log=log,

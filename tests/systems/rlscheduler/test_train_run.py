@@ -190,6 +190,32 @@ def test_resume_continues_bit_for_bit(tmp_path):
     for x, y in zip(la, lb):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
     assert len(read_log(tmp_path / "split")) == 2
+    # stopped after the last epoch's checkpoint, before its log row: a resume that finds the
+    # run at its epochs writes the row from the checkpoint
+    import jaxsched.train.loop as loop
+
+    class Killed(BaseException):
+        pass
+
+    real = loop.finish_epoch
+
+    def stop(out, spec, state, row, ck, due):
+        if row["epoch"] == 2:
+            raise Killed
+        return real(out, spec, state, row, ck, due)
+
+    loop.finish_epoch = stop
+    try:
+        with pytest.raises(Killed):
+            train(trace, tmp_path / "cut", 2, **kw)
+    finally:
+        loop.finish_epoch = real
+    assert [r["epoch"] for r in read_log(tmp_path / "cut")] == [1]
+    train(trace, tmp_path / "cut", 2, resume=True, **kw)
+    timing = ("seconds", "first_epoch_s_incl_compile")
+    rows = [[{k: v for k, v in r.items() if k not in timing} for r in read_log(tmp_path / d)]
+            for d in ("cut", "straight")]  # fmt: skip
+    assert rows[0] == rows[1] and len(rows[0]) == 2
 
 
 def _run(capsys, *argv):

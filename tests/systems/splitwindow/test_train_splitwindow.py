@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
+import pytest
 
 from jaxsched.cli import main
 from jaxsched.systems import get
@@ -35,6 +37,7 @@ def test_train_one_update_validate_resume(tmp_path, capsys):
         "splitwindow", 2, 1, 16,
     )  # fmt: skip
     assert run["ppo"]["target_kl"] == 0.02 and run["ppo"]["train_pi_iters"] == 2
+    assert run["trace_sha256"] == hashlib.sha256(trace.read_bytes()).hexdigest()
     (row,) = [json.loads(x) for x in (out / "log.jsonl").read_text().splitlines()]
     assert row["episodes"] == 2 and row["steps"] >= 10  # 2 complete episodes of >= 5 picks
     assert 1 <= row["pi_iters"] <= 2 * 5  # minibatch steps taken (2 passes of <= 80 / 16)
@@ -106,7 +109,7 @@ def test_resume_takes_the_runs_window_and_validation(tmp_path, capsys):
     (bad / "run.json").write_text("{")
     assert main(["train", "splitwindow", str(trace), "--out", str(bad), "--resume", "--epochs",
                  "1"]) == 2  # fmt: skip
-    assert "run.json: not a readable run.json" in capsys.readouterr().err
+    assert "run.json: not valid JSON" in capsys.readouterr().err
 
 
 def test_export_policy_keeps_the_actor_alone(tmp_path):
@@ -215,3 +218,66 @@ def read_jobs(trace):
     from jaxsched.workload import read_swf
 
     return read_swf(trace).jobs("rlscheduler")
+
+
+def test_a_queue_capacity_that_overflows_stops_training(tmp_path, capsys):
+    # every episode of a 2-slot queue overflows: training on the cut episodes would learn
+    # another problem, so the run stops at its first epoch with one line naming the flag
+    trace = _trace(tmp_path / "t.swf")
+    out = tmp_path / "run"
+    argv = [str(trace), "--head", "2", "--tail", "1", "--placements", "5", "--envs", "2",
+            "--steps", "40", "--minibatch", "16", "--ppo-epochs", "1", "--hidden", "8",
+            "--queue-cap", "2", "--out", str(out), "--no-progress", "--epochs", "1"]  # fmt: skip
+    assert main(["train", "splitwindow", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "more than 2 queued jobs" in err and "--queue-cap" in err, err
+    assert (out / "log.jsonl").read_text() == ""  # nothing of the cut epoch was kept
+    assert not list(out.glob("checkpoint_*.ckpt"))
+
+
+def test_a_run_stopped_after_its_checkpoint_resumes_to_the_same_files(tmp_path, monkeypatch):
+    # the settings of test_resume_takes_the_runs_window_and_validation (its compiled
+    # programs); epoch 2 is stopped after its checkpoint, before its validation and log row
+    import jax
+
+    import jaxsched.train.loop as loop
+    from jaxsched.train.checkpoint import load_checkpoint
+
+    trace = _trace(tmp_path / "t.swf")
+    small = ["--placements", "5", "--envs", "2", "--steps", "40", "--minibatch", "16",
+             "--ppo-epochs", "1", "--hidden", "8", "--val-episodes", "2", "--head", "2",
+             "--tail", "1", "--validate", "1", "--no-progress"]  # fmt: skip
+
+    def files(out):
+        rows = [json.loads(x) for x in (out / "log.jsonl").read_text().splitlines()]
+        rows = [{k: v for k, v in r.items() if k not in ("seconds", "first_epoch_s_incl_compile")}
+                for r in rows]  # fmt: skip
+        best = load_checkpoint(out / "best.ckpt")
+        leaves = [np.asarray(x).tolist() for x in jax.tree_util.tree_leaves(best.state)]
+        return rows, json.loads((out / "best.json").read_text()), best.epoch, leaves
+
+    ref, cut = tmp_path / "ref", tmp_path / "cut"
+    assert (
+        main(["train", "splitwindow", str(trace), "--out", str(ref), *small, "--epochs", "2"]) == 0
+    )
+
+    class Killed(BaseException):
+        pass
+
+    real = loop.finish_epoch
+
+    def stop(out, spec, state, row, ck, due):
+        if row["epoch"] == 2:
+            raise Killed
+        return real(out, spec, state, row, ck, due)
+
+    with monkeypatch.context() as m:
+        m.setattr(loop, "finish_epoch", stop)
+        with pytest.raises(Killed):
+            main(["train", "splitwindow", str(trace), "--out", str(cut), *small, "--epochs", "2"])
+    assert len((cut / "log.jsonl").read_text().splitlines()) == 1
+    resume = ["train", "splitwindow", str(trace), "--out", str(cut), "--resume", "--epochs", "2"]
+    assert main([*resume, "--no-progress"]) == 0
+    got, want = files(cut), files(ref)
+    assert [r["epoch"] for r in got[0]] == [1, 2]
+    assert got == want  # rows (validation included), best.json, best.ckpt's epoch and state
