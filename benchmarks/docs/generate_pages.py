@@ -208,7 +208,11 @@ def dras_table(records, up: str) -> str:
         model = f"`{r['model']}`" if r["model"].startswith("dras-") else r["model"]
         if r["model"] == "easy-sjbf":
             model = "`easy-sjbf`"
-        d = "(baseline)" if r["diff"] is None else f"**{num(r['diff'], 0, True)} ± {num(r['se'], 0)}**"
+        d = (
+            "(baseline)"
+            if r["diff"] is None
+            else f"**{num(r['diff'], 0, True)} ± {num(r['se'], 0)}**"
+        )
         if r["diff"] is not None:
             d += f" ({r['baseline']})"
         lines.append(
@@ -435,7 +439,11 @@ def card_block(records, model: str) -> str:
     if held:
         lines += ["| protocol | sequences | figure | baseline |", "|---|---|---:|---|"]
         for r in held + ins:
-            name = "**held out**" if r["protocol"] == "held-out" else "in-sample (the paper's protocol)"
+            name = (
+                "**held out**"
+                if r["protocol"] == "held-out"
+                else "in-sample (the paper's protocol)"
+            )
             if r["system"] == "dras":
                 fig = f"mean wait {r['wait_ratio']:.3f}×, max wait {r['max_wait_ratio']:.2f}× FCFS + EASY's; "
                 fig += f"{num(r['diff'], 0, True)} ± {num(r['se'], 0)} s per month"
@@ -447,7 +455,9 @@ def card_block(records, model: str) -> str:
             elif r["system"] == "a2cscheduler":
                 fig = f"{num(r['diff'], 3, True)} ± {num(r['se'], 3)} slowdown"
             else:
-                fig = pm(r, 2, 2 if r["system"] == "rlscheduler" and r["protocol"] == "held-out" else 1)
+                fig = pm(
+                    r, 2, 2 if r["system"] == "rlscheduler" and r["protocol"] == "held-out" else 1
+                )
                 if r["system"] == "schedinspector" and r.get("util_change") is not None:
                     fig += f", utilisation {num(r['util_change'], 2, True)} points"
             lines.append(f"| {name} | {r['sequences']} | {fig} | {r['baseline']} |")
@@ -483,7 +493,11 @@ def card_block(records, model: str) -> str:
 
 
 def render(name: str, records, page: Path) -> str:
-    up = "../" * (len(page.relative_to(REPO / "docs").parts) - 1) if "docs" in page.parts else "docs/"
+    up = (
+        "../" * (len(page.relative_to(REPO / "docs").parts) - 1)
+        if "docs" in page.parts
+        else "docs/"
+    )
     kind, _, arg = name.partition(" ")
     if kind == "results-table":
         return TABLES[arg](records, up)
