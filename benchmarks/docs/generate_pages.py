@@ -309,8 +309,8 @@ def summary(records, up: str) -> str:
         (
             "A2cScheduler",
             "beats the best baseline at λ = 0.6–0.8 ("
-            + ", ".join(f"{num(r['diff'], 2, True)} ± {num(r['se'], 2)}" for r in a2c[:3])
-            + f" slowdown); λ = 0.9 {num(a2c[3]['diff'], 2, True)} ± {num(a2c[3]['se'], 2)}, "
+            + ", ".join(f"{num(r['diff'], 3, True)} ± {num(r['se'], 3)}" for r in a2c[:3])
+            + f" slowdown); λ = 0.9 {num(a2c[3]['diff'], 3, True)} ± {num(a2c[3]['se'], 3)}, "
             "under two s.e.",
             "— (the paper tests on fresh jobsets)",
             "beats SJF, Tetris and Random on slowdown",
