@@ -352,6 +352,17 @@ def speed_summary(records, up: str) -> str:
 # ---------------------------------------------------------------- model cards
 
 
+#: the tuned priority shipped for each trace (a baseline of the held-out tables)
+TUNED = {
+    "sdsc": "tuned-sdsc-easy",
+    "hpc2n": "tuned-hpc2n-easy",
+    "lublin-1": "tuned-lublin1-easy",
+    "lublin_256.": "tuned-lublin1-easy",
+    "lublin-2": "tuned-lublin2-easy",
+    "lublin_256_new2": "tuned-lublin2-easy",
+}
+
+
 def _eval_command(model: str, run: dict, held: bool) -> str | None:
     """The ``jaxsched evaluate --model`` command for a model card."""
     system = run.get("system", "rlscheduler")
@@ -361,9 +372,11 @@ def _eval_command(model: str, run: dict, held: bool) -> str | None:
     if system == "rlscheduler":
         bf = run.get("backfill", "none")
         metric = " --metric fairness" if run.get("metric") == "fairness" else ""
+        tuned = next(v for k, v in TUNED.items() if k in name.lower())
+        both = "rlscheduler,rlscheduler-sjbf" if bf == "rlscheduler" else bf
         common = (
-            f"--model {model} --compat rlscheduler --backfill {bf}{metric} --jobs 1024 "
-            "--policy fcfs,wfp3,unicep,sjf,f1,f2,f3,f4 --sem --versus f1"
+            f"--model {model} --compat rlscheduler --backfill {both}{metric} --jobs 1024 "
+            f"--policy fcfs,wfp3,unicep,sjf,f1,f2,f3,f4,tuned:{tuned} --sem --versus f1"
         )
         if not held:
             return (
