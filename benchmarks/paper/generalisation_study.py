@@ -223,7 +223,11 @@ def _legend(ax, entries, hollow_colour, **kw):
                           label="hollow: baseline not the strongest"))  # fmt: skip
     handles.append(
         Line2D(
-            [], [], color="tab:red", ls="--", label=f"issue 49's bar ({num(TARGET_PCT, True)} %)"
+            [],
+            [],
+            color="tab:red",
+            ls="--",
+            label=f"target: {num(-TARGET_PCT)} % ahead of the strongest baseline",
         )
     )
     ax.legend(handles=handles, fontsize=7, **kw)
