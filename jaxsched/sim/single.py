@@ -9,7 +9,9 @@ other and against :mod:`jaxsched.sim.oracle`):
   policy's uniforms drawn as :func:`jaxsched.sim.evaluate.evaluate` draws them) in place of the
   oracle's per-job Python keys: ints compare faster than the oracle's tuples, and the order is
   the one the compiled engine schedules by. WFP3/UNICEP in the correct mode keep the oracle's
-  clock-dependent keys.
+  clock-dependent keys. Without backfilling a static order runs on heaps (the oracle scans
+  its whole queue at every decision: 10-50x slower on a trace whose queue grows long); EASY
+  skips the pass of an event at which no node is free (:class:`_SkipFull`).
 * ``"jax"``: :func:`jaxsched.sim.evaluate.evaluate` as a batch of one (one compiled loop), or
   :func:`jaxsched.sim.chunked.schedule_window` (the same engine in chunks, for a progress bar).
 
@@ -106,34 +108,107 @@ def _ranks(names: Names, a: dict, seed: int) -> np.ndarray:
 def host_starts(jobs, start: int, length: int, names: Names, compat: bool, *,
                 progress: Callable[[int, int], None] | None = None, seed: int = 0) -> np.ndarray:  # fmt: skip
     """Start times (int64 ``[length]``) of jobs ``start … start+length-1`` on the host engine;
-    ``progress(started, length)`` about 200 times along the way (and at the end)."""
-    from jaxsched.sim import oracle as O
+    ``progress(started, length)`` about 200 times along the way (and at the end).
+
+    Static keys without backfilling (either mode: their schedules are the same, no list
+    order matters there) run :func:`_static_without_backfilling` on heaps; everything else
+    the oracle's event loop (:class:`jaxsched.sim.oracle._Run`), EASY with a pass skipped
+    where no node is free (:class:`_SkipFull`)."""
     from jaxsched.sim.evaluate import window_arrays
 
     a = window_arrays(jobs, [int(start)], int(length))  # the engine's checks and messages
-    s, r, q, n = (a[k][0].tolist() for k in ("submit", "run", "req", "procs"))
+    s, r, q, n, k = (a[x][0] for x in ("submit", "run", "req", "procs", "nodes"))
+    _check(s, r, q, names, jobs)
     dynamic = names.dynamic and not compat
-    checked = names.policy if names.policy in O.POLICIES else "fcfs"  # the oracle's own checks
-    bf = "easy-sjbf" if names.easypp else names.backfill
-    s, r, q, n, k, N, ppn = O._checked_inputs(
-        s, r, q, n, jobs.num_nodes, jobs.procs_per_node, checked, bf, compat, None
-    )
-    args = (s, r, q, n, k, N, ppn, names.policy if dynamic else None, bf, compat, None, False)
-    if names.easypp:
-        from jaxsched.sim.oracle_easypp import _EasyPP, check_users
-
-        cls, args = (_HostEasyPP if progress else _EasyPP), (check_users(a["user"][0]), *args)
+    every = max(1, length // 200)
+    if names.backfill == "none" and not dynamic:
+        rank = _ranks(names, a, seed)
+        starts = _static_without_backfilling(s.tolist(), r.tolist(), k.tolist(),
+                                             int(jobs.num_nodes), rank, progress, every)  # fmt: skip
     else:
-        cls = _HostRun if progress else O._Run
-    run = cls(*args)
-    if not dynamic:
-        run.keys = _ranks(names, a, seed).tolist()  # unique ints: ties need no index
-    if progress is not None:
-        run.progress, run.every = progress, max(1, length // 200)
-    res = run.run()
+        bf = "easy-sjbf" if names.easypp else names.backfill
+        args = (s.tolist(), r.tolist(), q.tolist(), n.tolist(), k.tolist(), int(jobs.num_nodes),
+                float(jobs.procs_per_node), names.policy if dynamic else None, bf, compat, None,
+                False)  # fmt: skip
+        if names.easypp:
+            from jaxsched.sim.oracle_easypp import check_users
+
+            args = (check_users(a["user"][0]), *args)
+        run = _host_class(names.easypp, progress is not None)(*args)
+        if not dynamic:
+            run.keys = _ranks(names, a, seed).tolist()  # unique ints: ties need no index
+        if progress is not None:
+            run.progress, run.every = progress, every
+        starts = run.run().starts
     if progress is not None:
         progress(length, length)
-    return np.asarray(res.starts, np.int64)
+    return np.asarray(starts, np.int64)
+
+
+def _check(s, r, q, names: Names, jobs) -> None:
+    """The oracle's input checks that :func:`~jaxsched.sim.evaluate.window_arrays` leaves
+    (:func:`jaxsched.sim.oracle._checked_inputs`, its messages), on arrays."""
+    if int(jobs.num_nodes) <= 0 or not float(jobs.procs_per_node) > 0:
+        raise ConfigError("num_nodes and procs_per_node must be positive")
+    bad = np.nonzero(np.diff(s) < 0)[0]
+    if bad.size:
+        raise ConfigError(f"submit times must be nondecreasing (job {int(bad[0]) + 1})")
+    bad = np.nonzero(r < 0)[0]
+    if bad.size:
+        raise ConfigError(f"job {int(bad[0])} has a negative run time {int(r[bad[0]])}")
+    if names.dynamic and (q == 0).any():
+        raise ConfigError(f"{names.policy} divides by the requested time; a job has req_time == 0")
+
+
+def _static_without_backfilling(s, r, k, N, rank, progress, every) -> list:
+    """The oracle's event loop (:meth:`jaxsched.sim.oracle._Run.run` without backfilling) for a
+    static order, on heaps: the waiting jobs by rank (the committed job leaves the heap when
+    picked; without backfilling nothing else starts while it waits), the running ones by
+    (actual finish, start order), the oracle's release order in both modes (its running list
+    is only ever stably sorted by actual finish here). One event per arrival or release, an
+    arrival first on a tie, as ``advance`` does."""
+    from heapq import heappop, heappush
+
+    L = len(s)
+    by_rank = [0] * L
+    for i, x in enumerate(rank.tolist()):
+        by_rank[x] = i
+    rank = rank.tolist()
+    start = [-1] * L
+    t, F, nxt, order, started = s[0], N, 1, 0, 0
+    queue, running = [rank[0]], []  # ranks; (finish, start order, job)
+    inf = float("inf")
+    while True:  # a decision: the queue is not empty
+        j = by_rank[heappop(queue)]
+        kj = k[j]
+        while kj > F:  # the committed job waits; arrivals join the queue meanwhile
+            f0 = running[0][0] if running else inf
+            if nxt < L and s[nxt] <= f0:
+                t = max(t, s[nxt])
+                heappush(queue, rank[nxt])
+                nxt += 1
+            else:
+                t = max(t, f0)
+                F += k[heappop(running)[2]]
+        F -= kj
+        start[j] = t
+        heappush(running, (t + r[j], order, j))
+        order += 1
+        started += 1
+        if progress is not None and started % every == 0:
+            progress(started, L)
+        if not queue:
+            if nxt >= L:
+                return start
+            while not queue:  # time moves to the next arrival, releases on the way
+                f0 = running[0][0] if running else inf
+                if s[nxt] <= f0:
+                    t = max(t, s[nxt])
+                    heappush(queue, rank[nxt])
+                    nxt += 1
+                else:
+                    t = max(t, f0)
+                    F += k[heappop(running)[2]]
 
 
 class _Progress:
@@ -150,14 +225,45 @@ class _Progress:
             self.progress(self.started, self.L)
 
 
-def _host_classes():
-    from jaxsched.sim.oracle import _Run
-    from jaxsched.sim.oracle_easypp import _EasyPP
+class _SkipFull:
+    """EASY's wait (:meth:`jaxsched.sim.oracle._Run.wait_easy`) without the reservation and
+    the pass of an event at which no node is free: every job needs a node (window_arrays
+    refuses jobs without processors), so such a pass starts nothing and changes nothing (the
+    reservation it computes is only recorded at entry, which :class:`SimResult` callers here
+    do not read)."""
 
-    return (type("_HostRun", (_Progress, _Run), {}), type("_HostEasyPP", (_Progress, _EasyPP), {}))
+    def wait_easy(self, j: int, n_arrived: int) -> None:
+        k, start_job, bf_len = self.k, self.start_job, self.bf_len
+        while k[j] > self.F:
+            if self.F:  # the oracle's pass
+                shadow, extra = self._easy_reservation(j)
+                for b in self._scan_order(self.queue):
+                    kb = k[b]
+                    if b == j or kb > self.F:
+                        continue
+                    if self.t + bf_len[b] <= shadow:
+                        start_job(b, backfilled=True)
+                    elif kb <= extra:
+                        start_job(b, backfilled=True)
+                        extra -= kb
+            self.advance()
 
 
-_HostRun, _HostEasyPP = _host_classes()
+_CLASSES: dict = {}
+
+
+def _host_class(easypp: bool, progress: bool):
+    """The oracle's run class (EASY++'s for ``easypp``) with :class:`_SkipFull` and, for
+    ``progress``, :class:`_Progress`."""
+    key = (easypp, progress)
+    if key not in _CLASSES:
+        if easypp:
+            from jaxsched.sim.oracle_easypp import _EasyPP as base
+        else:
+            from jaxsched.sim.oracle import _Run as base
+        mixins = (_Progress, _SkipFull) if progress else (_SkipFull,)
+        _CLASSES[key] = type(f"_Host{base.__name__}", (*mixins, base), {})
+    return _CLASSES[key]
 
 
 def jax_starts(jobs, start: int, length: int, names: Names, compat: bool, *,
