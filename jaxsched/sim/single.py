@@ -230,14 +230,17 @@ class _SkipFull:
     the pass of an event at which no node is free: every job needs a node (window_arrays
     refuses jobs without processors), so such a pass starts nothing and changes nothing (the
     reservation it computes is only recorded at entry, which :class:`SimResult` callers here
-    do not read)."""
+    do not read); a pass scans only the waiting jobs that fit in the free nodes at its start
+    (the free nodes only shrink during a pass, so the others would be passed over)."""
 
     def wait_easy(self, j: int, n_arrived: int) -> None:
         k, start_job, bf_len = self.k, self.start_job, self.bf_len
         while k[j] > self.F:
-            if self.F:  # the oracle's pass
+            F = self.F
+            if F:  # the oracle's pass, over the jobs that fit now (in the pass's order:
+                # filtering first keeps it, the SJBF order being a stable sort)
                 shadow, extra = self._easy_reservation(j)
-                for b in self._scan_order(self.queue):
+                for b in self._scan_order([b for b in self.queue if k[b] <= F]):
                     kb = k[b]
                     if b == j or kb > self.F:
                         continue
@@ -249,19 +252,40 @@ class _SkipFull:
             self.advance()
 
 
+class _FastReservation:
+    """EASY's reservation (:meth:`jaxsched.sim.oracle._Run._easy_reservation`) from the
+    running jobs' requested ends ``max(start + q, t)`` (not EASY++'s predictions): sorted by
+    request and clamped at the clock on the way, the same nondecreasing ends; the shadow and
+    the extra nodes do not depend on the order of equal ends."""
+
+    def _easy_reservation(self, j: int) -> tuple:
+        k, est, t, running = self.k, self.est, self.t, self.running
+        kj, avail, shadow = k[j], self.F, None
+        for e, kx in sorted(zip(map(est.__getitem__, running), map(k.__getitem__, running))):
+            if e < t:
+                e = t
+            if shadow is not None and e > shadow:
+                break
+            avail += kx
+            if shadow is None and avail >= kj:
+                shadow = e
+        return shadow, avail - kj
+
+
 _CLASSES: dict = {}
 
 
 def _host_class(easypp: bool, progress: bool):
-    """The oracle's run class (EASY++'s for ``easypp``) with :class:`_SkipFull` and, for
-    ``progress``, :class:`_Progress`."""
+    """The oracle's run class (EASY++'s for ``easypp``) with :class:`_SkipFull`, for EASY
+    :class:`_FastReservation`, for ``progress`` :class:`_Progress`."""
     key = (easypp, progress)
     if key not in _CLASSES:
         if easypp:
             from jaxsched.sim.oracle_easypp import _EasyPP as base
         else:
             from jaxsched.sim.oracle import _Run as base
-        mixins = (_Progress, _SkipFull) if progress else (_SkipFull,)
+        mixins = ((_Progress,) if progress else ()) + (_SkipFull,)
+        mixins += () if easypp else (_FastReservation,)
         _CLASSES[key] = type(f"_Host{base.__name__}", (*mixins, base), {})
     return _CLASSES[key]
 
