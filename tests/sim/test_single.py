@@ -125,3 +125,16 @@ def _check_grid(jobs, start, length, pols, bfs, compat, res):
                 continue  # evaluate draws random's uniforms one row per mode
             got = single.schedule(jobs, start, length, p, b, compat=compat, engine="host")
             np.testing.assert_array_equal(got[0], res.start_times[0, i, j], err_msg=f"{p} {b}")
+
+
+def test_host_easy_equals_the_oracle_on_sdsc_sp2():
+    """The host's EASY shortcuts (passes skipped with no node free, only the jobs that fit
+    scanned, the reservation from sorted requests clamped at the clock) on 3,000 jobs of a
+    real log: long queues, a full machine, and 188 jobs running past their request."""
+    from shared_data import SHARED
+
+    jobs = read_swf(SHARED / "traces" / "SDSC-SP2-1998-4.2-cln.swf.gz").jobs("rlscheduler")
+    for p in ("fcfs", "sjf", "f1", "wfp3"):
+        for b in ("easy", "easy-sjbf"):
+            got = single.schedule(jobs, 0, 3000, p, b)[0]
+            assert got.tolist() == _oracle(jobs, 0, 3000, p, b, False), (p, b)
