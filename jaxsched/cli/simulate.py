@@ -41,10 +41,10 @@ def _cmd_simulate(args) -> int:
     else:
         starts, who, engine = _heuristic_starts(args, jobs, length, compat)
     seconds = time.perf_counter() - t0
+    compiled = ", compile included" if engine == "jax" else ""
     window = jobs.window(args.start, length)
     fmt = _write(args, window, starts, who)
     m = _metrics(window, starts, jobs, compat)
-    compiled = ", compile included" if engine == "jax" else ""
     print(
         f"{args.trace}: jobs {args.start}..{args.start + length - 1} ({length:,}) scheduled by "
         f"{who} + {args.backfill} backfilling ({'reference' if compat else 'correct'} "
