@@ -79,7 +79,7 @@ def _simulate_call(path, jobs, policy, backfill, engine):
     argv = ["simulate", str(path), "--policy", policy, "--backfill", backfill,
             "--engine", engine, "--no-progress", "--out", "unused.swf"]  # fmt: skip
     args = build_parser().parse_args(argv)
-    return lambda: _heuristic_starts(args, jobs, jobs.n_jobs, False)[0]
+    return lambda: _heuristic_starts(args, jobs, jobs.n_jobs, False)
 
 
 def _jax_cold(jobs, policy, backfill):

@@ -34,12 +34,12 @@ def _cmd_simulate(args) -> int:
     if args.start >= jobs.n_jobs:
         raise ConfigError(f"--start {args.start}: the trace has {jobs.n_jobs} jobs")
     length = min(args.jobs or jobs.n_jobs, jobs.n_jobs - args.start)
+    engine = _engine(args, compat)
     t0 = time.perf_counter()
     if args.model:
         starts, who = _model_starts(args, jobs, length, compat)
-        engine = "jax"
     else:
-        starts, who, engine = _heuristic_starts(args, jobs, length, compat)
+        starts, who = _heuristic_starts(args, jobs, length, compat), args.policy
     seconds = time.perf_counter() - t0
     compiled = ", compile included" if engine == "jax" else ""
     window = jobs.window(args.start, length)
@@ -54,18 +54,31 @@ def _cmd_simulate(args) -> int:
     return 0
 
 
+def _engine(args, compat) -> str:
+    """The engine that schedules, ``host`` or ``jax``: ``--engine``'s choice for a heuristic
+    (:func:`jaxsched.sim.single.choose_engine`, its names checked as ``evaluate`` checks them;
+    ``auto``: the host), jax for a learned model."""
+    from jaxsched.errors import ConfigError
+    from jaxsched.sim import single
+
+    if args.model:
+        if args.engine == "host":
+            raise ConfigError("--engine host: a learned model schedules on the jax engine")
+        return "jax"
+    names = single.check_names(args.policy, args.backfill, compat)
+    return single.choose_engine(args.engine, names, compat)
+
+
 def _heuristic_starts(args, jobs, length, compat):
-    """``(start times, name reported, engine run)`` of the heuristic's schedule on the engine
-    ``--engine`` picks (:func:`jaxsched.sim.single.choose_engine`; ``auto``: the host), with a
-    progress bar on stderr unless ``--no-progress`` (the jax engine then runs as one compiled
-    loop, else in chunks: :mod:`jaxsched.sim.chunked`)."""
+    """The heuristic's schedule on the engine :func:`_engine` names, with a progress bar on
+    stderr unless ``--no-progress`` (the jax engine then runs as one compiled loop, else in
+    chunks: :mod:`jaxsched.sim.chunked`)."""
     from jaxsched.sim import single
 
     names = single.check_names(args.policy, args.backfill, compat)
-    engine = single.choose_engine(args.engine, names, compat)
-    run = single.host_starts if engine == "host" else single.jax_starts
+    run = single.host_starts if _engine(args, compat) == "host" else single.jax_starts
     if not args.progress:
-        return run(jobs, args.start, length, names, compat), names.policy, engine
+        return run(jobs, args.start, length, names, compat)
     from tqdm import tqdm
 
     with tqdm(total=length, unit="job", desc="scheduled", dynamic_ncols=True) as bar:
@@ -73,8 +86,7 @@ def _heuristic_starts(args, jobs, length, compat):
         def progress(started, total):
             bar.update(started - bar.n)
 
-        starts = run(jobs, args.start, length, names, compat, progress=progress)
-    return starts, names.policy, engine
+        return run(jobs, args.start, length, names, compat, progress=progress)
 
 
 def _model_starts(args, jobs, length, compat):
@@ -82,8 +94,6 @@ def _model_starts(args, jobs, length, compat):
     from jaxsched import systems
     from jaxsched.errors import ConfigError
 
-    if args.engine == "host":
-        raise ConfigError("--engine host: a learned model schedules on the jax engine")
     system, model = systems.load_model(args.model)
     if system.schedule is None:
         raise ConfigError(f"{args.model}: {system.name} models cannot simulate a trace yet")
