@@ -9,17 +9,19 @@ other and against :mod:`jaxsched.sim.oracle`):
   policy's uniforms drawn as :func:`jaxsched.sim.evaluate.evaluate` draws them) in place of the
   oracle's per-job Python keys: ints compare faster than the oracle's tuples, and the order is
   the one the compiled engine schedules by. WFP3/UNICEP in the correct mode keep the oracle's
-  clock-dependent keys. Without backfilling a static order runs on heaps (the oracle scans
-  its whole queue at every decision: 10-50x slower on a trace whose queue grows long); EASY
-  skips the pass of an event at which no node is free (:class:`_SkipFull`).
+  clock-dependent keys. Without backfilling a static order runs on heaps
+  (:func:`_static_without_backfilling`; the oracle takes the minimum of its whole queue at
+  every decision: SDSC-SP2 under FCFS 4.1 s against 0.07 s). EASY skips the pass of an event
+  at which no node is free and scans only the jobs that fit (:class:`_SkipFull`), and sorts
+  the running jobs' requested ends once per reservation (:class:`_FastReservation`).
 * ``"jax"``: :func:`jaxsched.sim.evaluate.evaluate` as a batch of one (one compiled loop), or
   :func:`jaxsched.sim.chunked.schedule_window` (the same engine in chunks, for a progress bar).
 
 ``"auto"`` (:func:`choose_engine`) takes the host for every heuristic schedule: one sequence is
-one sequential event loop, which the compiled engine runs no faster per event on a CPU (and an
-accelerator does not help a single ``while_loop``), and its compile alone (seconds per
-configuration on a 2-core CPU) exceeds the host's whole run of a 60,000-job trace
-(benchmarks/speed/simulate_vs_oracle.py). Both engines take every policy and mode
+one sequential event loop, which the compiled engine runs no faster per event on a CPU (one
+``while_loop`` gives an accelerator nothing to run in parallel; not measured on one here), and
+its compile alone (2-16 s per configuration on the shared 2-core CPU) exceeds the host's whole
+run of a 60,000-job trace (0.07-0.9 s; benchmarks/speed/simulate_vs_oracle.py, notebook §26). Both engines take every policy and mode
 :func:`jaxsched.sim.evaluate.evaluate` does, and refuse the same requests (EASY++ under
 WFP3/UNICEP: EASY++ takes a static main order).
 """
@@ -112,8 +114,8 @@ def host_starts(jobs, start: int, length: int, names: Names, compat: bool, *,
 
     Static keys without backfilling (either mode: their schedules are the same, no list
     order matters there) run :func:`_static_without_backfilling` on heaps; everything else
-    the oracle's event loop (:class:`jaxsched.sim.oracle._Run`), EASY with a pass skipped
-    where no node is free (:class:`_SkipFull`)."""
+    the oracle's event loop (:class:`jaxsched.sim.oracle._Run`; EASY's waits by
+    :class:`_SkipFull` and :class:`_FastReservation`)."""
     from jaxsched.sim.evaluate import window_arrays
 
     a = window_arrays(jobs, [int(start)], int(length))  # the engine's checks and messages
