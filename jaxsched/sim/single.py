@@ -303,6 +303,8 @@ def jax_starts(jobs, start: int, length: int, names: Names, compat: bool, *,
         policy = names.tuned if names.tuned is not None else names.policy
         res = evaluate(jobs, [int(start)], int(length), [policy], [names.backfill],
                        compat=compat, metrics=["bsld"], seed=seed)  # fmt: skip
+        if progress is not None:  # no chunks: one report, at the end
+            progress(int(length), int(length))
         return np.asarray(res.start_times[0, 0, 0], np.int64)
     from jaxsched.sim.chunked import schedule_window
 
