@@ -1,7 +1,8 @@
 """One sequence on the host engine or the compiled one (jaxsched/sim/single.py, issue 60 items
 3-4): the host's start times equal the oracle's on every policy x backfilling x mode it takes
-(host-side, in the suite), and the compiled engine's on the whole grid (the extended tier; the
-suite's jax side is tests/cli/test_cli_simulate.py's two modes, run on both engines)."""
+(host-side, in the suite), and the compiled engine's: in the suite on the tiny trace with
+every static policy and backfilling mode (the one program tests/cli/test_cli_simulate.py
+compiles, whose two modes run on both engines), the whole grid in the extended tier."""
 
 from __future__ import annotations
 
@@ -98,6 +99,26 @@ def test_auto_rule_and_refusals(tiny):
     with pytest.raises(ConfigError, match="user ids"):  # Lublin-1 has none
         jobs = read_swf(REPO / "traces" / "lublin-1.swf").jobs("rlscheduler")
         single.schedule(jobs, 0, 50, "fcfs", "easy++")
+
+
+def test_host_equals_jax_on_tiny_with_backfilling(tiny):
+    """Host = the compiled engine in chunks on the tiny trace, every static policy (random
+    included) under every backfilling mode of both modes: one compiled program, the one
+    tests/cli/test_cli_simulate.py compiles for this trace (policy, mode and compat are its
+    arguments); WFP3/UNICEP's clock-dependent keys, no backfilling and tuned priorities are
+    the extended grid's."""
+    seen = []
+    for compat, backfills in MODES:
+        for b in backfills[1:]:
+            for p in H.POLICIES:
+                names = single.check_names(p, b, compat)
+                if names.dynamic and not compat:
+                    continue
+                want = single.host_starts(tiny, 0, tiny.n_jobs, names, compat)
+                got = single.jax_starts(tiny, 0, tiny.n_jobs, names, compat,
+                                        progress=lambda k, n: seen.append(k))  # fmt: skip
+                np.testing.assert_array_equal(got, want, err_msg=f"{p} {b} {compat}")
+    assert seen and max(seen) == tiny.n_jobs
 
 
 @pytest.mark.extended  # cheaper sibling: test_host_equals_the_oracle_on_every_mode (host side)
