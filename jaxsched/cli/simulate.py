@@ -35,12 +35,14 @@ def _cmd_simulate(args) -> int:
     if args.start >= jobs.n_jobs:
         raise ConfigError(f"--start {args.start}: the trace has {jobs.n_jobs} jobs")
     length = min(args.jobs or jobs.n_jobs, jobs.n_jobs - args.start)
+    engine = _engine(args, compat)
     t0 = time.perf_counter()
     if args.model:
         starts, who = _model_starts(args, jobs, length, compat)
     else:
         starts, who = _heuristic_starts(args, jobs, length, compat), args.policy
     seconds = time.perf_counter() - t0
+    compiled = ", compile included" if engine == "jax" else ""
     window = jobs.window(args.start, length)
     validate_schedule(window, starts)  # a schedule the machine cannot run is never written
     m = _metrics(window, starts, jobs, compat)
@@ -48,35 +50,45 @@ def _cmd_simulate(args) -> int:
     print(
         f"{args.trace}: jobs {args.start}..{args.start + length - 1} ({length:,}) scheduled by "
         f"{who} + {args.backfill} backfilling ({'reference' if compat else 'correct'} "
-        f"mode) in {seconds:.1f} s, compile included; mean wait {m['wait']:,.1f} s, bsld "
-        f"{m['bsld']:,.2f}; {fmt} schedule -> {args.out}"
+        f"mode, engine: {engine}) in {seconds:.1f} s{compiled}; mean wait {m['wait']:,.1f} s, "
+        f"bsld {m['bsld']:,.2f}; {fmt} schedule -> {args.out}"
     )
     return 0
 
 
+def _engine(args, compat) -> str:
+    """The engine that schedules, ``host`` or ``jax``: ``--engine``'s choice for a heuristic
+    (:func:`jaxsched.sim.single.choose_engine`, its names checked as ``evaluate`` checks them;
+    ``auto``: the host), jax for a learned model."""
+    from jaxsched.errors import ConfigError
+    from jaxsched.sim import single
+
+    if args.model:
+        if args.engine == "host":
+            raise ConfigError("--engine host: a learned model schedules on the jax engine")
+        return "jax"
+    names = single.check_names(args.policy, args.backfill, compat)
+    return single.choose_engine(args.engine, names, compat)
+
+
 def _heuristic_starts(args, jobs, length, compat):
-    """The heuristic's schedule: one compiled loop (``--no-progress``), or the same engine in
-    chunks with a progress bar on stderr (:mod:`jaxsched.sim.chunked`)."""
+    """The heuristic's schedule on the engine :func:`_engine` names, with a progress bar on
+    stderr unless ``--no-progress`` (the jax engine then runs as one compiled loop, else in
+    chunks: :mod:`jaxsched.sim.chunked`)."""
+    from jaxsched.sim import single
+
+    names = single.check_names(args.policy, args.backfill, compat)
+    run = single.host_starts if _engine(args, compat) == "host" else single.jax_starts
     if not args.progress:
-        from jaxsched.sim.evaluate import evaluate
-
-        res = evaluate(
-            jobs, [args.start], length, [args.policy], [args.backfill], compat=compat,
-            metrics=["bsld"],
-        )  # fmt: skip
-        return res.start_times[0, 0, 0]
+        return run(jobs, args.start, length, names, compat)
     from tqdm import tqdm
-
-    from jaxsched.sim.chunked import schedule_window
 
     with tqdm(total=length, unit="job", desc="scheduled", dynamic_ncols=True) as bar:
 
         def progress(started, total):
             bar.update(started - bar.n)
 
-        return schedule_window(
-            jobs, args.start, length, args.policy, args.backfill, compat=compat, progress=progress
-        )
+        return run(jobs, args.start, length, names, compat, progress=progress)
 
 
 def _model_starts(args, jobs, length, compat):
@@ -135,6 +147,8 @@ def _simulate_cqsim(args) -> int:
 
     if args.policy != "fcfs" or args.backfill not in ("easy", "none"):
         raise ConfigError("--compat cqsim runs --policy fcfs with --backfill easy or none")
+    if args.engine == "host":
+        raise ConfigError("--engine host: --compat cqsim runs on its own (jax) engine")
     tr = load_cqsim(args.trace)
     if args.start >= tr.loaded_jobs:
         raise ConfigError(f"--start {args.start}: CQSim loads {tr.loaded_jobs} jobs")
@@ -158,6 +172,7 @@ def _simulate_cqsim(args) -> int:
 @command("simulate")
 def _add_simulate(sub) -> None:
     from jaxsched.policies.heuristics import POLICIES
+    from jaxsched.sim.single import BACKFILL_CHOICES, ENGINES
 
     p = sub.add_parser(
         "simulate",
@@ -167,8 +182,29 @@ def _add_simulate(sub) -> None:
         "Batsim/evalys jobs CSV (by the extension of --out, or --format).",
     )
     p.add_argument("trace", metavar="TRACE", help="SWF file (.swf or .swf.gz)")
-    p.add_argument("--policy", default="fcfs", choices=POLICIES, help="heuristic (default fcfs)")
-    p.add_argument("--backfill", default="easy", choices=("none", "rlscheduler", "easy"))
+    p.add_argument(
+        "--policy",
+        default="fcfs",
+        metavar="P",
+        help=f"heuristic ({', '.join(POLICIES)}) or tuned:NAME (a `jaxsched tune` model file "
+        "or a shipped tuned model); default fcfs",
+    )
+    p.add_argument(
+        "--backfill",
+        default="easy",
+        choices=BACKFILL_CHOICES,
+        help="none, rlscheduler, easy, their shortest-job-first variants rlscheduler-sjbf and "
+        "easy-sjbf, or easy++ (run time predictions from user history; traces with user ids); "
+        "default easy",
+    )
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="auto",
+        help="host: the exact plain-Python event loop (the oracle's); jax: the compiled engine "
+        "(the same schedule); auto (default): host, which schedules one sequence faster than "
+        "the compiled engine compiles",
+    )
     p.add_argument(
         "--compat",
         choices=("rlscheduler", "cqsim"),
@@ -196,6 +232,6 @@ def _add_simulate(sub) -> None:
         "--no-progress",
         dest="progress",
         action="store_false",
-        help="no progress bar (the schedule then runs as one compiled loop, up to 2x faster)",
+        help="no progress bar (the jax engine then runs as one compiled loop, up to 2x faster)",
     )
     p.set_defaults(handler=_cmd_simulate)

@@ -40,3 +40,24 @@ def test_no_script_lies_flat_in_benchmarks():
     ``__init__.py`` and the shared ``common.py`` lie in benchmarks/ itself."""
     flat = {p.name for p in BENCH.glob("*") if p.suffix in (".py", ".sh")}
     assert flat == {"__init__.py", "common.py"}
+
+
+def test_simulate_vs_oracle_at_a_tiny_size(tmp_path, capsys):
+    """benchmarks/speed/simulate_vs_oracle.py end to end on tests/data/tiny.swf, host side
+    (its jax column is evaluate's call, which tests/sim/test_single.py checks): a row per
+    policy x mode, every engine's schedule the oracle's, ratios printed."""
+    import json
+
+    from shared_data import DATA
+
+    mod = load_benchmark("simulate_vs_oracle")
+    out = tmp_path / "rows.json"
+    argv = ["--traces", str(DATA / "tiny.swf"), "--rules", "default", "--engines",
+            "oracle,host,auto", "--repeats", "1", "--json", str(out)]  # fmt: skip
+    assert mod.main(argv) == 0
+    rows = json.loads(out.read_text())
+    assert [(r["policy"], r["backfill"]) for r in rows] == [
+        (p, b) for p in ("fcfs", "sjf", "f1") for b in ("easy", "none")
+    ]
+    assert all(r["same"] and r["host_ratio"] > 0 for r in rows)
+    assert "| host / oracle |" in capsys.readouterr().out

@@ -25,18 +25,23 @@ def _oracle_starts(jobs, policy, backfill, compat):
     )  # fmt: skip
 
 
+@pytest.mark.parametrize("engine", ["host", "jax"])
 @pytest.mark.parametrize(
     "policy, backfill, compat", [("fcfs", "easy", False), ("sjf", "rlscheduler", True)]
 )
-def test_swf_and_csv_schedules_equal_the_oracle(tmp_path, capsys, policy, backfill, compat):
+def test_swf_and_csv_schedules_equal_the_oracle(tmp_path, capsys, policy, backfill, compat,
+                                                engine):  # fmt: skip
+    """Both engines (the suite's check that they agree; the whole grid:
+    tests/sim/test_single.py), with the progress bar (the jax engine in chunks) and without."""
     jobs = read_swf(TINY).jobs("default")
     want = np.asarray(_oracle_starts(jobs, policy, backfill, compat))
     extra = ["--compat", "rlscheduler"] if compat else []
     swf, table = tmp_path / "s.swf", tmp_path / "s.csv"
-    for out in (swf, table):
+    for out, bar in ((swf, []), (table, ["--no-progress"] if engine == "host" else [])):
         argv = ["simulate", TINY, "--policy", policy, "--backfill", backfill, "--out", str(out)]
-        assert main(argv + extra + RULES) == 0
-    assert f"scheduled by {policy} + {backfill}" in capsys.readouterr().out
+        assert main(argv + extra + RULES + ["--engine", engine] + bar) == 0
+    said = capsys.readouterr().out
+    assert f"scheduled by {policy} + {backfill}" in said and f"engine: {engine})" in said
     back = read_swf(swf)  # our reader reads what we wrote; field 3 = start - submit
     np.testing.assert_array_equal(back.wait, want - jobs.submit)
     assert f"policy {policy}, backfill {backfill}" in swf.read_text()
@@ -61,6 +66,26 @@ def test_window_and_format_flag(tmp_path, capsys):
     assert "jobs 2..4 (3)" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(
+    "policy, backfill",
+    [("tuned:tuned-sdsc-easy", "easy-sjbf"), ("f1", "easy++"), ("random", "rlscheduler-sjbf")],
+)
+def test_every_evaluate_mode_on_the_host(tmp_path, capsys, policy, backfill):
+    """The policies and modes simulate takes since issue 60 (evaluate's), on the default
+    engine (the host), equal the host engine's own schedule (tests/sim/test_single.py checks
+    it against the oracle and the compiled engine)."""
+    from jaxsched.sim import single
+
+    jobs = read_swf(TINY).jobs("default")
+    want = single.schedule(jobs, 0, jobs.n_jobs, policy, backfill, engine="host")[0]
+    out = tmp_path / "s.swf"
+    argv = ["simulate", TINY, "--policy", policy, "--backfill", backfill, "--out", str(out)]
+    assert main(argv + RULES) == 0
+    said = capsys.readouterr().out
+    assert f"scheduled by {policy} + {backfill} backfilling (correct mode, engine: host)" in said
+    np.testing.assert_array_equal(read_swf(out).wait, want - jobs.submit)
+
+
 def test_bad_requests_are_one_line(tmp_path, capsys):
     out = str(tmp_path / "x.swf")
     assert (
@@ -69,6 +94,15 @@ def test_bad_requests_are_one_line(tmp_path, capsys):
     assert "no reference counterpart" in capsys.readouterr().err
     assert main(["simulate", TINY, "--start", "999", "--out", out, *RULES]) == 2
     assert "the trace has" in capsys.readouterr().err
+    for extra, said in (
+        (["--policy", "fcsf"], "unknown policy 'fcsf'"),
+        (["--policy", "wfp3", "--backfill", "easy++"], "static main order"),
+        (["--compat", "rlscheduler", "--backfill", "easy-sjbf"], "not part of the reference"),
+        (["--engine", "host", "--model", "lublin1-bf-fast"], "--engine host: a learned model"),
+    ):
+        assert main(["simulate", TINY, "--out", out, *RULES, *extra]) == 2
+        err = capsys.readouterr().err
+        assert said in err and len(err.strip().splitlines()) == 1, err
 
 
 def test_learned_model_schedule(tmp_path, capsys):
