@@ -12,7 +12,7 @@ from jaxsched.errors import ConfigError
 def _cmd_train(args) -> int:
     import jaxsched.sim  # noqa: F401  (enables x64)
 
-    if args.resume:
+    if getattr(args, "resume", False):  # a system may have no --resume
         check_resume_flags(args)
     return args.system.train(args)
 
