@@ -256,7 +256,7 @@ def test_demo_compares_shipped_models_with_heuristics(capsys, tmp_path):
         (row,) = [ln for ln in text.splitlines() if ln.startswith(model + " ") and " - " not in ln]
         assert float(row.split()[1].replace(",", "")) >= 1.0  # its bsld
         assert f"{model} - " in text and "paired on the same 2 sequences" in text
-    assert "the 10,000 the models trained on" in text and "--held-out" in text
+    assert "the 10,000 the models trained on" in text and "Held out, on 200 sequences" in text
     assert "A SHORT live training run" not in text and not out.exists()
     # held out: the inspector against every heuristic on a fresh trace of the generator's test
     # seed, one row per heuristic, sorted by bsld, each with its paired difference

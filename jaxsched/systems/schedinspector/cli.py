@@ -51,7 +51,7 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         choices=BACKFILLS,
         default="none",
         help="none, the reference's greedy backfilling (rlscheduler), or the same in "
-        "shortest-requested-time order (rlscheduler-sjbf: an extension, issue 49)",
+        "shortest-requested-time order (rlscheduler-sjbf: an extension of the reference)",
     )
     p.add_argument("--mode", choices=MODES, default="compat")
     p.add_argument("--trajectories", type=positive_int, default=100, metavar="N")
