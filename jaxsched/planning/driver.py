@@ -59,6 +59,13 @@ class _PlannedRun(_Run):
         self._keys = {cell[0]: self.keys}
         self.switches = 0
         self.view_jobs = 0  # queued + running jobs handed to the planner, summed
+        self.start_order = [0] * self.L  # rank of each job among the starts (past, no leak)
+        self.started = 0
+
+    def start_job(self, b: int, backfilled: bool = False) -> None:
+        self.start_order[b] = self.started
+        self.started += 1
+        super().start_job(b, backfilled)
 
     def set_cell(self, policy: str, backfill: str) -> None:
         if policy != self.policy:
@@ -83,7 +90,7 @@ class _PlannedRun(_Run):
             self.switches += 1
 
     def pick(self) -> int:
-        view = planner_view(self, self.res.decisions)
+        view = planner_view(self, self.res.decisions, self.start_order)
         self.view_jobs += len(view.queue) + len(view.running)
         choice = self.decide(view)
         self.set_cell(choice.policy, choice.backfill)

@@ -8,8 +8,14 @@ nodes) in (start, index) order.  It holds no actual run time of a job that has n
 and no job that has not arrived: a running job's end is predicted as EASY's end estimate
 ``max(start + requested, now)`` and a queued job's run time as its requested time.  The view
 is a fresh immutable object of plain ints and tuples; it keeps no reference to the run or to
-its per-job arrays.  (The running list is given in (start, index) order, not the oracle's
-list order: the oracle keeps that list sorted by *actual* finish, which would leak.)
+its per-job arrays.  (The running list is given in the order the jobs started, not the
+oracle's list order: the oracle keeps that list sorted by *actual* finish, which would leak.)
+
+The forecast uses the oracle's own event loop, so it is exact when nothing is unknown (no job
+arrives any more and every run time equals its request) in the correct mode, where release
+ties go to the job started first; in compat mode the reference breaks release ties by its
+list's history of sorts by actual finish, which the view does not hold, so there a forecast
+may differ from such a run at equal predicted ends.
 
 :func:`forecast` runs one heuristic × backfilling on a view's jobs with the same oracle event
 loop (no arrivals), to the end of the known queue or for ``horizon`` decisions, optionally
@@ -63,7 +69,7 @@ class PlannerView:
     num_nodes: int
     procs_per_node: float
     queue: tuple  # QueuedJob in the queue list's order (compat: the reference's list order)
-    running: tuple  # RunningJob in (start, index) order
+    running: tuple  # RunningJob in the order they started
     decision: int  # how many decisions the real run has taken before this one
 
     def predicted_end(self, job: RunningJob) -> int:
@@ -71,13 +77,17 @@ class PlannerView:
         return max(job.start + job.req, self.t)
 
 
-def planner_view(run: _Run, decision: int = 0) -> PlannerView:
-    """The :class:`PlannerView` of a live oracle run at a decision point (copied out)."""
+def planner_view(run: _Run, decision: int = 0, start_order=None) -> PlannerView:
+    """The :class:`PlannerView` of a live oracle run at a decision point (copied out).
+
+    ``start_order[i]``: the rank of job i among the starts so far (the driver counts them);
+    the running jobs are listed in start order, ties (none: without it) by index."""
     s, q, n, k, st = run.s, run.q, run.n, run.k, run.start
     queue = tuple(QueuedJob(i, s[i], q[i], n[i], k[i]) for i in run.queue)
+    order = start_order if start_order is not None else range(run.L)
     running = tuple(
         RunningJob(x, st[x], q[x], n[x], k[x])
-        for x in sorted(run.running, key=lambda x: (st[x], x))
+        for x in sorted(run.running, key=lambda x: (st[x], order[x], x))
     )
     return PlannerView(
         t=int(run.t),
