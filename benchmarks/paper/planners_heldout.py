@@ -19,7 +19,9 @@ split's files (never chosen on the test sequences; ``--baseline P/B`` overrides)
 mean and paired difference to the baseline (mean ± standard error over sequences, % of the
 baseline mean, and in standard errors); the per-sequence best of the 24 cells (the window
 planner's default cells) as a hindsight ceiling; the share of the gap baseline → ceiling that
-the planner closes; decisions per second and simulated decisions (jobs) per decision.
+the planner closes; decisions per second (the whole planned run's wall time, one core) and,
+per real decision, the decisions its forecasts simulated and the jobs they started (committed
+and backfilled; "–" for files written before that counter existed).
 """
 
 from __future__ import annotations
@@ -136,8 +138,8 @@ def report(recs: list, baseline: str, how: str, planners: list | None = None) ->
     out.append("best cells on these sequences (mean): " +
                ", ".join(f"{k} {cells[k]:.1f}" for k in top))  # fmt: skip
     out.append("| planner | n | bsld mean ± s.e. | − baseline (paired) | % | s.e.s | gap closed "
-               "| decisions/s | sim. decisions/decision |")  # fmt: skip
-    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+               "| decisions/s | sim. decisions/decision | sim. jobs/decision |")  # fmt: skip
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     names = planners or sorted({n for r in recs for n in r.get("planners", {})})
     for name in names:
         rs = [r for r in recs if name in r.get("planners", {})]
@@ -152,10 +154,12 @@ def report(recs: list, baseline: str, how: str, planners: list | None = None) ->
         dec = sum(r["planners"][name]["decisions"] for r in rs)
         secs = sum(r["planners"][name]["seconds"] for r in rs)
         sim = sum(r["planners"][name]["simulated_decisions"] for r in rs)
+        jobs = [r["planners"][name].get("simulated_jobs") for r in rs]
+        jobs = f"{sum(jobs) / dec:.1f}" if None not in jobs else "–"
         out.append(f"| `{name}` | {len(rs)} | {v.mean():.1f} ± {se(v):.1f} | {dd.mean():+.1f} ± "
                    f"{s:.1f} | {100 * dd.mean() / b.mean():+.1f} ± {100 * s / b.mean():.1f} | "
                    f"{dd.mean() / s if s > 0 else math.nan:+.1f} | {100 * gap:.0f} % | "
-                   f"{dec / secs:.0f} | {sim / dec:.1f} |")  # fmt: skip
+                   f"{dec / secs:.0f} | {sim / dec:.1f} | {jobs} |")  # fmt: skip
     return "\n".join(out)
 
 

@@ -55,10 +55,12 @@ class _Stats:
     def __init__(self):
         self.forecasts = 0
         self.simulated = 0
+        self.jobs = 0  # jobs the forecasts started (committed and backfilled)
         self.choices = 0
 
     def as_dict(self) -> dict:
         return {"forecasts": self.forecasts, "simulated_decisions": self.simulated,
+            "simulated_jobs": self.jobs,
                 "choices": self.choices}  # fmt: skip
 
 
@@ -96,6 +98,7 @@ class WindowPlanner:
                 costs = [forecast(view, p, b, compat=compat, horizon=h) for p, b in cells]
                 stats.forecasts += len(costs)
                 stats.simulated += sum(f.decisions for f in costs)
+                stats.jobs += sum(len(f.starts) for f in costs)
                 stats.choices += 1
                 c = [f.cost for f in costs]
                 best = min(range(len(c)), key=c.__getitem__)
@@ -150,6 +153,7 @@ class RolloutPlanner:
             fc = [forecast(view, base, bf, compat=compat, horizon=h, first=c) for c in cands]
             stats.forecasts += len(fc)
             stats.simulated += sum(f.decisions for f in fc)
+            stats.jobs += sum(len(f.starts) for f in fc)
             stats.choices += 1
             best = min(range(len(fc)), key=lambda i: fc[i].cost)
             return Choice(base, bf, cands[best])

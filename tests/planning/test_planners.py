@@ -123,6 +123,7 @@ def test_window_planner_switches_and_improves_sometimes():
         ]
         better += m[1] < m[0]
         assert info["decisions"] >= 1 and info["forecasts"] == 24 * info["choices"]
+        assert info["simulated_jobs"] >= info["simulated_decisions"]
     assert better >= 3
 
 
