@@ -166,6 +166,12 @@ def run_planner(planner, submit, run, req_time, procs, *, num_nodes: int,
                 procs_per_node: float, compat: bool = True, record: bool = False):  # fmt: skip
     """One sequence scheduled by ``planner`` (exact oracle run): ``(SimResult, stats)`` with
     stats = decisions, switches, view_jobs, forecasts, simulated_decisions, choices."""
+    cells = planner.cells_for(compat) if hasattr(planner, "cells_for") else ()
+    cells = (*cells, planner.first_cell(compat))
+    divides = sorted({p for p, _ in cells if p in ("wfp3", "unicep")})
+    if divides and any(int(v) == 0 for v in req_time):
+        raise ConfigError(f"{planner.name}: {divides[0]} divides by the requested time; a job has "
+                          "req_time == 0 (name cells without wfp3/unicep)")  # fmt: skip
     decide = planner.begin(compat)
     res, info = run_planned(submit, run, req_time, procs, num_nodes=num_nodes,
                             procs_per_node=procs_per_node, decide=decide,

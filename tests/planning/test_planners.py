@@ -166,3 +166,14 @@ def test_a_cell_the_mode_cannot_run_fails_at_the_start():
     s, r, q, n = _seqs(9, 1)[0]
     with pytest.raises(ConfigError, match="no reference counterpart"):
         run_planner(planner_policy("window:cells=f1/easy"), s, r, q, n, **KW, compat=True)
+
+
+def test_a_zero_request_with_a_dividing_cell_fails_at_the_start():
+    s, r, q, n = _seqs(9, 1)[0]
+    q = [0] + q[1:]
+    with pytest.raises(ConfigError, match="divides by the requested time"):
+        run_planner(planner_policy("window:n=4"), s, r, q, n, **KW, compat=True)
+    cells = "window:n=4,cells=f1+sjf/rlscheduler"
+    assert len(run_planner(planner_policy(cells), s, r, q, n, **KW, compat=True)[0].starts) == len(
+        s
+    )
