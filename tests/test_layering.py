@@ -29,6 +29,8 @@ FORBIDDEN = {
     "envs": ("jaxsched.nets", "jaxsched.train", "jaxsched.systems"),
     "nets": ("jaxsched.train", "jaxsched.systems"),
     "train": ("jaxsched.envs", "jaxsched.sim", "jaxsched.systems"),
+    # look-ahead planners: host-side, over the plain-Python oracle
+    "planning": ("jaxsched.envs", "jaxsched.nets", "jaxsched.train", "jaxsched.systems"),
     # pictures of schedules: host-side, from files
     "plots": (
         "jaxsched.sim",

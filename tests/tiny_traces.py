@@ -31,3 +31,16 @@ def cores_tiny(path, n: int, seed: int, gaps, cores, runs):
         lines.append(f"{i + 1} {sub[i]} 0 {r} {c} -1 -1 {c} -1 -1 1 1 1 1 1 1 -1 -1")
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def planner_sequence(rng, L: int = 14, nodes: int = 6):
+    """A random tiny sequence for the planner tests: ``(submit, run, req, procs)`` int lists of
+    ``L`` jobs on ``nodes`` one-processor nodes, arrivals in bursts (queues of several jobs),
+    run times 0-60 s, requested times mostly >= run (a few jobs overrun their request)."""
+    gaps = rng.choice([0, 0, 1, 3, 10, 25], size=L)
+    gaps[0] = int(rng.integers(0, 5))
+    submit = np.cumsum(gaps)
+    run = rng.integers(0, 61, size=L)
+    req = np.maximum(1, run + rng.choice([0, 0, 5, 20, 60, -5], size=L))
+    procs = rng.integers(1, nodes + 1, size=L)
+    return [[int(v) for v in a] for a in (submit, run, req, procs)]
