@@ -1,4 +1,6 @@
-"""The environment contract every jaxsched RL environment implements (gymnax-style).
+"""The environment contract every jaxsched RL environment implements (jumanji-style:
+``reset(key) -> (state, TimeStep)``, ``step(state, action) -> (state, TimeStep)``; the
+gymnax-style view is :mod:`jaxsched.envs.interfaces.gymnax`).
 
 An environment is a pytree (its device data are leaves, its configuration static) whose
 methods are pure and can be ``jit``-ed and ``vmap``-ed. It writes only its own transition, as
@@ -41,6 +43,13 @@ What the base builds from them (all shapes per environment; a leading batch axis
     state, ts = env.reset(key)            # ts.first()
     state, ts = env.reset_at(start, key)  # a given episode
     state, ts = env.step(state, action)   # ts.mid() or ts.last()
+
+64-bit mode (:mod:`jaxsched.precision`): every method an environment class defines, and its
+construction, runs with JAX's 64-bit mode on, whatever the caller's setting. When the caller's
+mode is off, ``reset``/``reset_at``/``step`` return the timestep cast to 32 bits (float32
+rewards, discounts, observations and extras, int32 integers, bool masks); the state keeps its
+int64 leaves (times) and works as a ``jit`` argument, a ``vmap``-ed value and a ``lax.scan``
+carry of a 32-bit program.
 """
 
 from __future__ import annotations
@@ -50,6 +59,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from flax import struct
+
+from jaxsched.precision import scoped, to_32bit, x64, x64_enabled
 
 __all__ = ["FIRST", "MID", "LAST", "Observation", "TimeStep", "Environment"]
 
@@ -126,7 +137,43 @@ def transition_timestep(reward, terminated, truncated, observation, extras: dict
     )
 
 
-class Environment:
+#: methods an environment class defines that are not wrapped in the 64-bit scope
+_UNSCOPED = frozenset({"tree_flatten", "tree_unflatten"})
+
+
+def _scope_methods(cls) -> None:
+    """Wrap every plain function ``cls`` defines (and properties' getters) in
+    :func:`jaxsched.precision.scoped`."""
+    for name, value in list(vars(cls).items()):
+        if name in _UNSCOPED or (name.startswith("__") and name != "__call__"):
+            continue
+        if callable(value) and not isinstance(value, type) and hasattr(value, "__code__"):
+            if not getattr(value, "__jaxsched_x64__", False):
+                setattr(cls, name, scoped(value))
+        elif isinstance(value, property) and value.fget is not None:
+            if not getattr(value.fget, "__jaxsched_x64__", False):
+                setattr(
+                    cls, name, property(scoped(value.fget), value.fset, value.fdel, value.__doc__)
+                )
+
+
+class _ScopedConstruction(type):
+    """Metaclass of :class:`Environment`: an environment is built under the 64-bit scope (its
+    device arrays keep their int64 times whatever the caller's mode)."""
+
+    def __call__(cls, *args, **kwargs):
+        with x64():
+            return super().__call__(*args, **kwargs)
+
+
+def _for_caller(caller_x64: bool, out):
+    """``(state, timestep)`` as the caller sees it: the timestep cast to 32 bits when the
+    caller's 64-bit mode is off (the state as it is)."""
+    state, ts = out
+    return (state, ts) if caller_x64 else (state, to_32bit(ts))
+
+
+class Environment(metaclass=_ScopedConstruction):
     """Base class of the contract (see the module docstring).
 
     Subclasses are registered as pytrees automatically: they define ``tree_flatten(self) ->
@@ -138,6 +185,7 @@ class Environment:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        _scope_methods(cls)
         jax.tree_util.register_pytree_node(
             cls, lambda env: env.tree_flatten(), lambda aux, ch: cls.tree_unflatten(aux, ch)
         )
@@ -177,15 +225,24 @@ class Environment:
     # -- the API -----------------------------------------------------------------------------
     def reset(self, key):
         """A sampled episode: ``(state, FIRST timestep)``."""
-        state = self.init_state(key)
-        return state, first_timestep(self.observe(state), self.reset_extras(state))
+        caller = x64_enabled()
+        with x64():
+            state = self.init_state(key)
+            out = state, first_timestep(self.observe(state), self.reset_extras(state))
+        return _for_caller(caller, out)
 
     def reset_at(self, start, key=None):
         """The episode ``start``: ``(state, FIRST timestep)``."""
-        state = self.init_state_at(start, key)
-        return state, first_timestep(self.observe(state), self.reset_extras(state))
+        caller = x64_enabled()
+        with x64():
+            state = self.init_state_at(start, key)
+            out = state, first_timestep(self.observe(state), self.reset_extras(state))
+        return _for_caller(caller, out)
 
     def step(self, state, action):
         """One transition: ``(state, MID or LAST timestep)`` (no auto-reset)."""
-        new, reward, terminated, truncated, extras = self.transition(state, action)
-        return new, transition_timestep(reward, terminated, truncated, self.observe(new), extras)
+        caller = x64_enabled()
+        with x64():
+            new, reward, terminated, truncated, extras = self.transition(state, action)
+            ts = transition_timestep(reward, terminated, truncated, self.observe(new), extras)
+        return _for_caller(caller, (new, ts))

@@ -11,6 +11,7 @@ import jax
 
 from jaxsched.envs.async_rows import async_rollout
 from jaxsched.envs.core import Environment, transition_timestep
+from jaxsched.precision import to_32bit, x64, x64_enabled
 from jaxsched.sim.batching import sparse_cond
 
 __all__ = ["AutoResetWrapper"]
@@ -53,15 +54,19 @@ class AutoResetWrapper:
         return self.env.reset_at(start, key)
 
     def step(self, state, action):
+        caller = x64_enabled()
         env = self.env
-        new, reward, terminated, truncated, extras = env.transition(state, action)
-        nxt = sparse_cond(terminated | truncated, _next_episode, _same_state, env, new)
-        return nxt, transition_timestep(reward, terminated, truncated, env.observe(nxt), extras)
+        with x64():
+            new, reward, terminated, truncated, extras = env.transition(state, action)
+            nxt = sparse_cond(terminated | truncated, _next_episode, _same_state, env, new)
+            ts = transition_timestep(reward, terminated, truncated, env.observe(nxt), extras)
+        return (nxt, ts) if caller else (nxt, to_32bit(ts))
 
     def run_async(self, decide_fn, state, ts, T: int, chunk: int):
         """The asynchronous-rows loop over a batch of the wrapped env
         (:func:`jaxsched.envs.async_rows.async_rollout`; the env implements its protocol)."""
-        return async_rollout(self.env, decide_fn, state, ts, T, chunk)
+        with x64():
+            return async_rollout(self.env, decide_fn, state, ts, T, chunk)
 
 
 jax.tree_util.register_pytree_node(
