@@ -239,6 +239,22 @@ class Environment(metaclass=_ScopedConstruction):
             out = state, first_timestep(self.observe(state), self.reset_extras(state))
         return _for_caller(caller, out)
 
+    def observation_spec(self):
+        """The observation pytree with a :class:`jaxsched.envs.specs.Array` at each leaf (as
+        the caller sees it: 32-bit when the caller's 64-bit mode is off); nothing is run."""
+        from jaxsched.envs import specs
+
+        shapes = jax.eval_shape(lambda k: self.reset(k)[1].observation, jax.random.PRNGKey(0))
+        return specs.from_shapes(shapes)
+
+    def action_spec(self):
+        """The action: a :class:`jaxsched.envs.specs.DiscreteArray` (int32 scalar in
+        ``[0, num_actions)``; ``observation.mask`` says which are valid now)."""
+        from jaxsched.envs import specs
+
+        n = int(self.num_actions)
+        return specs.DiscreteArray(shape=(), dtype=jnp.dtype("int32"), name="action", num_values=n)
+
     def step(self, state, action):
         """One transition: ``(state, MID or LAST timestep)`` (no auto-reset)."""
         caller = x64_enabled()
