@@ -24,12 +24,25 @@ mode on for its process (``jax.config.update("jax_enable_x64", True)``).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 
 import jax
 import jax.numpy as jnp
 
-__all__ = ["X64Required", "x64", "scoped", "require_x64", "to_32bit", "x64_enabled"]
+__all__ = [
+    "X64Required",
+    "x64",
+    "scoped",
+    "require_x64",
+    "to_32bit",
+    "x64_enabled",
+    "caller_is_32bit",
+    "draw_int",
+]
+
+#: True inside a jaxsched scope entered from a caller whose 64-bit mode was off
+_FROM_32BIT = contextvars.ContextVar("jaxsched_from_32bit", default=False)
 
 
 class X64Required(RuntimeError):
@@ -41,6 +54,12 @@ def x64_enabled() -> bool:
     return bool(jax.config.jax_enable_x64)
 
 
+def caller_is_32bit() -> bool:
+    """True inside a jaxsched scope whose caller's 64-bit mode is off (then the caller's
+    ``jit`` lowers what jaxsched traced with the mode off, see :func:`draw_int`)."""
+    return _FROM_32BIT.get()
+
+
 @contextlib.contextmanager
 def x64():
     """Context manager: JAX's 64-bit mode on inside, the caller's setting restored after
@@ -48,8 +67,23 @@ def x64():
     if x64_enabled():
         yield
         return
-    with jax.enable_x64(True):
-        yield
+    token = _FROM_32BIT.set(True)
+    try:
+        with jax.enable_x64(True):
+            yield
+    finally:
+        _FROM_32BIT.reset(token)
+
+
+def draw_int(key, low, high) -> jax.Array:
+    """``jax.random.randint(key, (), low, high)`` as it is drawn in 64-bit mode (64-bit
+    random bits: the stream every jaxsched run had), except for a caller whose mode is off:
+    there 32-bit bits (int32 bounds), because JAX lowers a jit's ``random_bits`` when the
+    caller's jit is compiled, under the caller's mode, and 64-bit bits do not lower there (a
+    ``uint32``/``uint64`` verifier error). The two draws differ for the same key."""
+    if caller_is_32bit():
+        return jax.random.randint(key, (), low, high, dtype=jnp.int32)
+    return jax.random.randint(key, (), low, high)
 
 
 def scoped(fn):
@@ -59,7 +93,7 @@ def scoped(fn):
     def wrapper(*args, **kwargs):
         if x64_enabled():
             return fn(*args, **kwargs)
-        with jax.enable_x64(True):
+        with x64():
             return fn(*args, **kwargs)
 
     wrapper.__jaxsched_x64__ = True
