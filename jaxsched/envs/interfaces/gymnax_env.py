@@ -19,10 +19,13 @@
   (the environment's state carries its own key for the next episode).
 * ``reward`` float32, ``done`` bool; ``info``: ``discount`` (0 on termination),
   ``terminated``, ``truncated``, ``action_mask`` and the environment's ``extras``.
-* :class:`EnvParams` is empty: every jaxsched setting is static (it shapes the compiled
-  program; :mod:`jaxsched.registry`). Pass ``jaxsched.make(..., **overrides)`` instead.
+* :class:`EnvParams` holds only ``max_steps_in_episode`` (gymnax's field, a bound for
+  evaluation loops such as rejax's; the environment never truncates by it): every jaxsched
+  setting is static (it shapes the compiled program; :mod:`jaxsched.registry`). Pass
+  ``jaxsched.make(..., **overrides)`` instead.
 
-Spaces are small classes of our own with gymnax's ``sample(key)``/``contains(x)``, ``n``,
+Spaces: gymnax's own ``Discrete``/``Box`` when gymnax is installed (rejax checks the class),
+else small classes of our own with the same ``sample(key)``/``contains(x)``, ``n``,
 ``shape``, ``dtype``, ``low``/``high``.
 """
 
@@ -39,7 +42,18 @@ __all__ = ["GymnaxEnv", "EnvParams", "Discrete", "Box", "flat_obs"]
 
 @struct.dataclass
 class EnvParams:
-    """No per-reset parameters (every jaxsched setting is static)."""
+    """No per-reset parameters (every jaxsched setting is static); ``max_steps_in_episode``:
+    a bound for evaluation loops (the environment's episodes end by themselves)."""
+
+    max_steps_in_episode: int = 100_000
+
+
+def _gymnax_spaces():
+    try:
+        from gymnax.environments import spaces
+    except ImportError:
+        return None
+    return spaces
 
 
 class Discrete:
@@ -81,13 +95,14 @@ def flat_obs(observation, mask_in_obs: bool = False) -> jax.Array:
 class GymnaxEnv:
     """gymnax's interface over a jaxsched environment (see the module docstring)."""
 
-    def __init__(self, env, mask_in_obs: bool = False):
+    def __init__(self, env, mask_in_obs: bool = False, max_steps_in_episode: int = 100_000):
         self.env, self.mask_in_obs = env, bool(mask_in_obs)
+        self.max_steps_in_episode = int(max_steps_in_episode)
         self._auto = AutoResetWrapper(env)
 
     @property
     def default_params(self) -> EnvParams:
-        return EnvParams()
+        return EnvParams(max_steps_in_episode=self.max_steps_in_episode)
 
     @property
     def name(self) -> str:
@@ -97,15 +112,17 @@ class GymnaxEnv:
     def num_actions(self) -> int:
         return int(self.env.num_actions)
 
-    def action_space(self, params: EnvParams | None = None) -> Discrete:
-        return Discrete(self.num_actions)
+    def action_space(self, params: EnvParams | None = None):
+        spaces = _gymnax_spaces()
+        return (spaces.Discrete if spaces else Discrete)(self.num_actions)
 
     def observation_space(self, params: EnvParams | None = None) -> Box:
         shape = jax.eval_shape(
             lambda k: flat_obs(self.env.reset(k)[1].observation, self.mask_in_obs),
             jax.random.PRNGKey(0),
         ).shape
-        return Box(-jnp.inf, jnp.inf, shape)
+        spaces = _gymnax_spaces()
+        return (spaces.Box if spaces else Box)(-jnp.inf, jnp.inf, shape, jnp.float32)
 
     def _info(self, ts) -> dict:
         return {
@@ -134,6 +151,6 @@ class GymnaxEnv:
 
 jax.tree_util.register_pytree_node(
     GymnaxEnv,
-    lambda g: ((g.env,), g.mask_in_obs),
-    lambda m, ch: GymnaxEnv(ch[0], m),
+    lambda g: ((g.env,), (g.mask_in_obs, g.max_steps_in_episode)),
+    lambda aux, ch: GymnaxEnv(ch[0], *aux),
 )
