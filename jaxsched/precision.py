@@ -9,9 +9,10 @@ its own work:
 * every method of an environment (:class:`jaxsched.envs.core.Environment` subclasses, their
   construction included) runs under :func:`x64`; the public ``reset``/``reset_at``/``step``
   (and :class:`~jaxsched.envs.wrappers.AutoResetWrapper`'s) hand a caller whose mode is off a
-  :class:`~jaxsched.envs.core.TimeStep` cast to 32 bits (:func:`to_32bit`); the environment
-  *state* keeps its int64 leaves (it is opaque: pass it back to ``step``; it can be a
-  ``jit``/``vmap``/``lax.scan`` carry in a 32-bit program);
+  :class:`~jaxsched.envs.core.TimeStep` cast to 32 bits (:func:`to_32bit`) and the state with
+  its 64-bit leaves packed as their bits (:class:`Packed64`: uint32 ``[..., 2]``, exact), so a
+  32-bit program's own code never holds (or truncates) a 64-bit leaf; every environment
+  method unpacks them;
 * the ``jaxsched`` command and the host drivers (:func:`jaxsched.sim.evaluate.evaluate`) run
   under :func:`x64`;
 * the engine's own entry points (:func:`jaxsched.sim.engine.reset`, the CQSim and no-backfill
@@ -19,6 +20,15 @@ its own work:
 
 Code that calls the engine directly wraps its work in ``with jaxsched.x64():`` or turns the
 mode on for its process (``jax.config.update("jax_enable_x64", True)``).
+
+Why the scope is not enough by itself (measured with jax 0.10.2): JAX lowers what a ``jit``
+traced when the caller's ``jit`` compiles, under the caller's mode. Most primitives carry
+their dtypes in their avals and lower fine; two kinds do not: 64-bit random bits
+(``random_bits`` is lowered by re-tracing its implementation: a uint32/uint64 verifier error)
+and ``jnp.argmax``/``argmin``'s int64 index (an int64 iota truncated): jaxsched's
+environments draw with :func:`draw_int` and take int32 indices. And a 32-bit caller's own
+code truncates any int64 it touches (``x + 1`` is int32; ``jnp.zeros(s, int64)`` is int32):
+hence the packed state.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+from flax import struct
 
 __all__ = [
     "X64Required",
@@ -39,6 +50,10 @@ __all__ = [
     "x64_enabled",
     "caller_is_32bit",
     "draw_int",
+    "Packed64",
+    "pack_64bit",
+    "unpack_64bit",
+    "has_packed",
 ]
 
 #: True inside a jaxsched scope entered from a caller whose 64-bit mode was off
@@ -130,3 +145,48 @@ def to_32bit(tree):
         return x.astype(_NARROW[jnp.dtype(dt)])
 
     return jax.tree_util.tree_map(one, tree)
+
+
+@struct.dataclass
+class Packed64:
+    """A 64-bit array kept as its bits: ``bits`` uint32 ``[..., 2]`` (``lax.bitcast_convert_type``)
+    and ``dtype`` (static) its dtype's name. What a 32-bit caller holds of an environment
+    state's int64/float64 leaves: every leaf it sees is 32-bit, so its own code (``x + 1``,
+    ``jnp.zeros(shape, x.dtype)`` in a search tree or a replay buffer) cannot truncate one."""
+
+    bits: jax.Array
+    dtype: str = struct.field(pytree_node=False)
+
+
+def _is_packed(x) -> bool:
+    return isinstance(x, Packed64)
+
+
+def pack_64bit(tree):
+    """``tree`` with every 64-bit array leaf replaced by its :class:`Packed64` (a no-op on
+    packed leaves and on 32-bit ones)."""
+
+    def one(x):
+        dt = getattr(x, "dtype", None)
+        if _is_packed(x) or dt is None or jnp.dtype(dt).itemsize != 8:
+            return x
+        return Packed64(jax.lax.bitcast_convert_type(x, jnp.uint32), jnp.dtype(dt).name)
+
+    return jax.tree_util.tree_map(one, tree, is_leaf=_is_packed)
+
+
+def has_packed(tree) -> bool:
+    """True when ``tree`` holds a :class:`Packed64`."""
+    leaves = jax.tree_util.tree_leaves(tree, is_leaf=_is_packed)
+    return any(_is_packed(x) for x in leaves)
+
+
+def unpack_64bit(tree):
+    """The inverse of :func:`pack_64bit` (call it under :func:`x64`)."""
+
+    def one(x):
+        if not _is_packed(x):
+            return x
+        return jax.lax.bitcast_convert_type(x.bits, jnp.dtype(x.dtype))
+
+    return jax.tree_util.tree_map(one, tree, is_leaf=_is_packed)

@@ -11,7 +11,7 @@ the system's :class:`RunConfig` (``jaxsched/systems/<system>/config.py``) and it
 
 Which settings are static: every override shapes the compiled program (the environment's
 configuration is its pytree's static part, or its arrays' shapes); there is no per-reset
-parameter yet (:mod:`jaxsched.envs.interfaces.gymnax`'s ``EnvParams`` is empty). The episode
+parameter yet (:mod:`jaxsched.envs.interfaces.gymnax_env`'s ``EnvParams`` is empty). The episode
 (the trace window) is drawn at ``reset(key)`` or named with ``reset_at(start)``.
 
 =============================  ==========================================================

@@ -1,6 +1,6 @@
 """The environment contract every jaxsched RL environment implements (jumanji-style:
 ``reset(key) -> (state, TimeStep)``, ``step(state, action) -> (state, TimeStep)``; the
-gymnax-style view is :mod:`jaxsched.envs.interfaces.gymnax`).
+gymnax-style view is :mod:`jaxsched.envs.interfaces.gymnax_env`).
 
 An environment is a pytree (its device data are leaves, its configuration static) whose
 methods are pure and can be ``jit``-ed and ``vmap``-ed. It writes only its own transition, as
@@ -47,20 +47,23 @@ What the base builds from them (all shapes per environment; a leading batch axis
 64-bit mode (:mod:`jaxsched.precision`): every method an environment class defines, and its
 construction, runs with JAX's 64-bit mode on, whatever the caller's setting. When the caller's
 mode is off, ``reset``/``reset_at``/``step`` return the timestep cast to 32 bits (float32
-rewards, discounts, observations and extras, int32 integers, bool masks); the state keeps its
-int64 leaves (times) and works as a ``jit`` argument, a ``vmap``-ed value and a ``lax.scan``
-carry of a 32-bit program.
+rewards, discounts, observations and extras, int32 integers, bool masks) and the state with
+its 64-bit leaves (times) packed as their bits (:class:`~jaxsched.precision.Packed64`,
+uint32 ``[..., 2]``), so every leaf a 32-bit program holds is 32-bit: a ``jit`` argument, a
+``vmap``-ed value, a ``lax.scan`` carry, a search tree's or replay buffer's
+``jnp.zeros(shape, x.dtype)`` copy, all exact. Every environment method unpacks them.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxsched.precision import scoped, to_32bit, x64, x64_enabled
+from jaxsched.precision import has_packed, pack_64bit, to_32bit, unpack_64bit, x64, x64_enabled
 
 __all__ = ["FIRST", "MID", "LAST", "Observation", "TimeStep", "Environment"]
 
@@ -141,20 +144,36 @@ def transition_timestep(reward, terminated, truncated, observation, extras: dict
 _UNSCOPED = frozenset({"tree_flatten", "tree_unflatten"})
 
 
+def _scoped_method(fn):
+    """``fn`` run under :func:`jaxsched.precision.x64`; for a 32-bit caller its arguments'
+    packed 64-bit leaves (a state from ``reset``/``step``) are unpacked first."""
+
+    @functools.wraps(fn)
+    def method(self, *args, **kwargs):
+        if x64_enabled():
+            return fn(self, *args, **kwargs)
+        with x64():
+            if has_packed((args, kwargs)):
+                args, kwargs = unpack_64bit((args, kwargs))
+            return fn(self, *args, **kwargs)
+
+    method.__jaxsched_x64__ = True
+    return method
+
+
 def _scope_methods(cls) -> None:
     """Wrap every plain function ``cls`` defines (and properties' getters) in
-    :func:`jaxsched.precision.scoped`."""
+    :func:`_scoped_method`."""
     for name, value in list(vars(cls).items()):
         if name in _UNSCOPED or (name.startswith("__") and name != "__call__"):
             continue
         if callable(value) and not isinstance(value, type) and hasattr(value, "__code__"):
             if not getattr(value, "__jaxsched_x64__", False):
-                setattr(cls, name, scoped(value))
+                setattr(cls, name, _scoped_method(value))
         elif isinstance(value, property) and value.fget is not None:
             if not getattr(value.fget, "__jaxsched_x64__", False):
-                setattr(
-                    cls, name, property(scoped(value.fget), value.fset, value.fdel, value.__doc__)
-                )
+                getter = _scoped_method(value.fget)
+                setattr(cls, name, property(getter, value.fset, value.fdel, value.__doc__))
 
 
 class _ScopedConstruction(type):
@@ -166,11 +185,12 @@ class _ScopedConstruction(type):
             return super().__call__(*args, **kwargs)
 
 
-def _for_caller(caller_x64: bool, out):
-    """``(state, timestep)`` as the caller sees it: the timestep cast to 32 bits when the
-    caller's 64-bit mode is off (the state as it is)."""
+def for_caller(caller_x64: bool, out):
+    """``(state, timestep)`` as the caller sees it: when the caller's 64-bit mode is off, the
+    timestep cast to 32 bits and the state's 64-bit leaves packed
+    (:func:`jaxsched.precision.pack_64bit`: every leaf 32-bit, the values exact)."""
     state, ts = out
-    return (state, ts) if caller_x64 else (state, to_32bit(ts))
+    return (state, ts) if caller_x64 else (pack_64bit(state), to_32bit(ts))
 
 
 class Environment(metaclass=_ScopedConstruction):
@@ -229,7 +249,7 @@ class Environment(metaclass=_ScopedConstruction):
         with x64():
             state = self.init_state(key)
             out = state, first_timestep(self.observe(state), self.reset_extras(state))
-        return _for_caller(caller, out)
+        return for_caller(caller, out)
 
     def reset_at(self, start, key=None):
         """The episode ``start``: ``(state, FIRST timestep)``."""
@@ -237,7 +257,7 @@ class Environment(metaclass=_ScopedConstruction):
         with x64():
             state = self.init_state_at(start, key)
             out = state, first_timestep(self.observe(state), self.reset_extras(state))
-        return _for_caller(caller, out)
+        return for_caller(caller, out)
 
     def observation_spec(self):
         """The observation pytree with a :class:`jaxsched.envs.specs.Array` at each leaf (as
@@ -259,6 +279,7 @@ class Environment(metaclass=_ScopedConstruction):
         """One transition: ``(state, MID or LAST timestep)`` (no auto-reset)."""
         caller = x64_enabled()
         with x64():
+            state = state if caller else unpack_64bit(state)
             new, reward, terminated, truncated, extras = self.transition(state, action)
             ts = transition_timestep(reward, terminated, truncated, self.observe(new), extras)
-        return _for_caller(caller, (new, ts))
+        return for_caller(caller, (new, ts))

@@ -10,8 +10,8 @@ from typing import Any
 import jax
 
 from jaxsched.envs.async_rows import async_rollout
-from jaxsched.envs.core import Environment, transition_timestep
-from jaxsched.precision import to_32bit, x64, x64_enabled
+from jaxsched.envs.core import Environment, for_caller, transition_timestep
+from jaxsched.precision import unpack_64bit, x64, x64_enabled
 from jaxsched.sim.batching import sparse_cond
 
 __all__ = ["AutoResetWrapper"]
@@ -57,10 +57,11 @@ class AutoResetWrapper:
         caller = x64_enabled()
         env = self.env
         with x64():
+            state = state if caller else unpack_64bit(state)
             new, reward, terminated, truncated, extras = env.transition(state, action)
             nxt = sparse_cond(terminated | truncated, _next_episode, _same_state, env, new)
             ts = transition_timestep(reward, terminated, truncated, env.observe(nxt), extras)
-        return (nxt, ts) if caller else (nxt, to_32bit(ts))
+        return for_caller(caller, (nxt, ts))
 
     def run_async(self, decide_fn, state, ts, T: int, chunk: int):
         """The asynchronous-rows loop over a batch of the wrapped env

@@ -78,6 +78,9 @@ def rollout(key):
 
 rewards, dones = rollout(jax.random.PRNGKey(1))
 out["rollout"] = [str(rewards.dtype), int(dones.sum())]
+with jaxsched.x64():  # the same rollout computed by a 64-bit caller: the same rewards
+    rewards64, _ = rollout(jax.random.PRNGKey(1))
+out["rollout_exact"] = bool((rewards64.astype(jnp.float32) == rewards).all())
 
 # a few updates of a tiny training loop (REINFORCE-like, a float32 reward normaliser in the
 # carry, as PureJaxRL's NormalizeVecReward keeps one) through the gymnax view
