@@ -83,3 +83,18 @@ def test_gymnasium_view():
         env.step(0)
     obs2, _ = env.reset(options={"start": 5})
     assert obs2["obs"].shape == (50,)
+
+
+def test_gymnasium_registers_every_name(tmp_path):
+    gymnasium = pytest.importorskip("gymnasium")
+    from tiny_traces import schedinspector_tiny
+
+    import jaxsched
+    from jaxsched.envs.interfaces.gymnasium_env import gym_id, register_all
+
+    ids = register_all()
+    assert len(ids) == len(jaxsched.registered()) and register_all() == ids
+    trace = schedinspector_tiny(tmp_path / "tiny.swf")
+    env = gymnasium.make(gym_id("rlscheduler/lublin-1-bf"), trace=trace, length=8, max_queue=4)
+    obs, info = env.reset(seed=1)
+    assert obs["obs"].shape == (4 * 8,) and info["action_mask"].shape == (4,)
