@@ -4,7 +4,7 @@ does, flat observations, the mask in info), the planner view (no auto-reset: a f
 episode gives reward 0, discount 0), the jumanji adapter (its specs validate a real
 observation) and the Gymnasium view (a host loop), the optional libraries skipped where
 they are not installed. The registry and the specs on a simulator environment:
-test_registry.py.
+test_env_names.py.
 """
 
 from __future__ import annotations
