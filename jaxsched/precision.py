@@ -44,6 +44,7 @@ from flax import struct
 __all__ = [
     "X64Required",
     "x64",
+    "caller_scope",
     "scoped",
     "require_x64",
     "to_32bit",
@@ -78,7 +79,25 @@ def caller_is_32bit() -> bool:
 @contextlib.contextmanager
 def x64():
     """Context manager: JAX's 64-bit mode on inside, the caller's setting restored after
-    (``jax.enable_x64(True)``; thread-local, nestable; also inside a ``jit`` trace)."""
+    (``jax.enable_x64(True)``; thread-local, nestable). For a program's own block of 64-bit
+    work (``with jaxsched.x64(): jax.jit(f)(...)``, the ``jaxsched`` command): what it
+    compiles there compiles in 64-bit mode."""
+    if x64_enabled():
+        yield
+        return
+    token = _FROM_32BIT.set(False)
+    try:
+        with jax.enable_x64(True):
+            yield
+    finally:
+        _FROM_32BIT.reset(token)
+
+
+@contextlib.contextmanager
+def caller_scope():
+    """:func:`x64` for jaxsched's own methods called from a caller's code: with the mode off
+    there, the caller's ``jit`` will lower what is traced here under its 32-bit mode, which
+    :func:`caller_is_32bit` tells the code inside (see :func:`draw_int`)."""
     if x64_enabled():
         yield
         return
@@ -108,7 +127,7 @@ def scoped(fn):
     def wrapper(*args, **kwargs):
         if x64_enabled():
             return fn(*args, **kwargs)
-        with x64():
+        with caller_scope():
             return fn(*args, **kwargs)
 
     wrapper.__jaxsched_x64__ = True

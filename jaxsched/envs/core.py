@@ -63,7 +63,14 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxsched.precision import has_packed, pack_64bit, to_32bit, unpack_64bit, x64, x64_enabled
+from jaxsched.precision import (
+    caller_scope,
+    has_packed,
+    pack_64bit,
+    to_32bit,
+    unpack_64bit,
+    x64_enabled,
+)
 
 __all__ = ["FIRST", "MID", "LAST", "Observation", "TimeStep", "Environment"]
 
@@ -152,7 +159,7 @@ def _scoped_method(fn):
     def method(self, *args, **kwargs):
         if x64_enabled():
             return fn(self, *args, **kwargs)
-        with x64():
+        with caller_scope():
             if has_packed((args, kwargs)):
                 args, kwargs = unpack_64bit((args, kwargs))
             return fn(self, *args, **kwargs)
@@ -181,7 +188,7 @@ class _ScopedConstruction(type):
     device arrays keep their int64 times whatever the caller's mode)."""
 
     def __call__(cls, *args, **kwargs):
-        with x64():
+        with caller_scope():
             return super().__call__(*args, **kwargs)
 
 
@@ -246,7 +253,7 @@ class Environment(metaclass=_ScopedConstruction):
     def reset(self, key):
         """A sampled episode: ``(state, FIRST timestep)``."""
         caller = x64_enabled()
-        with x64():
+        with caller_scope():
             state = self.init_state(key)
             out = state, first_timestep(self.observe(state), self.reset_extras(state))
         return for_caller(caller, out)
@@ -254,7 +261,7 @@ class Environment(metaclass=_ScopedConstruction):
     def reset_at(self, start, key=None):
         """The episode ``start``: ``(state, FIRST timestep)``."""
         caller = x64_enabled()
-        with x64():
+        with caller_scope():
             state = self.init_state_at(start, key)
             out = state, first_timestep(self.observe(state), self.reset_extras(state))
         return for_caller(caller, out)
@@ -278,7 +285,7 @@ class Environment(metaclass=_ScopedConstruction):
     def step(self, state, action):
         """One transition: ``(state, MID or LAST timestep)`` (no auto-reset)."""
         caller = x64_enabled()
-        with x64():
+        with caller_scope():
             state = state if caller else unpack_64bit(state)
             new, reward, terminated, truncated, extras = self.transition(state, action)
             ts = transition_timestep(reward, terminated, truncated, self.observe(new), extras)

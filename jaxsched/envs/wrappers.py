@@ -11,7 +11,7 @@ import jax
 
 from jaxsched.envs.async_rows import async_rollout
 from jaxsched.envs.core import Environment, for_caller, transition_timestep
-from jaxsched.precision import unpack_64bit, x64, x64_enabled
+from jaxsched.precision import caller_scope, unpack_64bit, x64_enabled
 from jaxsched.sim.batching import sparse_cond
 
 __all__ = ["AutoResetWrapper"]
@@ -56,7 +56,7 @@ class AutoResetWrapper:
     def step(self, state, action):
         caller = x64_enabled()
         env = self.env
-        with x64():
+        with caller_scope():
             state = state if caller else unpack_64bit(state)
             new, reward, terminated, truncated, extras = env.transition(state, action)
             nxt = sparse_cond(terminated | truncated, _next_episode, _same_state, env, new)
@@ -66,7 +66,7 @@ class AutoResetWrapper:
     def run_async(self, decide_fn, state, ts, T: int, chunk: int):
         """The asynchronous-rows loop over a batch of the wrapped env
         (:func:`jaxsched.envs.async_rows.async_rollout`; the env implements its protocol)."""
-        with x64():
+        with caller_scope():
             return async_rollout(self.env, decide_fn, state, ts, T, chunk)
 
 
