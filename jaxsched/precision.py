@@ -153,13 +153,18 @@ _NARROW = {
 }
 
 
+def _plain(dt) -> bool:
+    """A numeric dtype (not None, not an extended dtype such as a typed PRNG key's)."""
+    return dt is not None and not jax.dtypes.issubdtype(dt, jax.dtypes.extended)
+
+
 def to_32bit(tree):
     """``tree`` with every 64-bit array leaf cast to its 32-bit dtype (other leaves as they
     are): what a caller whose 64-bit mode is off sees of a timestep."""
 
     def one(x):
         dt = getattr(x, "dtype", None)
-        if dt is None or jnp.dtype(dt) not in _NARROW:
+        if not _plain(dt) or jnp.dtype(dt) not in _NARROW:
             return x
         return x.astype(_NARROW[jnp.dtype(dt)])
 
@@ -187,7 +192,7 @@ def pack_64bit(tree):
 
     def one(x):
         dt = getattr(x, "dtype", None)
-        if _is_packed(x) or dt is None or jnp.dtype(dt).itemsize != 8:
+        if _is_packed(x) or not _plain(dt) or jnp.dtype(dt).itemsize != 8:
             return x
         return Packed64(jax.lax.bitcast_convert_type(x, jnp.uint32), jnp.dtype(dt).name)
 

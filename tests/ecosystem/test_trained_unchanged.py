@@ -8,6 +8,7 @@ process has it on, tests/conftest.py), each through ``jaxsched.make`` and one in
   turned the mode on for the process);
 * rejax's PPO with ``normalize_rewards=True`` (optional: rejax);
 * mctx's Gumbel MuZero search with the environment's step as its model (optional: mctx).
+* jaxsched's own PPO trainer (both rollouts).
 
 All on RLScheduler over tests/tiny_traces.py's 80-job trace at the smallest sizes.
 """
@@ -102,3 +103,21 @@ def test_mctx_gumbel_muzero_plans_with_env_step(tiny_env):
             total, valid = total + np.asarray(r), valid + [bool(np.all(v) or np.all(state.done))]
     assert all(valid) and bool(np.all(state.done))  # every episode finished by searching
     assert np.all(total < 0)  # reward -bsld at the end
+
+
+@pytest.mark.extended  # two trainer compiles (~8 s); tests/train/test_ppo.py trains the toy env in the suite
+@pytest.mark.parametrize("async_rows", [False, True])
+def test_jaxsched_ppo_from_a_32bit_program(tiny_env, async_rows):
+    """jaxsched's own trainer too: the synchronous rollout and the asynchronous-rows loop,
+    whose decide function (the trainer's code) runs in the caller's 32-bit mode."""
+    from jaxsched import nets
+    from jaxsched.envs import AutoResetWrapper
+    from jaxsched.train.ppo import PPOConfig, make_train
+
+    env = AutoResetWrapper(tiny_env) if async_rows else tiny_env
+    with jax.enable_x64(False):
+        trainer = make_train(PPOConfig(num_envs=4, episodes_per_env=1, max_episode_steps=10),
+                             env, nets.make_policy("kernel"), nets.make_value("kernel"),
+                             async_rows=async_rows)  # fmt: skip
+        state, metrics = trainer.update(trainer.init(jax.random.PRNGKey(0)))
+    assert np.isfinite(float(metrics["approx_kl"]))
