@@ -37,7 +37,7 @@ from collections.abc import Callable
 from jaxsched.errors import ConfigError
 from jaxsched.precision import scoped
 
-__all__ = ["make", "registered", "SETTINGS"]
+__all__ = ["make", "registered", "SETTINGS", "gym_id", "register_gymnasium"]
 
 
 def _trace(path):
@@ -163,3 +163,31 @@ def make(name: str, **overrides):
             f"'<system>:PATH' with a system among {', '.join(systems())}"
         )
     return _BUILDERS[system](trace, fields, overrides)
+
+
+def gym_id(name: str) -> str:
+    """The Gymnasium id of a registered name: ``"jaxsched/<system>-<setting>-v0"``."""
+    return "jaxsched/" + name.replace("/", "-") + "-v0"
+
+
+def gymnasium_env(name: str, **overrides):
+    """The Gymnasium view (:class:`jaxsched.envs.interfaces.gymnasium_env.GymnasiumEnv`) of
+    ``make(name, **overrides)``: the entry point :func:`register_gymnasium` registers."""
+    from jaxsched.envs.interfaces.gymnasium_env import GymnasiumEnv
+
+    return GymnasiumEnv(make(name, **overrides))
+
+
+def register_gymnasium() -> list[str]:
+    """Register every :func:`registered` name with ``gymnasium.register`` (again is a no-op;
+    gymnasium is optional); returns the ids. ``gymnasium.make(id, **overrides)`` passes the
+    overrides to :func:`make`."""
+    import gymnasium
+
+    ids = []
+    for name in registered():
+        i = gym_id(name)
+        if i not in gymnasium.registry:
+            gymnasium.register(id=i, entry_point=gymnasium_env, kwargs={"name": name})
+        ids.append(i)
+    return ids

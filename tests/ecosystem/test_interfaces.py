@@ -90,10 +90,10 @@ def test_gymnasium_registers_every_name(tmp_path):
     from tiny_traces import schedinspector_tiny
 
     import jaxsched
-    from jaxsched.envs.interfaces.gymnasium_env import gym_id, register_all
+    from jaxsched.registry import gym_id, register_gymnasium
 
-    ids = register_all()
-    assert len(ids) == len(jaxsched.registered()) and register_all() == ids
+    ids = register_gymnasium()
+    assert len(ids) == len(jaxsched.registered()) and register_gymnasium() == ids
     trace = schedinspector_tiny(tmp_path / "tiny.swf")
     env = gymnasium.make(gym_id("rlscheduler/lublin-1-bf"), trace=trace, length=8, max_queue=4)
     obs, info = env.reset(seed=1)

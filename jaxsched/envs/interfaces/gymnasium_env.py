@@ -1,13 +1,14 @@
-"""Gymnasium views of every jaxsched environment, registered with ``gymnasium.register``
-(gymnasium is optional: ``pip install "jaxsched[gym]"``).
+"""Gymnasium views of every jaxsched environment (gymnasium is optional:
+``pip install "jaxsched[gym]"``); :func:`jaxsched.registry.register_gymnasium` registers
+every named environment with ``gymnasium.register``.
 
 ::
 
-    import gymnasium
-    from jaxsched.envs.interfaces.gymnasium_env import register_all
+    import gymnasium, jaxsched.registry
 
-    register_all()                                     # ids "jaxsched/<system>-<setting>-v0"
+    jaxsched.registry.register_gymnasium()             # ids "jaxsched/<system>-<setting>-v0"
     env = gymnasium.make("jaxsched/rlscheduler-lublin-1-bf-v0", length=64, max_queue=16)
+    env = GymnasiumEnv(jaxsched.make("dras/lublin-1"))  # or any environment
     obs, info = env.reset(seed=0)
     obs, reward, terminated, truncated, info = env.step(int(info["action_mask"].argmax()))
 
@@ -41,7 +42,7 @@ import jax.numpy as jnp
 
 from jaxsched.envs.interfaces.gymnax_env import flat_obs
 
-__all__ = ["GymnasiumEnv", "register_all", "gym_id"]
+__all__ = ["GymnasiumEnv"]
 
 _FNS: dict = {}
 
@@ -63,18 +64,11 @@ def _fns(env):
 
 
 class GymnasiumEnv(gymnasium.Env):
-    """Gymnasium view of a jaxsched environment (a name for :func:`jaxsched.make` with its
-    overrides, or an environment)."""
+    """Gymnasium view of a jaxsched environment ``env``."""
 
     metadata = {"render_modes": []}
 
-    def __init__(self, env="rlscheduler/lublin-1", **overrides):
-        if isinstance(env, str):
-            from jaxsched.registry import make
-
-            env = make(env, **overrides)
-        elif overrides:
-            raise TypeError("pass either a name with overrides or an environment")
+    def __init__(self, env):
         self.env = env
         n = int(env.num_actions)
         dim = jax.eval_shape(
@@ -123,23 +117,3 @@ class GymnasiumEnv(gymnasium.Env):
         if self._mask is None:
             raise RuntimeError("call reset() first")
         return self._mask
-
-
-def gym_id(name: str) -> str:
-    """The Gymnasium id of a registered name: ``"jaxsched/<system>-<setting>-v0"``."""
-    return "jaxsched/" + name.replace("/", "-") + "-v0"
-
-
-def register_all() -> list[str]:
-    """Register every :func:`jaxsched.registered` name with ``gymnasium.register`` (again
-    is a no-op); returns the ids. ``gymnasium.make(id, **overrides)`` passes the overrides to
-    :func:`jaxsched.make`."""
-    from jaxsched.registry import registered
-
-    ids = []
-    for name in registered():
-        i = gym_id(name)
-        if i not in gymnasium.registry:
-            gymnasium.register(id=i, entry_point=GymnasiumEnv, kwargs={"env": name})
-        ids.append(i)
-    return ids
