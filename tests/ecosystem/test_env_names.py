@@ -57,7 +57,7 @@ def test_make_a_path_with_overrides_and_its_specs(tmp_path):
         jaxsched.make("nope/lublin-1")
 
 
-@pytest.mark.extended  # every system on the bundled trace (9 names, ~9 s); test_make_a_path_with_overrides_and_its_specs builds one
+@pytest.mark.extended  # every system on the bundled trace (9 names, 7 s cold); test_make_a_path_with_overrides_and_its_specs builds one
 @pytest.mark.parametrize("name", jaxsched.registered())
 def test_every_registered_name_builds_and_steps(name):
     env = jaxsched.make(name, **SMALL[name.split("/")[0]])

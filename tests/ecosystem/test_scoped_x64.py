@@ -47,7 +47,7 @@ def test_importing_jaxsched_leaves_the_mode_off(tmp_path):
     _child(tmp_path, "--trace-only")
 
 
-@pytest.mark.extended  # compiles 4 programs (~20 s); test_importing_jaxsched_leaves_the_mode_off traces the same calls
+@pytest.mark.extended  # compiles 4 programs (8 s cold); test_importing_jaxsched_leaves_the_mode_off traces the same calls
 def test_a_32bit_program_runs_and_trains(tmp_path):
     got = _child(tmp_path)
     assert set(got["jit_dtypes"]) <= THIRTY_TWO

@@ -33,7 +33,7 @@ def tiny_env(tmp_path):
     return jaxsched.make(f"rlscheduler:{trace}", length=LENGTH, max_queue=SLOTS)
 
 
-@pytest.mark.extended  # one PPO compile (~10 s); tests/ecosystem/test_scoped_x64.py's suite test traces the same env from a 32-bit program
+@pytest.mark.extended  # one PPO compile (5 s cold); tests/ecosystem/test_scoped_x64.py's suite test traces the same env from a 32-bit program
 def test_purejaxrl_style_ppo(tiny_env):
     from ppo_gymnax_style import make_train
 
@@ -50,7 +50,7 @@ def test_purejaxrl_style_ppo(tiny_env):
     assert (np.asarray(metrics["return"]) < 0).any()  # episodes ended (reward = -bsld)
 
 
-@pytest.mark.extended  # rejax's PPO compile (~15 s); test_purejaxrl_style_ppo runs the same interface
+@pytest.mark.extended  # rejax's PPO compile (5 s cold); test_purejaxrl_style_ppo runs the same interface
 def test_rejax_ppo(tiny_env):
     rejax = pytest.importorskip("rejax")
     with jax.enable_x64(False):
@@ -65,7 +65,7 @@ def test_rejax_ppo(tiny_env):
     assert all(x.dtype == jnp.float32 and np.isfinite(np.asarray(x)).all() for x in leaves)
 
 
-@pytest.mark.extended  # one search compile (~10 s); test_interfaces.py's planner test runs the same view
+@pytest.mark.extended  # one search compile (5 s cold); test_interfaces.py's planner test runs the same view
 def test_mctx_gumbel_muzero_plans_with_env_step(tiny_env):
     mctx = pytest.importorskip("mctx")
     from jaxsched.envs.interfaces.planner import PlannerView
@@ -105,7 +105,7 @@ def test_mctx_gumbel_muzero_plans_with_env_step(tiny_env):
     assert np.all(total < 0)  # reward -bsld at the end
 
 
-@pytest.mark.extended  # two trainer compiles (~8 s); tests/train/test_ppo.py trains the toy env in the suite
+@pytest.mark.extended  # two trainer compiles (9 s cold); tests/train/test_ppo.py trains the toy env in the suite
 @pytest.mark.parametrize("async_rows", [False, True])
 def test_jaxsched_ppo_from_a_32bit_program(tiny_env, async_rows):
     """jaxsched's own trainer too: the synchronous rollout and the asynchronous-rows loop,
