@@ -7,7 +7,7 @@ on. It no longer turns the mode on for the whole process at import: a user's flo
 its own work:
 
 * every method of an environment (:class:`jaxsched.envs.core.Environment` subclasses, their
-  construction included) runs under :func:`x64`; the public ``reset``/``reset_at``/``step``
+  construction included) runs under :func:`caller_scope`; the public ``reset``/``reset_at``/``step``
   (and :class:`~jaxsched.envs.wrappers.AutoResetWrapper`'s) hand a caller whose mode is off a
   :class:`~jaxsched.envs.core.TimeStep` cast to 32 bits (:func:`to_32bit`) and the state with
   its 64-bit leaves packed as their bits (:class:`Packed64`: uint32 ``[..., 2]``, exact), so a
@@ -26,7 +26,7 @@ traced when the caller's ``jit`` compiles, under the caller's mode. Most primiti
 their dtypes in their avals and lower fine; two kinds do not: 64-bit random bits
 (``random_bits`` is lowered by re-tracing its implementation: a uint32/uint64 verifier error)
 and ``jnp.argmax``/``argmin``'s int64 index (an int64 iota truncated): jaxsched's
-environments draw with :func:`draw_int` and take int32 indices. And a 32-bit caller's own
+environments draw with :func:`draw_int`, and the data centre takes int32 argmax indices. And a 32-bit caller's own
 code truncates any int64 it touches (``x + 1`` is int32; ``jnp.zeros(s, int64)`` is int32):
 hence the packed state.
 """
@@ -121,13 +121,15 @@ def draw_int(key, low, high) -> jax.Array:
 
 
 def scoped(fn):
-    """Decorator: run ``fn`` under :func:`x64` (a no-op when the mode is already on)."""
+    """Decorator for a host entry point (it compiles and runs its own programs, as
+    :func:`jaxsched.sim.evaluate.evaluate` does): run ``fn`` under :func:`x64` (a no-op when
+    the mode is already on). Environment methods use :func:`caller_scope` instead."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if x64_enabled():
             return fn(*args, **kwargs)
-        with caller_scope():
+        with x64():
             return fn(*args, **kwargs)
 
     wrapper.__jaxsched_x64__ = True
