@@ -37,6 +37,8 @@ def test_gymnax_view_auto_resets():
         assert info["action_mask"].shape == (6,) and r.dtype == jnp.float32
     assert dones == [False, True, False, True]  # ends every 2 steps and goes on
     assert float(info["discount"]) == 0.0 and bool(info["terminated"])
+    at7 = jax.jit(g.reset)(jax.random.PRNGKey(5), EnvParams(start=7))[1]
+    assert int(at7.seed) == int(ENV.init_state_at(7).seed)  # params.start names the episode
     with_mask = GymnaxEnv(ENV, mask_in_obs=True)
     assert with_mask.observation_space().shape == (56,)
 

@@ -19,10 +19,13 @@
   (the environment's state carries its own key for the next episode).
 * ``reward`` float32, ``done`` bool; ``info``: ``discount`` (0 on termination),
   ``terminated``, ``truncated``, ``action_mask`` and the environment's ``extras``.
-* :class:`EnvParams` holds only ``max_steps_in_episode`` (gymnax's field, a bound for
-  evaluation loops such as rejax's; the environment never truncates by it): every jaxsched
-  setting is static (it shapes the compiled program; :mod:`jaxsched.registry`). Pass
-  ``jaxsched.make(..., **overrides)`` instead.
+* :class:`EnvParams`: ``start`` (int32; -1, the default, draws the episode from the key;
+  ``i >= 0`` plays episode ``i``, for a workload the trace window from job ``i``: the one
+  setting that varies at reset, traced, so one compiled program serves every start; the
+  episodes after an auto-reset are drawn) and ``max_steps_in_episode`` (gymnax's field, a
+  bound for evaluation loops such as rejax's; the environment never truncates by it). Every
+  other jaxsched setting is static (it shapes the compiled program; :mod:`jaxsched.registry`):
+  pass ``jaxsched.make(..., **overrides)``.
 
 Spaces: gymnax's own ``Discrete``/``Box`` when gymnax is installed (rejax checks the class),
 else small classes of our own with the same ``sample(key)``/``contains(x)``, ``n``,
@@ -42,9 +45,11 @@ __all__ = ["GymnaxEnv", "EnvParams", "Discrete", "Box", "flat_obs"]
 
 @struct.dataclass
 class EnvParams:
-    """No per-reset parameters (every jaxsched setting is static); ``max_steps_in_episode``:
-    a bound for evaluation loops (the environment's episodes end by themselves)."""
+    """``start``: the episode of ``reset`` (-1: drawn from the key); ``max_steps_in_episode``:
+    a bound for evaluation loops (the environment's episodes end by themselves). Every other
+    setting is static."""
 
+    start: int = -1
     max_steps_in_episode: int = 100_000
 
 
@@ -134,8 +139,17 @@ class GymnaxEnv:
         }
 
     def reset(self, key, params: EnvParams | None = None):
-        """``(obs, state)`` of a sampled episode."""
-        state, ts = self.env.reset(key)
+        """``(obs, state)`` of episode ``params.start``, or of a sampled one (-1, default)."""
+        start = -1 if params is None else params.start
+        if isinstance(start, int) and start < 0:  # the common case: no second branch to trace
+            state, ts = self.env.reset(key)
+        else:
+            start = jnp.asarray(start, jnp.int32)
+            state, ts = jax.lax.cond(
+                start >= 0,
+                lambda: self.env.reset_at(jnp.maximum(start, 0), key),
+                lambda: self.env.reset(key),
+            )
         return flat_obs(ts.observation, self.mask_in_obs), state
 
     def step(self, key, state, action, params: EnvParams | None = None):
