@@ -24,6 +24,16 @@ EXTENDED_RULE = (
 )
 
 
+def _x64_for_the_suite() -> None:
+    """The suite runs with JAX's 64-bit mode on for the whole process, as every jaxsched
+    process did before importing jaxsched stopped turning it on (jaxsched/precision.py): the
+    oracle and conformance tests compare the engine's int64/float64 values directly.
+    tests/ecosystem/ checks the 32-bit side in fresh processes."""
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+
+
 def _optimisations_off() -> bool:
     return os.environ.get("JAXSCHED_TEST_XLA_OPT", "").lower() != "full"
 
@@ -39,6 +49,7 @@ def pytest_configure(config):
         "markers", f"{FULL_OPT}: compile this test's programs with XLA's full optimisation"
     )
     config.addinivalue_line("markers", f"{EXTENDED}: {EXTENDED_RULE}")
+    _x64_for_the_suite()
     _no_fusion_emitters()
     if _optimisations_off():
         _set_optimisations(off=True)

@@ -35,9 +35,11 @@ SHARED = shared_dir()
 
 def subprocess_env(devices: int | None = None) -> dict:
     """The environment of a command a test starts: this process's (the suite's XLA flags
-    included), the checkout first on ``PYTHONPATH``, and any fake CPU device count of
-    ``XLA_FLAGS`` replaced by ``devices`` (none when None)."""
+    included), JAX's 64-bit mode on for the whole child as in the suite's own process
+    (``JAX_ENABLE_X64=1``, tests/conftest.py), the checkout first on ``PYTHONPATH``, and any
+    fake CPU device count of ``XLA_FLAGS`` replaced by ``devices`` (none when None)."""
     env = dict(os.environ)
+    env["JAX_ENABLE_X64"] = "1"
     count = "xla_force_host_platform_device_count"
     flags = [f for f in env.get("XLA_FLAGS", "").split() if count not in f]
     if devices:

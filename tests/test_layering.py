@@ -26,7 +26,8 @@ FORBIDDEN = {
     ),
     "policies": ("jaxsched.envs", "jaxsched.nets", "jaxsched.train", "jaxsched.systems"),
     "sim": ("jaxsched.envs", "jaxsched.nets", "jaxsched.train", "jaxsched.systems"),
-    "envs": ("jaxsched.nets", "jaxsched.train", "jaxsched.systems"),
+    # jaxsched.registry builds environments from the systems' configurations
+    "envs": ("jaxsched.nets", "jaxsched.train", "jaxsched.systems", "jaxsched.registry"),
     "nets": ("jaxsched.train", "jaxsched.systems"),
     "train": ("jaxsched.envs", "jaxsched.sim", "jaxsched.systems"),
     # look-ahead planners: host-side, over the plain-Python oracle

@@ -21,7 +21,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
-import jaxsched.sim  # noqa: E402,F401  (enables x64)
+import jax  # noqa: E402
+
+# a whole program: 64-bit mode for its process (jaxsched/precision.py)
+jax.config.update("jax_enable_x64", True)
 from benchmarks.common import REPO  # noqa: E402
 from jaxsched.sim.evaluate import evaluate, window_arrays  # noqa: E402
 from jaxsched.workload import read_swf, reference_starts  # noqa: E402

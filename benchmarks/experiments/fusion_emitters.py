@@ -24,7 +24,10 @@ FLAG = "--xla_cpu_use_fusion_emitters=false"
 
 CHILD = """
 import json, sys, time
-import jaxsched.sim
+import jax  # noqa: E402
+
+# a whole program: 64-bit mode for its process (jaxsched/precision.py)
+jax.config.update("jax_enable_x64", True)
 from jaxsched.sim.evaluate import evaluate
 from jaxsched.workload import read_swf
 jobs = read_swf(sys.argv[1]).jobs("rlscheduler")

@@ -21,9 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
 
+import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
-import jaxsched.sim  # noqa: E402,F401  (enables x64)
+# a whole program: 64-bit mode for its process (jaxsched/precision.py)
+jax.config.update("jax_enable_x64", True)
 from jaxsched.systems.a2cscheduler import evaluate as ev  # noqa: E402
 from jaxsched.systems.a2cscheduler.config import RunConfig, build_env  # noqa: E402
 from jaxsched.train.loop import epoch_rows  # noqa: E402

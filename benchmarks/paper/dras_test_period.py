@@ -469,4 +469,8 @@ def test_table(title, cj, users, chosen, others, cache, desc, out) -> dict:
 
 
 if __name__ == "__main__":
+    import jax
+
+    # a whole program: 64-bit mode for its process (jaxsched/precision.py)
+    jax.config.update("jax_enable_x64", True)
     main()

@@ -327,4 +327,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    import jax
+
+    # a whole program: 64-bit mode for its process (jaxsched/precision.py)
+    jax.config.update("jax_enable_x64", True)
     sys.exit(main())

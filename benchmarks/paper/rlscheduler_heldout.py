@@ -439,7 +439,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(ap)
     a = ap.parse_args(argv)
-    import jaxsched.sim  # noqa: F401  (x64)
+    import jax
+
+    # a whole program: 64-bit mode for its process (jaxsched/precision.py)
+    jax.config.update("jax_enable_x64", True)
     from jaxsched.models import ROOT
 
     shared = a.shared or PT.default_shared()

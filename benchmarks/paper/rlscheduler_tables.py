@@ -454,7 +454,10 @@ def main(argv=None) -> int:
     ap.add_argument("--held-out-jobs", type=int, default=100_000, metavar="N",
                     help="jobs of the fresh Lublin traces of --held-out (100,000)")  # fmt: skip
     a = ap.parse_args(argv)
-    import jaxsched.sim  # noqa: F401  (x64)
+    import jax
+
+    # a whole program: 64-bit mode for its process (jaxsched/precision.py)
+    jax.config.update("jax_enable_x64", True)
     from jaxsched.models import ROOT
 
     shared = a.shared or PT.default_shared()

@@ -182,7 +182,10 @@ def main(argv=None) -> int:
     )
     a = ap.parse_args(argv)
     names = tuple(a.versus.split(",")) if a.versus else ()
-    import jaxsched.sim  # noqa: F401  (x64)
+    import jax
+
+    # a whole program: 64-bit mode for its process (jaxsched/precision.py)
+    jax.config.update("jax_enable_x64", True)
 
     models = ST.find_models(Path(a.models))
     if a.only:  # in the order given

@@ -338,7 +338,10 @@ def main(argv=None) -> int:
         except CR.CQSimUnavailable as e:
             print(f"cqsim_sweep: error: {e}", file=sys.stderr)
             return 2
-    import jaxsched.sim  # noqa: F401  (x64)
+    import jax
+
+    # a whole program: 64-bit mode for its process (jaxsched/precision.py)
+    jax.config.update("jax_enable_x64", True)
     from jaxsched.errors import SWFError
 
     if a.write_ref is not None and a.requested_procs_from != "requested":

@@ -20,7 +20,8 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 
-import jaxsched.sim  # noqa: F401  (64-bit mode)
+# a whole program: 64-bit mode for its process (jaxsched/precision.py)
+jax.config.update("jax_enable_x64", True)
 from jaxsched.envs import AutoResetWrapper, RLSchedulerEnv
 from jaxsched.workload import read_swf
 

@@ -37,7 +37,8 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 
-import jaxsched.sim  # noqa: F401  (x64)
+# a whole program: 64-bit mode for its process (jaxsched/precision.py)
+jax.config.update("jax_enable_x64", True)
 from jaxsched.sim.cqsim.run import _run_fn, sequence_of
 from jaxsched.sim.cqsim.types import cq_params
 from jaxsched.workload.cqsim import cqsim_slice, load_cqsim

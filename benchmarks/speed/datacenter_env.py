@@ -86,7 +86,8 @@ def jax_steps_per_s(batch: int, steps: int, rate: float, repeats: int = 3):
     import jax
     import jax.numpy as jnp
 
-    import jaxsched.sim  # noqa: F401  (64-bit mode)
+    # a whole program: 64-bit mode for its process (jaxsched/precision.py)
+    jax.config.update("jax_enable_x64", True)
     from jaxsched.envs import AutoResetWrapper, DataCenterEnv
     from jaxsched.sim.datacenter import deeprm_params
 

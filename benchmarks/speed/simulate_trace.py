@@ -65,7 +65,8 @@ def main(argv=None) -> int:
 
     import jax
 
-    import jaxsched.sim  # noqa: F401  (x64)
+    # a whole program: 64-bit mode for its process (jaxsched/precision.py)
+    jax.config.update("jax_enable_x64", True)
     from jaxsched.workload import read_swf
 
     path = args.trace or shared_dir(args.shared) / "traces" / "HPC2N-2002-2.2-cln.swf.gz"

@@ -35,7 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
-import jaxsched.sim  # noqa: E402,F401  (x64 as in jaxsched train)
+# a whole program: 64-bit mode for its process (jaxsched/precision.py)
+jax.config.update("jax_enable_x64", True)
 from benchmarks.common import REPO  # noqa: E402
 from jaxsched import nets  # noqa: E402
 from jaxsched.envs import AutoResetWrapper  # noqa: E402

@@ -86,7 +86,8 @@ def run(args, out=print) -> dict:
     import jax
     import numpy as np
 
-    import jaxsched.sim  # noqa: F401
+    # a whole program: 64-bit mode for its process (jaxsched/precision.py)
+    jax.config.update("jax_enable_x64", True)
     from jaxsched import nets
     from jaxsched.envs import AutoResetWrapper
     from jaxsched.systems.rlscheduler.config import RunConfig, make_env, prefix_options

@@ -41,9 +41,11 @@ def main(argv=None) -> int:
     add_common_args(ap)
     a = ap.parse_args(argv)
 
+    import jax
     import numpy as np
 
-    import jaxsched.sim  # noqa: F401  (x64)
+    # a whole program: 64-bit mode for its process (jaxsched/precision.py)
+    jax.config.update("jax_enable_x64", True)
     from jaxsched.sim.evaluate import evaluate
     from jaxsched.workload import read_swf
     from jaxsched.workload.validate import validate_schedule

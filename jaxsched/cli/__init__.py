@@ -32,7 +32,9 @@ register it with ``@command("name")`` (:mod:`jaxsched.cli.args`) and import the 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
 import warnings
 
@@ -134,6 +136,29 @@ def _model_of(args) -> str:
     return f"--model {models}: " if isinstance(models, str) else ""
 
 
+@contextlib.contextmanager
+def _x64_if_jax():
+    """JAX's 64-bit mode for the command only (:mod:`jaxsched.precision`), the caller's setting
+    restored after. A command that needs JAX imports it after this point; then, with no JAX
+    imported yet, JAX_ENABLE_X64 makes the import start in 64-bit mode (and the commands that
+    never import JAX, ``jaxsched trace ...``, do not pay for its import here)."""
+    if "jax" not in sys.modules:
+        saved = os.environ.get("JAX_ENABLE_X64")
+        os.environ["JAX_ENABLE_X64"] = "1"
+        try:
+            yield
+        finally:
+            if saved is None:
+                os.environ.pop("JAX_ENABLE_X64", None)
+            else:
+                os.environ["JAX_ENABLE_X64"] = saved
+        return
+    from jaxsched.precision import x64
+
+    with x64():
+        yield
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 user error)."""
     parser = build_parser()
@@ -149,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     with warnings.catch_warnings():
         caught = _defer_swf_warnings()
         try:
-            rc = args.handler(args)
+            with _x64_if_jax():
+                rc = args.handler(args)
         except JaxschedError as e:
             rc = _error(str(e))
         except Exception as e:

@@ -226,7 +226,7 @@ def _short_training(path: Path, args) -> int:
 
 
 def _cmd_demo(args) -> int:
-    import jaxsched.sim  # noqa: F401  (enables x64)
+    import jaxsched.sim  # noqa: F401  (the engine; 64-bit mode: jaxsched/precision.py)
     from jaxsched.cli import main
     from jaxsched.workload import default_trace_path, read_swf, reference_starts
 

@@ -157,7 +157,7 @@ DEFAULT_SEQUENCES, DEFAULT_SEED = 10, 1
 
 
 def _cmd_evaluate(args) -> int:
-    import jaxsched.sim  # noqa: F401  (enables x64)
+    import jaxsched.sim  # noqa: F401  (the engine; 64-bit mode: jaxsched/precision.py)
     from jaxsched.sim.evaluate import check_versus
     from jaxsched.workload import read_swf
 

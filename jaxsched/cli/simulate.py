@@ -20,7 +20,7 @@ def _format_of(args) -> str:
 def _cmd_simulate(args) -> int:
     import time
 
-    import jaxsched.sim  # noqa: F401  (enables x64)
+    import jaxsched.sim  # noqa: F401  (the engine; the command runs in 64-bit scope)
     from jaxsched.errors import ConfigError
     from jaxsched.workload import read_swf
     from jaxsched.workload.validate import validate_schedule

@@ -10,7 +10,7 @@ from jaxsched.errors import ConfigError
 
 
 def _cmd_train(args) -> int:
-    import jaxsched.sim  # noqa: F401  (enables x64)
+    import jaxsched.sim  # noqa: F401  (the engine; 64-bit mode: jaxsched/precision.py)
 
     if getattr(args, "resume", False):  # a system may have no --resume
         check_resume_flags(args)

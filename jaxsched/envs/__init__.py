@@ -15,6 +15,12 @@ Rooms:
 * ``datacenter.py``: A2cScheduler's data-centre environment :class:`DataCenterEnv` (image
   state, N + 1 actions with the implicit void) over :mod:`jaxsched.sim.datacenter`;
 * ``gym.py``: a Gymnasium adapter of :class:`RLSchedulerEnv` (optional dependency);
+* ``specs.py``: the observation/action specs (``env.observation_spec()``, ``env.action_spec()``);
+* ``interfaces/``: the gymnax-style, jumanji, Gymnasium and planner views of any environment.
+
+The six environments: :class:`RLSchedulerEnv`, :class:`DataCenterEnv` (imported here) and
+``SchedInspectorEnv``, ``DRASEnv``, ``DRASDQLEnv``, ``SplitWindowEnv`` (loaded on first use:
+``from jaxsched.envs import SplitWindowEnv``). By name: :func:`jaxsched.make`.
 """
 
 from jaxsched.envs.core import FIRST, LAST, MID, Environment, TimeStep
@@ -36,4 +42,23 @@ __all__ = [
     "LAST",
     "JOB_FEATURES",
     "PAD_ROW",
+    "SchedInspectorEnv",
+    "DRASEnv",
+    "DRASDQLEnv",
+    "SplitWindowEnv",
 ]
+
+_LAZY = {
+    "SchedInspectorEnv": "jaxsched.envs.schedinspector",
+    "DRASEnv": "jaxsched.envs.dras",
+    "DRASDQLEnv": "jaxsched.envs.dras_dql",
+    "SplitWindowEnv": "jaxsched.envs.splitwindow",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'jaxsched.envs' has no attribute {name!r}")

@@ -1,4 +1,6 @@
-"""The environment contract every jaxsched RL environment implements (gymnax-style).
+"""The environment contract every jaxsched RL environment implements (jumanji-style:
+``reset(key) -> (state, TimeStep)``, ``step(state, action) -> (state, TimeStep)``; the
+gymnax-style view is :mod:`jaxsched.envs.interfaces.gymnax_env`).
 
 An environment is a pytree (its device data are leaves, its configuration static) whose
 methods are pure and can be ``jit``-ed and ``vmap``-ed. It writes only its own transition, as
@@ -41,15 +43,34 @@ What the base builds from them (all shapes per environment; a leading batch axis
     state, ts = env.reset(key)            # ts.first()
     state, ts = env.reset_at(start, key)  # a given episode
     state, ts = env.step(state, action)   # ts.mid() or ts.last()
+
+64-bit mode (:mod:`jaxsched.precision`): every method an environment class defines, and its
+construction, runs with JAX's 64-bit mode on, whatever the caller's setting. When the caller's
+mode is off, ``reset``/``reset_at``/``step`` return the timestep cast to 32 bits (float32
+rewards, discounts, observations and extras, int32 integers, bool masks) and the state with
+its 64-bit leaves (times) packed as their bits (:class:`~jaxsched.precision.Packed64`,
+uint32 ``[..., 2]``), so every leaf a 32-bit program holds is 32-bit: a ``jit`` argument, a
+``vmap``-ed value, a ``lax.scan`` carry, a search tree's or replay buffer's
+``jnp.zeros(shape, x.dtype)`` copy, all exact. Every environment method unpacks them.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 from flax import struct
+
+from jaxsched.precision import (
+    caller_scope,
+    has_packed,
+    pack_64bit,
+    to_32bit,
+    unpack_64bit,
+    x64_enabled,
+)
 
 __all__ = ["FIRST", "MID", "LAST", "Observation", "TimeStep", "Environment"]
 
@@ -126,7 +147,60 @@ def transition_timestep(reward, terminated, truncated, observation, extras: dict
     )
 
 
-class Environment:
+#: methods an environment class defines that are not wrapped in the 64-bit scope
+_UNSCOPED = frozenset({"tree_flatten", "tree_unflatten"})
+
+
+def _scoped_method(fn):
+    """``fn`` run under :func:`jaxsched.precision.x64`; for a 32-bit caller its arguments'
+    packed 64-bit leaves (a state from ``reset``/``step``) are unpacked first."""
+
+    @functools.wraps(fn)
+    def method(self, *args, **kwargs):
+        if x64_enabled():
+            return fn(self, *args, **kwargs)
+        with caller_scope():
+            if has_packed((args, kwargs)):
+                args, kwargs = unpack_64bit((args, kwargs))
+            return fn(self, *args, **kwargs)
+
+    method.__jaxsched_x64__ = True
+    return method
+
+
+def _scope_methods(cls) -> None:
+    """Wrap every plain function ``cls`` defines (and properties' getters) in
+    :func:`_scoped_method`."""
+    for name, value in list(vars(cls).items()):
+        if name in _UNSCOPED or (name.startswith("__") and name != "__call__"):
+            continue
+        if callable(value) and not isinstance(value, type) and hasattr(value, "__code__"):
+            if not getattr(value, "__jaxsched_x64__", False):
+                setattr(cls, name, _scoped_method(value))
+        elif isinstance(value, property) and value.fget is not None:
+            if not getattr(value.fget, "__jaxsched_x64__", False):
+                getter = _scoped_method(value.fget)
+                setattr(cls, name, property(getter, value.fset, value.fdel, value.__doc__))
+
+
+class _ScopedConstruction(type):
+    """Metaclass of :class:`Environment`: an environment is built under the 64-bit scope (its
+    device arrays keep their int64 times whatever the caller's mode)."""
+
+    def __call__(cls, *args, **kwargs):
+        with caller_scope():
+            return super().__call__(*args, **kwargs)
+
+
+def for_caller(caller_x64: bool, out):
+    """``(state, timestep)`` as the caller sees it: when the caller's 64-bit mode is off, the
+    timestep cast to 32 bits and the state's 64-bit leaves packed
+    (:func:`jaxsched.precision.pack_64bit`: every leaf 32-bit, the values exact)."""
+    state, ts = out
+    return (state, ts) if caller_x64 else (pack_64bit(state), to_32bit(ts))
+
+
+class Environment(metaclass=_ScopedConstruction):
     """Base class of the contract (see the module docstring).
 
     Subclasses are registered as pytrees automatically: they define ``tree_flatten(self) ->
@@ -138,6 +212,7 @@ class Environment:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        _scope_methods(cls)
         jax.tree_util.register_pytree_node(
             cls, lambda env: env.tree_flatten(), lambda aux, ch: cls.tree_unflatten(aux, ch)
         )
@@ -177,15 +252,41 @@ class Environment:
     # -- the API -----------------------------------------------------------------------------
     def reset(self, key):
         """A sampled episode: ``(state, FIRST timestep)``."""
-        state = self.init_state(key)
-        return state, first_timestep(self.observe(state), self.reset_extras(state))
+        caller = x64_enabled()
+        with caller_scope():
+            state = self.init_state(key)
+            out = state, first_timestep(self.observe(state), self.reset_extras(state))
+        return for_caller(caller, out)
 
     def reset_at(self, start, key=None):
         """The episode ``start``: ``(state, FIRST timestep)``."""
-        state = self.init_state_at(start, key)
-        return state, first_timestep(self.observe(state), self.reset_extras(state))
+        caller = x64_enabled()
+        with caller_scope():
+            state = self.init_state_at(start, key)
+            out = state, first_timestep(self.observe(state), self.reset_extras(state))
+        return for_caller(caller, out)
+
+    def observation_spec(self):
+        """The observation pytree with a :class:`jaxsched.envs.specs.Array` at each leaf (as
+        the caller sees it: 32-bit when the caller's 64-bit mode is off); nothing is run."""
+        from jaxsched.envs import specs
+
+        shapes = jax.eval_shape(lambda k: self.reset(k)[1].observation, jax.random.PRNGKey(0))
+        return specs.from_shapes(shapes)
+
+    def action_spec(self):
+        """The action: a :class:`jaxsched.envs.specs.DiscreteArray` (int32 scalar in
+        ``[0, num_actions)``; ``observation.mask`` says which are valid now)."""
+        from jaxsched.envs import specs
+
+        n = int(self.num_actions)
+        return specs.DiscreteArray(shape=(), dtype=jnp.dtype("int32"), name="action", num_values=n)
 
     def step(self, state, action):
         """One transition: ``(state, MID or LAST timestep)`` (no auto-reset)."""
-        new, reward, terminated, truncated, extras = self.transition(state, action)
-        return new, transition_timestep(reward, terminated, truncated, self.observe(new), extras)
+        caller = x64_enabled()
+        with caller_scope():
+            state = state if caller else unpack_64bit(state)
+            new, reward, terminated, truncated, extras = self.transition(state, action)
+            ts = transition_timestep(reward, terminated, truncated, self.observe(new), extras)
+        return for_caller(caller, (new, ts))

@@ -33,6 +33,7 @@ import numpy as np
 from flax import struct
 
 from jaxsched.envs.core import Environment, Observation
+from jaxsched.precision import draw_int
 from jaxsched.sim.datacenter import DCParams, DCState, baselines, cluster, generator
 
 __all__ = ["DataCenterEnv", "DCObservation", "JobBank", "image"]
@@ -119,7 +120,7 @@ class DataCenterEnv(Environment):
     def init_state(self, key) -> DCState:
         k_job, k_next = jax.random.split(key)
         if self.jobsets is not None:
-            lens, dems = self.jobsets.take(jax.random.randint(k_job, (), 0, len(self.jobsets)))
+            lens, dems = self.jobsets.take(draw_int(k_job, 0, len(self.jobsets)))
         else:
             lens, dems = generator.sample_jobset(self.params, k_job, self.rate)
         return cluster.reset(self.params, lens, dems, key=k_next)

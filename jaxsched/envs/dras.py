@@ -36,6 +36,7 @@ from flax import struct
 from jaxsched.envs.core import Environment, Observation
 from jaxsched.envs.dras_features import capacity_reward, code_reward, max_wait, paper_reward
 from jaxsched.errors import ConfigError
+from jaxsched.precision import draw_int
 from jaxsched.sim.cqsim import engine as CE
 from jaxsched.sim.cqsim.types import (
     BF_DRAS,
@@ -233,7 +234,7 @@ class DRASEnv(Environment):
 
     def init_state(self, key) -> DRASState:
         key, sub = jax.random.split(key)
-        start = jax.random.randint(sub, (), 0, self._config.n_trace - self._config.length + 1)
+        start = draw_int(sub, 0, self._config.n_trace - self._config.length + 1)
         return self._first(start.astype(jnp.int32), key)
 
     def init_state_at(self, start, key=None) -> DRASState:

@@ -43,7 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-import jaxsched.sim  # noqa: F401  (turns on JAX's 64-bit mode)
+import jaxsched.sim  # noqa: F401  (the engine; 64-bit mode: jaxsched/precision.py)
 from jaxsched.envs import core
 from jaxsched.envs.core import Environment
 from jaxsched.errors import ConfigError, as_int

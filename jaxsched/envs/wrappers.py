@@ -10,10 +10,38 @@ from typing import Any
 import jax
 
 from jaxsched.envs.async_rows import async_rollout
-from jaxsched.envs.core import Environment, transition_timestep
+from jaxsched.envs.core import Environment, for_caller, transition_timestep
+from jaxsched.precision import caller_scope, pack_64bit, to_32bit, unpack_64bit, x64_enabled
 from jaxsched.sim.batching import sparse_cond
 
 __all__ = ["AutoResetWrapper"]
+
+
+def _native_timestep(env, ts):
+    """``ts`` (a batch, cast to 32 bits for a 32-bit caller) with the environment's own dtypes
+    (its extras and observation; the observation may be None)."""
+    native = jax.eval_shape(lambda k: env.reset(k)[1], jax.random.PRNGKey(0))
+
+    def cast(tree, like):
+        return jax.tree_util.tree_map(lambda x, s: x.astype(s.dtype), tree, like)
+
+    obs = ts.observation
+    return ts.replace(
+        extras=cast(ts.extras, native.extras),
+        observation=None if obs is None else cast(obs, native.observation),
+    )
+
+
+def _in_callers_mode(decide_fn):
+    """A 32-bit caller's ``decide_fn`` run in its own mode (64-bit off) on the 32-bit
+    timestep it knows, though the loop calling it runs in jaxsched's scope."""
+
+    def decide(rows, t, ts):
+        ts = to_32bit(ts)
+        with jax.enable_x64(False):
+            return decide_fn(rows, t, ts)
+
+    return decide
 
 
 def _next_episode(env, state):
@@ -53,15 +81,27 @@ class AutoResetWrapper:
         return self.env.reset_at(start, key)
 
     def step(self, state, action):
+        caller = x64_enabled()
         env = self.env
-        new, reward, terminated, truncated, extras = env.transition(state, action)
-        nxt = sparse_cond(terminated | truncated, _next_episode, _same_state, env, new)
-        return nxt, transition_timestep(reward, terminated, truncated, env.observe(nxt), extras)
+        with caller_scope():
+            state = state if caller else unpack_64bit(state)
+            new, reward, terminated, truncated, extras = env.transition(state, action)
+            nxt = sparse_cond(terminated | truncated, _next_episode, _same_state, env, new)
+            ts = transition_timestep(reward, terminated, truncated, env.observe(nxt), extras)
+        return for_caller(caller, (nxt, ts))
 
     def run_async(self, decide_fn, state, ts, T: int, chunk: int):
         """The asynchronous-rows loop over a batch of the wrapped env
         (:func:`jaxsched.envs.async_rows.async_rollout`; the env implements its protocol)."""
-        return async_rollout(self.env, decide_fn, state, ts, T, chunk)
+        caller = x64_enabled()
+        with caller_scope():
+            if not caller:  # the caller's packed state and 32-bit timestep, as the env has them
+                state, ts = unpack_64bit(state), _native_timestep(self.env, ts)
+                decide_fn = _in_callers_mode(decide_fn)
+            state, ts, out = async_rollout(self.env, decide_fn, state, ts, T, chunk)
+        if caller:
+            return state, ts, out
+        return pack_64bit(state), to_32bit(ts), to_32bit(out)  # as for_caller hands them
 
 
 jax.tree_util.register_pytree_node(

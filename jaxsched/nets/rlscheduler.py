@@ -9,8 +9,8 @@ Conventions shared by every network here:
   masks are accepted as well (non-zero = valid).
 * Policy modules return **masked logits**, float32 ``[..., N]`` (raw logits when ``mask`` is
   None).  Value modules return float32 ``[...]`` (one number per observation).
-* Parameters and outputs are float32 even when JAX's 64-bit mode is on (``import jaxsched.sim``
-  turns it on).  Dense and convolution layers are initialised like TF1 ``tf.layers``:
+* Parameters and outputs are float32 even when JAX's 64-bit mode is on (the ``jaxsched``
+  commands turn it on for their work, jaxsched/precision.py).  Dense and convolution layers are initialised like TF1 ``tf.layers``:
   Glorot-uniform kernels, zero biases.  Hidden layers use ReLU, output layers are linear (the
   LeNet variant has no activations at all, as in the reference).
 

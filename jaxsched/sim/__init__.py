@@ -16,10 +16,9 @@ Rooms:
 * ``cqsim/``: the CQSim engine mode (``compat="cqsim"``, DRAS): its state, availability
   profile, micro-step with the DRAS loop, host driver.
 
-Importing this package turns on JAX's 64-bit mode (``jax_enable_x64``): the reference's
-priority keys and times need float64/int64 (spec §4). Networks pick float32 explicitly.
+The engine computes with JAX's 64-bit mode on: the reference's priority keys and times need
+float64/int64 (spec §4). Importing this package leaves the mode as the process set it
+(:mod:`jaxsched.precision`): the environments and the ``jaxsched`` command enter it around their
+own work, and the engine's resets raise :class:`jaxsched.precision.X64Required` when traced
+with it off. Networks pick float32 explicitly.
 """
-
-import jax
-
-jax.config.update("jax_enable_x64", True)

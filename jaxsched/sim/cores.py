@@ -34,6 +34,7 @@ import numpy as np
 from flax import struct
 
 from jaxsched.errors import JaxschedError
+from jaxsched.precision import require_x64
 from jaxsched.sim.primitives import running_drop
 from jaxsched.sim.types import BIG
 
@@ -168,6 +169,7 @@ def init_state(tr: CoreTrace, start, n_cores: int, queue_cap: int, span_jobs: in
     """Empty cluster and queue, clock at the submit time of job ``start`` (int32 scalar), no
     event processed yet. The arrival span ends at the submit time of job ``start + span_jobs
     - 1`` (the trace's last job at most; ``span_jobs`` 0: an empty span)."""
+    require_x64("jaxsched.sim.cores.init_state")
     start = jnp.asarray(start, jnp.int32)
     t0 = tr.submit[start]
     last = jnp.clip(start + span_jobs - 1, 0, tr.submit.shape[0] - 1)

@@ -37,6 +37,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxsched.policies import heuristics as H
+from jaxsched.precision import require_x64
 from jaxsched.sim.nobf import run_static_nobf, run_static_nobf_batch
 from jaxsched.sim.primitives import (
     Event,
@@ -117,6 +118,7 @@ def reset(seq: Sequence, prank: chex.Array, queue_cap: int, run_cap: int) -> Sim
       seq: the sequence. prank: int32 ``[L]`` static policy rank (``arange(L)`` for RL).
       queue_cap, run_cap: static capacities Q and R.
     """
+    require_x64("jaxsched.sim.engine.reset")
     L = seq.submit.shape[0]
     i32, i64 = jnp.int32, jnp.int64
     prank = prank.astype(i32)

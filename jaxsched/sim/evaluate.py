@@ -32,6 +32,7 @@ from jaxsched import formatting as F
 from jaxsched.errors import ConfigError
 from jaxsched.policies import heuristics as H
 from jaxsched.policies import tuned as T
+from jaxsched.precision import scoped
 from jaxsched.sim import engine as E
 from jaxsched.sim import metrics as M
 
@@ -290,6 +291,7 @@ def use_all_cpu_cores() -> None:
     split_host(os.cpu_count() or 1)
 
 
+@scoped
 def evaluate(
     jobs,
     starts: Iterable[int],

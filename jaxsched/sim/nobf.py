@@ -16,6 +16,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from jaxsched.precision import require_x64
 from jaxsched.sim.primitives import argmax_bool, argmin, logged_loop, logged_until, req32
 from jaxsched.sim.types import BIG, NoBackfillState, Sequence, SimState
 
@@ -33,6 +34,7 @@ __all__ = [
 # Whole episodes under a static-key heuristic
 # ----------------------------------------------------------------------------------------------
 def _nobf_init(seq: Sequence, prank: chex.Array, run_cap: int) -> NoBackfillState:
+    require_x64("jaxsched.sim.nobf (the no-backfilling fast path)")
     L = seq.submit.shape[0]
     W = (L + 63) // 64
     i32, i64, u64 = jnp.int32, jnp.int64, jnp.uint64

@@ -40,6 +40,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from jaxsched.precision import require_x64
 from jaxsched.sim.cqsim.profile import build_profile, fits_now, place, reserve_search
 from jaxsched.sim.cqsim.types import (
     BF_CONS,
@@ -88,6 +89,7 @@ def reset(seq: Sequence, num_nodes: int, queue_cap: int, run_cap: int, priority=
     phase ``IDLE`` (the first micro-step submits job 0). ``queue_cap`` (Q, at least the window
     W = 50 used by :func:`window`) and ``run_cap`` (R) are static capacities; ``priority``:
     int ``[L]`` flag (default 0)."""
+    require_x64("jaxsched.sim.cqsim.engine.reset")
     L = seq.submit.shape[0]
     P = run_cap + queue_cap + 2
     prio = jnp.zeros((L,), i32) if priority is None else jnp.asarray(priority, i32)

@@ -52,10 +52,12 @@ def heuristic_action(p: DCParams, s: DCState, code, knob, u) -> jax.Array:
     N = p.num_slots
     fit = cluster.fits_now(p, s)
     sc = jnp.where(fit[None, :], _scores(p, s, knob), -jnp.inf)
-    greedy = jnp.where(jnp.any(fit), jnp.argmax(sc, axis=1), N).astype(jnp.int32)
+    greedy = jnp.where(jnp.any(fit), jax.lax.argmax(sc, 1, jnp.int32), N).astype(jnp.int32)
     nfit = jnp.sum(fit)
     pick = jnp.minimum(jnp.floor(u * nfit).astype(jnp.int32), jnp.maximum(nfit - 1, 0))
-    rnd_fit = jnp.where(nfit > 0, jnp.argmax(jnp.cumsum(fit) > pick), N).astype(jnp.int32)
+    rnd_fit = jnp.where(nfit > 0, jax.lax.argmax(jnp.cumsum(fit) > pick, 0, jnp.int32), N).astype(
+        jnp.int32
+    )
     rnd_all = jnp.minimum(jnp.floor(u * (N + 1)), N).astype(jnp.int32)
     table = jnp.concatenate([greedy, jnp.stack([rnd_fit, rnd_all])])
     return table[jnp.clip(code - 1, 0, 5)]

@@ -104,7 +104,7 @@ def allocate(p: DCParams, s: DCState, a) -> tuple[DCState, jax.Array]:
     ln, dm = take(s.lens, e), take(s.dems, e)
     ok = place_offsets(p, s.avail, ln, dm)
     placed = (e >= 0) & jnp.any(ok)
-    tau = jnp.argmax(ok).astype(jnp.int32)
+    tau = jax.lax.argmax(ok, 0, jnp.int32)  # int32 index: lowers under a 32-bit caller
     rows = jnp.arange(p.horizon, dtype=jnp.int32)
     use = ((rows >= tau) & (rows < tau + ln))[:, None] * dm[None, :]
     head = s.backlog[0]
@@ -156,7 +156,8 @@ def _arrive(p: DCParams, s: DCState) -> DCState:
     to_slot = comes & jnp.any(empty)
     to_back = comes & ~to_slot & (s.bsize < p.backlog_size)
     drop = comes & ~to_slot & ~to_back
-    slot = jnp.argmax(empty)
+    # int32 index, then the default int: lowers under a 32-bit caller (jaxsched.precision)
+    slot = jax.lax.argmax(empty, 0, jnp.int32).astype(int)
     here = jnp.arange(p.simu_len) == e
     return s.replace(
         slots=jnp.where(to_slot, _set(s.slots, slot, e), s.slots),

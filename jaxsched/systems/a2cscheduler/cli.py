@@ -114,7 +114,7 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
 
 def train_from_args(args) -> int:
     """``jaxsched train a2c ...``: returns the exit status."""
-    import jaxsched.sim  # noqa: F401  (enables x64)
+    import jaxsched.sim  # noqa: F401  (the engine; 64-bit mode: jaxsched/precision.py)
     from jaxsched.errors import ConfigError
     from jaxsched.systems.a2cscheduler import evaluate as ev
     from jaxsched.systems.a2cscheduler.config import RunConfig, build_env

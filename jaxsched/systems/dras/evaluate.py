@@ -49,7 +49,7 @@ def make_policy(rc: RunConfig):
 
 def env_class(rc: RunConfig):
     """DRASEnv (pg) or DRASDQLEnv (dql)."""
-    import jaxsched.sim  # noqa: F401  (x64)
+    import jaxsched.sim  # noqa: F401  (the engine; 64-bit mode: jaxsched/precision.py)
     from jaxsched.envs.dras import DRASEnv
     from jaxsched.envs.dras_dql import DRASDQLEnv
 

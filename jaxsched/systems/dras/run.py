@@ -92,7 +92,7 @@ def _build_dql(rc: RunConfig, split):
 
 def build(rc: RunConfig, split):
     """``(init_state, epoch_fn)`` of a resolved configuration: ``epoch_fn(state, envs)`` jitted."""
-    import jaxsched.sim  # noqa: F401  (x64)
+    import jaxsched.sim  # noqa: F401  (the engine; 64-bit mode: jaxsched/precision.py)
     from jaxsched.nets.dras import dras_input_rows
 
     if rc.variant == "dql":

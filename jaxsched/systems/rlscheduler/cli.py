@@ -294,7 +294,7 @@ def train_from_args(args) -> int:
         parallel.initialize_distributed()  # before anything else uses JAX
     else:
         parallel.expose_host_devices(args.devices)  # on CPU: one device per core asked for
-    import jaxsched.sim  # noqa: F401  (enables x64)
+    import jaxsched.sim  # noqa: F401  (the engine; 64-bit mode: jaxsched/precision.py)
     from jaxsched.systems.rlscheduler.run import train
 
     ppo = {}
