@@ -7,8 +7,9 @@ import pytest
 from shared_data import REPO, load_benchmark
 
 DRIVERS = ("rlscheduler", "schedinspector", "dras", "a2cscheduler", "splitwindow")
-#: scripts of benchmarks/paper/ used for every paper (model choice, baselines), in no driver
-SHARED_TOOLS = {"baselines_heldout", "tune_priority", "score_checkpoints"}
+#: scripts of benchmarks/paper/ used for every paper (model choice, baselines, the look-ahead
+#: planners against them), in no driver
+SHARED_TOOLS = {"baselines_heldout", "tune_priority", "score_checkpoints", "planners_heldout"}
 
 
 @pytest.mark.parametrize("name", DRIVERS)
