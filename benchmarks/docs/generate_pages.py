@@ -337,7 +337,12 @@ def summary(records, up: str) -> str:
 
 def speed_summary(records, up: str) -> str:
     r = {x["id"]: x for x in _by(records, "speed")}
+    one = r["speed-simulate"]
     return (
+        f"On the 2-core CPU, `jaxsched simulate` schedules a whole trace on a host engine "
+        f"faster than the fastest exact implementation a user could run instead, the project's "
+        f"plain-Python oracle, side by side ({link(one, up)}): SDSC-SP2 in "
+        f"{one['cpu'].split(' (')[0]}, {one['reference'].split(': ')[1].split(';')[0]}. "
         f"On {r['speed-rl-nobf']['gpu_machine'].split(' (')[0]} ({link(r['speed-rl-nobf'], up)}): "
         f"RLScheduler's environment {r['speed-rl-nobf']['gpu'].split(' steps')[0]} steps/s "
         f"without backfilling ({num(r['speed-rl-nobf']['ratio'])}× its reference), "
