@@ -9,7 +9,9 @@ heuristic × backfilling cell chosen on a validation split, with the per-sequenc
 Splits (as benchmarks/paper/baselines_heldout.py draws its starts, ``np.sort(default_rng(seed)
 .integers(A, B - jobs + 1, size=N))``): ``test`` = jobs [0.6 n, n) of the trace's n jobs (seed
 47, 200 sequences by default), ``validation`` = the 10 % of jobs just before it, [0.5 n, 0.6 n)
-(seed 46, 50 sequences).  Compat mode (the reference SchedGym, ``--compat rlscheduler``).
+(seed 46, 50 sequences); where that 10 % is shorter than two sequences (the bundled Lublin
+traces' 10,000 jobs: 1,000) it reaches back to ``2 × jobs`` jobs before the test part
+([3952, 6000) there).  Compat mode (the reference SchedGym, ``--compat rlscheduler``).
 
 Per sequence, ``OUT/seq-III.json`` (resumable: a rerun computes only what a file lacks) holds
 the bsld of every cell (13 heuristics × rlscheduler, rlscheduler-sjbf) and of every planner
@@ -51,6 +53,8 @@ DEFAULT_PLANNERS = "window:n=32;window:n=8;rollout:f3,k=8,h=64"
 def split_starts(n: int, split: str, jobs: int, seed: int | None, sequences: int | None):
     a, b, s0, n0 = SPLITS[split]
     lo, hi = int(a * n), int(b * n) if b < 1 else n
+    if split == "validation" and hi - lo < 2 * jobs:  # a short trace (Lublin's 10,000 jobs)
+        lo = max(0, hi - 2 * jobs)
     if hi - jobs < lo:
         raise SystemExit(f"{split} range [{lo}, {hi}) is shorter than one {jobs}-job sequence")
     seed = s0 if seed is None else seed
