@@ -442,8 +442,8 @@ def _add_evaluate(sub) -> None:
         default=list(PAPER_POLICIES),
         metavar="P[,P...]",
         help=f"heuristics ({', '.join(POLICIES)}) and look-ahead planners, run on the host "
-        "over the same sequences: rollout[:BASE,k=K,h=H,bf=B] (bare: rollout:f3,k=8,h=64), "
-        "window[:n=N,w=SECONDS,h=H,cells=P+../B+..] (bare: window:n=32); a planner's options "
+        "over the same sequences: rollout[:BASE,k=K,h=H,bf=B,q=Q] (bare: rollout:f3,k=8,h=64), "
+        "window[:n=N,w=SECONDS,h=H,q=Q,cells=P+../B+..] (bare: window:n=32); a planner's options "
         "keep their commas (fcfs,rollout:f3,k=8,window); each --backfill column runs it with "
         "that mode (see simulate --backfill; docs/baselines.md); default: "
         f"{','.join(PAPER_POLICIES)}",

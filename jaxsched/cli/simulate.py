@@ -221,7 +221,7 @@ def _add_simulate(sub) -> None:
         metavar="P",
         help=f"heuristic ({', '.join(POLICIES)}), tuned:NAME (a `jaxsched tune` model file "
         "or a shipped tuned model), or a look-ahead planner on the host: rollout[:BASE,k=K,"
-        "h=H,bf=B] (bare: rollout:f3,k=8,h=64) or window[:n=N,w=SECONDS,h=H,cells=P+../B+..] "
+        "h=H,bf=B,q=Q] (bare: rollout:f3,k=8,h=64) or window[:n=N,w=SECONDS,h=H,q=Q,cells=P+../B+..] "
         "(bare: window:n=32); a planner sees no future job and no actual run time of a job "
         "not yet finished (docs/baselines.md); default fcfs",
     )

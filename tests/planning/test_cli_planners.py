@@ -110,7 +110,7 @@ def test_simulate_writes_the_drivers_valid_schedule(tmp_path, capsys, trace, pol
         (["simulate", "--policy", "rollout", "--backfill", "easy++"], "not easy++"),
         (["simulate", "--policy", "rollout", "--engine", "jax"], "runs on the host"),
         (["simulate", "--policy", "rollout:zz"], "base rule 'zz' unknown"),
-        (["simulate", "--policy", "window:q=3"], "unknown option 'q'"),
+        (["simulate", "--policy", "window:z=3"], "unknown option 'z'"),
         (["evaluate", "--policy", "fcfs,k=8"], "no planner"),
         (["evaluate", "--policy", "rollout:f3,bf=easy", "--backfill", "none,easy"],
          "--backfill none"),
