@@ -40,11 +40,19 @@ PLOT_FILES = ("generalisation-margin-vs-jobs.png", "generalisation-margin-by-met
 MINUS = "\u2212"
 
 
+#: fields only the planner rows store (None elsewhere): the per-sequence best of the cells in
+#: hindsight (a ceiling, not a baseline), its margin in %, and the share of the gap closed
+OPTIONAL = ("ceiling_mean", "ceiling_margin_pct", "gap_closed")
+
+
 def load(path) -> list[dict]:
     """The rows of a study file (``{"rows": [...]}``), each with ``jobs_scheduled_in_training``
-    derived: epochs × sequences per epoch × training sequence length (None where one is None)."""
+    derived: epochs × sequences per epoch × training sequence length (None where one is None),
+    and the :data:`OPTIONAL` fields (None where a row has none)."""
     rows = json.loads(Path(path).read_text())["rows"]
     for r in rows:
+        for k in OPTIONAL:
+            r.setdefault(k, None)
         counts = (r["epochs"], r["sequences_per_epoch"], r["training_sequence_length"])
         r["jobs_scheduled_in_training"] = None if None in counts else math.prod(counts)
     return rows

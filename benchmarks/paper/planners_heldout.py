@@ -5,11 +5,15 @@ heuristic × backfilling cell chosen on a validation split, with the per-sequenc
     PYTHONPATH=. .venv/bin/python benchmarks/paper/planners_heldout.py TRACE
         [--split test|validation] [--sequences N] [--jobs 1024] [--seed S]
         [--planners 'window:n=32;rollout:f3,k=8,h=64'] [--out DIR] [--report-only]
+        [--json FILE]
 
 Splits (as benchmarks/paper/baselines_heldout.py draws its starts, ``np.sort(default_rng(seed)
 .integers(A, B - jobs + 1, size=N))``): ``test`` = jobs [0.6 n, n) of the trace's n jobs (seed
 47, 200 sequences by default), ``validation`` = the 10 % of jobs just before it, [0.5 n, 0.6 n)
-(seed 46, 50 sequences).  Compat mode (the reference SchedGym, ``--compat rlscheduler``).
+(seed 46, 50 sequences); where that 10 % is shorter than two sequences (the bundled Lublin
+traces' 10,000 jobs: 1,000) it reaches back to ``2 × jobs`` jobs before the test part
+([3952, 6000) there).  Compat mode (the reference SchedGym, ``--compat rlscheduler``);
+``--correct``: the correct mode, cells × ``easy``, ``easy-sjbf`` (folder ``TRACE-correct``).
 
 Per sequence, ``OUT/seq-III.json`` (resumable: a rerun computes only what a file lacks) holds
 the bsld of every cell (13 heuristics × rlscheduler, rlscheduler-sjbf) and of every planner
@@ -44,6 +48,15 @@ from jaxsched.workload import read_swf  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 BFS = ("rlscheduler", "rlscheduler-sjbf")
+#: the cells' backfilling orders in the correct mode (``--correct``)
+CORRECT_BFS = ("easy", "easy-sjbf")
+
+
+def bfs_of(recs: list) -> tuple:
+    """The backfilling orders of the files' cells (compat's, or the correct mode's)."""
+    return CORRECT_BFS if recs and "f1/easy" in recs[0]["cells"] else BFS
+
+
 SPLITS = {"test": (0.6, 1.0, 47, 200), "validation": (0.5, 0.6, 46, 50)}
 DEFAULT_PLANNERS = "window:n=32;window:n=8;rollout:f3,k=8,h=64"
 
@@ -51,6 +64,8 @@ DEFAULT_PLANNERS = "window:n=32;window:n=8;rollout:f3,k=8,h=64"
 def split_starts(n: int, split: str, jobs: int, seed: int | None, sequences: int | None):
     a, b, s0, n0 = SPLITS[split]
     lo, hi = int(a * n), int(b * n) if b < 1 else n
+    if split == "validation" and hi - lo < 2 * jobs:  # a short trace (Lublin's 10,000 jobs)
+        lo = max(0, hi - 2 * jobs)
     if hi - jobs < lo:
         raise SystemExit(f"{split} range [{lo}, {hi}) is shorter than one {jobs}-job sequence")
     seed = s0 if seed is None else seed
@@ -62,8 +77,8 @@ def split_starts(n: int, split: str, jobs: int, seed: int | None, sequences: int
     return lo, hi, seed, starts, pos
 
 
-def out_dir(trace: str, split: str) -> Path:
-    stem = Path(trace).name.split(".swf")[0]
+def out_dir(trace: str, split: str, correct: bool = False) -> Path:
+    stem = Path(trace).name.split(".swf")[0] + ("-correct" if correct else "")
     return REPO / "benchmarks" / "data" / "planners" / stem / split
 
 
@@ -73,7 +88,7 @@ def _window(jobs, st: int, L: int) -> dict:
                 procs=jobs.procs[sl])  # fmt: skip
 
 
-def run_sequence(jobs, st: int, L: int, planners: list, path: Path) -> dict:
+def run_sequence(jobs, st: int, L: int, planners: list, path: Path, compat: bool = True) -> dict:
     rec = json.loads(path.read_text()) if path.exists() else {}
     if rec.get("start", st) != st or rec.get("jobs", L) != L:
         raise SystemExit(f"{path} is for another sequence; move it away")
@@ -84,19 +99,20 @@ def run_sequence(jobs, st: int, L: int, planners: list, path: Path) -> dict:
 
     def bsld(starts):
         return O.metrics(a["submit"], a["run"], a["procs"], starts, num_procs=jobs.num_procs,
-                         compat=True)["bsld"]  # fmt: skip
+                         compat=compat)["bsld"]  # fmt: skip
 
     changed = False
     for p in O.POLICIES:
-        for b in BFS:
+        for b in BFS if compat else CORRECT_BFS:
             if f"{p}/{b}" not in cells:
-                cells[f"{p}/{b}"] = bsld(O.simulate(**a, **kw, policy=p, backfill=b, compat=True))
+                cells[f"{p}/{b}"] = bsld(O.simulate(**a, **kw, policy=p, backfill=b,
+                                                    compat=compat))  # fmt: skip
                 changed = True
     for name in planners:
         if name in plans:
             continue
         t0 = time.perf_counter()
-        res, info = run_planner(planner_policy(name), **a, **kw, compat=True)
+        res, info = run_planner(planner_policy(name), **a, **kw, compat=compat)
         info["seconds"] = time.perf_counter() - t0
         info["bsld"] = bsld(res.starts)
         plans[name] = info
@@ -117,13 +133,13 @@ def se(v) -> float:
 
 
 def best_cell(recs: list) -> tuple:
-    keys = [f"{p}/{b}" for p in DEFAULT_POLICIES for b in BFS]
+    keys = [f"{p}/{b}" for p in DEFAULT_POLICIES for b in bfs_of(recs)]
     means = {k: float(np.mean([r["cells"][k] for r in recs])) for k in keys}
     return min(means, key=means.get), means
 
 
 def report(recs: list, baseline: str, how: str, planners: list | None = None) -> str:
-    keys = [f"{p}/{b}" for p in DEFAULT_POLICIES for b in BFS]
+    keys = [f"{p}/{b}" for p in DEFAULT_POLICIES for b in bfs_of(recs)]
     out = []
     base = np.array([r["cells"][baseline] for r in recs])
     ceil = np.array([min(r["cells"][k] for k in keys) for r in recs])
@@ -163,6 +179,41 @@ def report(recs: list, baseline: str, how: str, planners: list | None = None) ->
     return "\n".join(out)
 
 
+def summary(recs: list, baseline: str, planners: list | None = None) -> dict:
+    """The report's figures as numbers (``--json``): the baseline, the ceiling, the test's own
+    best cell and, per planner, its mean, paired difference to the baseline and to that cell
+    (mean, s.e., %), the share of the gap closed and the compute per real decision."""
+    keys = [f"{p}/{b}" for p in DEFAULT_POLICIES for b in bfs_of(recs)]
+    own, _ = best_cell(recs)
+    out = {"sequences": len(recs), "baseline": baseline, "own_best_cell": own, "planners": {}}
+    names = planners or sorted({n for r in recs for n in r.get("planners", {})})
+    for name in names:
+        rs = [r for r in recs if name in r.get("planners", {})]
+        if not rs:
+            continue
+        v = np.array([r["planners"][name]["bsld"] for r in rs])
+        b = np.array([r["cells"][baseline] for r in rs])
+        o = np.array([r["cells"][own] for r in rs])
+        c = np.array([min(r["cells"][k] for k in keys) for r in rs])
+        dec = sum(r["planners"][name]["decisions"] for r in rs)
+        out["planners"][name] = {
+            "sequences": len(rs), "mean": float(v.mean()), "se": se(v),
+            "baseline_mean": float(b.mean()), "diff": float((v - b).mean()), "diff_se": se(v - b),
+            "pct": float(100 * (v - b).mean() / b.mean()),
+            "own_best_mean": float(o.mean()), "diff_own": float((v - o).mean()),
+            "diff_own_se": se(v - o), "pct_own": float(100 * (v - o).mean() / o.mean()),
+            "ceiling_mean": float(c.mean()), "ceiling_diff": float((c - b).mean()),
+            "ceiling_diff_se": se(c - b),
+            "gap_closed": float((b.mean() - v.mean()) / (b.mean() - c.mean()))
+            if b.mean() > c.mean() else None,
+            "decisions": int(dec),
+            "seconds": float(sum(r["planners"][name]["seconds"] for r in rs)),
+            "simulated_decisions_per_decision":
+                sum(r["planners"][name]["simulated_decisions"] for r in rs) / dec,
+        }  # fmt: skip
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("trace")
@@ -174,11 +225,14 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None)
     ap.add_argument("--baseline", default=None, metavar="P/B")
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--correct", action="store_true",
+                    help="the correct mode (EASY, EASY-SJBF cells; folder TRACE-correct)")  # fmt: skip
+    ap.add_argument("--json", default=None, metavar="FILE", help="also write the figures")
     args = ap.parse_args(argv)
     planners = [p for p in args.planners.split(";") if p]
     for p in planners:
         planner_policy(p)  # a bad name fails before any work
-    folder = Path(args.out) if args.out else out_dir(args.trace, args.split)
+    folder = Path(args.out) if args.out else out_dir(args.trace, args.split, args.correct)
     if not args.report_only:
         jobs = read_swf(args.trace).jobs("rlscheduler")
         lo, hi, seed, starts, pos = split_starts(jobs.n_jobs, args.split, args.jobs, args.seed,
@@ -186,12 +240,13 @@ def main(argv=None) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         meta = {"trace": Path(args.trace).name, "split": args.split, "range": [lo, hi],
                 "seed": seed, "jobs": args.jobs, "starts": [int(s) for s in starts],
-                "compat": "rlscheduler"}  # fmt: skip
+                "compat": None if args.correct else "rlscheduler"}  # fmt: skip
         atomic_write(folder / "split.json", json.dumps(meta, indent=1))
         t0 = time.perf_counter()
         for m, i in enumerate(pos):
             st = int(starts[i])
-            run_sequence(jobs, st, args.jobs, planners, folder / f"seq-{i:03d}.json")
+            run_sequence(jobs, st, args.jobs, planners, folder / f"seq-{i:03d}.json",
+                         compat=not args.correct)  # fmt: skip
             print(f"[{m + 1}/{len(pos)}] seq {i} start {st} ({time.perf_counter() - t0:.0f} s)",
                   flush=True)  # fmt: skip
     recs = load(folder)
@@ -207,6 +262,8 @@ def main(argv=None) -> int:
         baseline, _ = best_cell(vrecs)
         how = f"best mean of the cells on {len(vrecs)} validation sequences"
     print(report(recs, baseline, how, planners))
+    if args.json:
+        atomic_write(args.json, json.dumps(summary(recs, baseline, planners), indent=1) + "\n")
     return 0
 
 

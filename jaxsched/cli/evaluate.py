@@ -88,6 +88,7 @@ def _seen_names(args, path, job_range, names) -> list:
 def _evaluate_cell(args, path, jobs, seed, pols, names, job_range=None):
     """Heuristics and models on the sequences of one trace and one seed: an EvalResult.
     ``job_range``: ``--split``'s ``(first, last)``, the sequences lie wholly inside it."""
+    from jaxsched.planning.policy import is_planner, planner_rows
     from jaxsched.sim.evaluate import evaluate
     from jaxsched.workload import reference_starts
 
@@ -104,9 +105,21 @@ def _evaluate_cell(args, path, jobs, seed, pols, names, job_range=None):
         starts = reference_starts(
             seed, args.sequences, args.jobs, jobs.n_jobs, batch_job_slice=slice_
         )
-    res = evaluate(
-        jobs, starts, args.jobs, args.policy, backfills, compat=compat, metrics=args.metric
-    )
+    heuristics = [p for p in args.policy if not is_planner(p)]
+    res = evaluate(jobs, starts, args.jobs, heuristics, backfills, compat=compat,
+                   metrics=args.metric)  # fmt: skip
+    planner_s = 0.0
+    for name in args.policy:  # on the host, over the same sequences (jaxsched.planning)
+        if is_planner(name):
+            rows, secs = planner_rows(name, jobs, res.starts, args.jobs, res.backfills,
+                                      res.metrics, compat)  # fmt: skip
+            res.rows += rows
+            planner_s += secs
+    if planner_s:
+        res.timing["planner_s"] = planner_s
+    order = {p: i for i, p in enumerate(args.policy)}  # the rows in --policy's order
+    res.policies += [p for p in args.policy if is_planner(p)]
+    res.policies.sort(key=lambda p: order.get(p, len(order)))
     for (system, pol), name in zip(pols, names):
         res.rows += system.model_rows(
             pol,
@@ -149,6 +162,7 @@ def _print_cell(args, path, res, job_range=None) -> None:
     print(
         f"\n{t['decisions']} decisions in {t['run_s']:.2f} s "
         f"({t['decisions'] / max(t['run_s'], 1e-9):,.0f}/s); compile {t['compile_s']:.1f} s"
+        + (f"; planners {t['planner_s']:.1f} s on the host" if "planner_s" in t else "")
     )
 
 
@@ -169,6 +183,7 @@ def _cmd_evaluate(args) -> int:
     args.given = given
     traces = _traces(args)
     _check_split_flags(args)
+    _check_planners(args)
     if args.table:
         table_format(args.table)
     seeds = [None] if args.starts is not None else list(args.seed)
@@ -239,6 +254,20 @@ def _cmd_evaluate(args) -> int:
             else:
                 _print_cell(args, path, res, ranges.get(path))
     return 0
+
+
+def _check_planners(args) -> None:
+    """``--policy``'s planners (:mod:`jaxsched.planning.policy`) with their options joined
+    back, each checked with every ``--backfill`` mode before any run (one-line ConfigErrors)."""
+    from jaxsched.planning.policy import is_planner, planner_for, split_policies
+    from jaxsched.sim import single
+
+    args.policy = split_policies(args.policy)
+    compat = args.compat == "rlscheduler"
+    for name in args.policy:
+        if is_planner(name):
+            for b in args.backfill or (["none", "rlscheduler"] if compat else ["none", "easy"]):
+                planner_for(name, single.check_names("fcfs", b, compat).backfill, compat)
 
 
 def _check_split_models(args, loaded) -> None:
@@ -412,7 +441,12 @@ def _add_evaluate(sub) -> None:
         type=csv_list,
         default=list(PAPER_POLICIES),
         metavar="P[,P...]",
-        help=f"heuristics ({', '.join(POLICIES)}); default: {','.join(PAPER_POLICIES)}",
+        help=f"heuristics ({', '.join(POLICIES)}) and look-ahead planners, run on the host "
+        "over the same sequences: rollout[:BASE,k=K,h=H,bf=B,q=Q] (bare: rollout:f3,k=8,h=64), "
+        "window[:n=N,w=SECONDS,h=H,q=Q,cells=P+../B+..] (bare: window:n=32); a planner's options "
+        "keep their commas (fcfs,rollout:f3,k=8,window); each --backfill column runs it with "
+        "that mode (see simulate --backfill; docs/baselines.md); default: "
+        f"{','.join(PAPER_POLICIES)}",
     )
     p.add_argument(
         "--backfill",

@@ -39,6 +39,8 @@ def _cmd_simulate(args) -> int:
     t0 = time.perf_counter()
     if args.model:
         starts, who = _model_starts(args, jobs, length, compat)
+    elif _is_planner(args):
+        starts, who = _planner_starts(args, jobs, length, compat), args.policy
     else:
         starts, who = _heuristic_starts(args, jobs, length, compat), args.policy
     seconds = time.perf_counter() - t0
@@ -67,8 +69,39 @@ def _engine(args, compat) -> str:
         if args.engine == "host":
             raise ConfigError("--engine host: a learned model schedules on the jax engine")
         return "jax"
+    if _is_planner(args):
+        if args.engine == "jax":
+            raise ConfigError(f"--engine jax: the planner {args.policy} runs on the host")
+        _planner_checked(args, compat)
+        return "host"
     names = single.check_names(args.policy, args.backfill, compat)
     return single.choose_engine(args.engine, names, compat)
+
+
+def _is_planner(args) -> bool:
+    from jaxsched.planning.policy import is_planner
+
+    return not args.model and is_planner(args.policy)
+
+
+def _planner_checked(args, compat) -> str:
+    """The canonical ``--backfill`` after checking that the planner runs with it
+    (:func:`jaxsched.planning.policy.planner_for`; one-line ConfigErrors)."""
+    from jaxsched.planning.policy import planner_for
+    from jaxsched.sim import single
+
+    backfill = single.check_names("fcfs", args.backfill, compat).backfill
+    planner_for(args.policy, backfill, compat)
+    return backfill
+
+
+def _planner_starts(args, jobs, length, compat):
+    """A planner's schedule (:mod:`jaxsched.planning`: the exact oracle run, on the host)."""
+    from jaxsched.planning.policy import planner_starts
+
+    backfill = _planner_checked(args, compat)
+    starts, _ = planner_starts(args.policy, jobs.window(args.start, length), backfill, compat)
+    return starts
 
 
 def _heuristic_starts(args, jobs, length, compat):
@@ -186,8 +219,11 @@ def _add_simulate(sub) -> None:
         "--policy",
         default="fcfs",
         metavar="P",
-        help=f"heuristic ({', '.join(POLICIES)}) or tuned:NAME (a `jaxsched tune` model file "
-        "or a shipped tuned model); default fcfs",
+        help=f"heuristic ({', '.join(POLICIES)}), tuned:NAME (a `jaxsched tune` model file "
+        "or a shipped tuned model), or a look-ahead planner on the host: rollout[:BASE,k=K,"
+        "h=H,bf=B,q=Q] (bare: rollout:f3,k=8,h=64) or window[:n=N,w=SECONDS,h=H,q=Q,cells=P+../B+..] "
+        "(bare: window:n=32); a planner sees no future job and no actual run time of a job "
+        "not yet finished (docs/baselines.md); default fcfs",
     )
     p.add_argument(
         "--backfill",
@@ -195,7 +231,9 @@ def _add_simulate(sub) -> None:
         choices=BACKFILL_CHOICES,
         help="none, rlscheduler, easy, their shortest-job-first variants rlscheduler-sjbf and "
         "easy-sjbf, or easy++ (run time predictions from user history; traces with user ids); "
-        "default easy",
+        "default easy. A rollout planner forecasts and runs with it (its bf= must equal it); "
+        "a window planner chooses among its family (rlscheduler: rlscheduler and "
+        "rlscheduler-sjbf; easy: easy and easy-sjbf; none: none)",
     )
     p.add_argument(
         "--engine",

@@ -6,8 +6,8 @@ documents the cost) and drive a real, exact oracle run (:func:`run_planner`).
 
 Names (:func:`planner_policy`)::
 
-    window:n=32,w=3600,h=256,cells=f1+f3+saf+sjf/rlscheduler+rlscheduler-sjbf
-    rollout:f3,k=8,h=64,bf=rlscheduler
+    window:n=32,w=3600,h=256,q=2,cells=f1+f3+saf+sjf/rlscheduler+rlscheduler-sjbf
+    rollout:f3,k=8,h=64,bf=rlscheduler,q=2
 
 ``window``: every ``n`` decisions (default 32) and/or every ``w`` seconds of simulated time
 (default: no time rule), at the first decision with at least two queued jobs (with one, every
@@ -18,7 +18,11 @@ the current cell, then the earlier cell).  ``cells=POLICIES/BACKFILLS`` is their
 both greedy backfilling orders (``rlscheduler``, ``rlscheduler-sjbf``; in the correct mode
 ``easy``, ``easy-sjbf``).  The first window runs the first cell.
 
-``rollout:BASE``: at each decision with at least two queued jobs, for each of the base rule's
+``q=Q`` (both planners; default 2): plan only at a decision with at least ``Q`` queued jobs
+(a heavy-load gate: below it the window planner keeps its cell and waits, the rollout commits
+the base rule's job).
+
+``rollout:BASE``: at each decision with at least two queued jobs (``q``), for each of the base rule's
 first ``k`` jobs (default 8) commit it, forecast ``h`` decisions (default 64) with the base rule
 and backfilling ``bf`` (default ``rlscheduler``; in the correct mode ``easy``), and commit the
 candidate of lowest predicted cost (ties to the base's order).  ``k=1`` is the base rule.
@@ -70,8 +74,8 @@ class WindowPlanner:
     kind = "window"
 
     def __init__(self, n: int | None = 32, w: int | None = None, h: int | None = None,
-                 cells: tuple | None = None, name: str | None = None):  # fmt: skip
-        self.n, self.w, self.h, self.cells = n, w, h, cells
+                 cells: tuple | None = None, name: str | None = None, q: int = 2):  # fmt: skip
+        self.n, self.w, self.h, self.cells, self.q = n, w, h, cells, max(2, q)
         self.name = name or "window"
 
     def cells_for(self, compat: bool) -> tuple:
@@ -87,14 +91,14 @@ class WindowPlanner:
         cells = self.cells_for(compat)
         stats = _Stats()
         st = {"cell": 0, "due": True, "d": 0, "t": None}
-        n, w, h = self.n, self.w, self.h
+        n, w, h, qmin = self.n, self.w, self.h, self.q
 
         def decide(view: PlannerView) -> Choice:
             d, t = view.decision, view.t
             if not st["due"] and ((n is not None and d - st["d"] >= n) or
                                   (w is not None and t - st["t"] >= w)):  # fmt: skip
                 st["due"] = True
-            if st["due"] and len(view.queue) >= 2 and len(cells) > 1:
+            if st["due"] and len(view.queue) >= qmin and len(cells) > 1:
                 costs = [forecast(view, p, b, compat=compat, horizon=h) for p, b in cells]
                 stats.forecasts += len(costs)
                 stats.simulated += sum(f.decisions for f in costs)
@@ -132,8 +136,8 @@ class RolloutPlanner:
     kind = "rollout"
 
     def __init__(self, base: str, k: int = 8, h: int | None = 64, bf: str | None = None,
-                 name: str | None = None):  # fmt: skip
-        self.base, self.k, self.h, self.bf = base, k, h, bf
+                 name: str | None = None, q: int = 2):  # fmt: skip
+        self.base, self.k, self.h, self.bf, self.q = base, k, h, bf, max(2, q)
         self.name = name or f"rollout:{base}"
 
     def first_cell(self, compat: bool) -> tuple:
@@ -143,11 +147,11 @@ class RolloutPlanner:
 
     def begin(self, compat: bool):
         base, bf = self.first_cell(compat)
-        k, h = self.k, self.h
+        k, h, qmin = self.k, self.h, self.q
         stats = _Stats()
 
         def decide(view: PlannerView) -> Choice:
-            if k == 1 or len(view.queue) < 2:
+            if k == 1 or len(view.queue) < qmin:
                 return Choice(base, bf, None)
             cands = _base_order(view, base, compat)[:k]
             fc = [forecast(view, base, bf, compat=compat, horizon=h, first=c) for c in cands]
@@ -233,24 +237,26 @@ def planner_policy(name: str):
     """The planner a name describes (module docstring); ConfigError for a bad name."""
     kind, _, rest = name.partition(":")
     if kind == "window":
-        o = _options("window", rest, ("n", "w", "h", "cells"))
+        o = _options("window", rest, ("n", "w", "h", "cells", "q"))
         n = _positive("window", "n", o["n"]) if "n" in o else None
         w = _positive("window", "w", o["w"]) if "w" in o else None
         if n is None and w is None:
             n = 32
         h = _positive("window", "h", o.get("h", "all"), allow_all=True)
         cells = _cells(o["cells"]) if "cells" in o else None
-        return WindowPlanner(n=n, w=w, h=h, cells=cells, name=name)
+        q = _positive("window", "q", o.get("q", "2"))
+        return WindowPlanner(n=n, w=w, h=h, cells=cells, name=name, q=q)
     if kind == "rollout":
         base, _, rest = rest.partition(",")
         if base not in POLICIES:
             raise ConfigError(f"rollout: base rule {base!r} unknown; expected one of {POLICIES}")
-        o = _options("rollout", rest, ("k", "h", "bf"))
+        o = _options("rollout", rest, ("k", "h", "bf", "q"))
         k = _positive("rollout", "k", o.get("k", "8"))
         h = _positive("rollout", "h", o.get("h", "64"), allow_all=True)
         bf = o.get("bf")
         if bf is not None and bf not in ("none", "rlscheduler", "easy", "rlscheduler-sjbf",
                                          "easy-sjbf"):  # fmt: skip
             raise ConfigError(f"rollout: unknown backfill {bf!r}")
-        return RolloutPlanner(base, k=k, h=h, bf=bf, name=name)
+        q = _positive("rollout", "q", o.get("q", "2"))
+        return RolloutPlanner(base, k=k, h=h, bf=bf, name=name, q=q)
     raise ConfigError(f"unknown planner {name!r}; expected window:… or rollout:BASE,…")

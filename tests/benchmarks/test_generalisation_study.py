@@ -28,6 +28,8 @@ FIELDS = {
     "margin_vs_f1_mean": NUM + (type(None),), "margin_vs_f1_se": NUM + (type(None),),
     "margin_vs_f1_pct": NUM + (type(None),), "metric": STR, "section": STR, "command": STR,
     "training_command": STR + (type(None),), "notes": STR + (type(None),),
+    "ceiling_mean": NUM + (type(None),), "ceiling_margin_pct": NUM + (type(None),),
+    "gap_closed": NUM + (type(None),),
 }  # fmt: skip
 CHOSEN_ON = {
     "validation",
@@ -49,7 +51,8 @@ def row(**kw) -> dict:
         "margin_se": 1.0, "margin_pct": -6.0, "margin_pct_derived": False,
         "margin_vs_f1_mean": None, "margin_vs_f1_se": None, "margin_vs_f1_pct": None,
         "metric": "bsld", "section": "22-generalisation.md §22.7", "command": "cmd x",
-        "training_command": None, "notes": None,
+        "training_command": None, "notes": None, "ceiling_mean": None,
+        "ceiling_margin_pct": None, "gap_closed": None,
     }  # fmt: skip
     r.update(kw)
     return r
@@ -180,3 +183,19 @@ def test_plots_write_two_pngs(tmp_path, capsys):
     for name in G.PLOT_FILES:
         data = (tmp_path / "png" / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, name
+
+
+def test_planner_rows_carry_the_ceiling_and_the_gap(rows):
+    """The look-ahead planners' rows (issue 63): no training, a ceiling below the baseline and
+    the share of the gap closed agreeing with the margin; the other rows have none."""
+    planners = [r for r in rows if r["method"] == "planner"]
+    assert len(planners) >= 6
+    for r in rows:
+        if r["method"] != "planner":
+            assert (r["ceiling_mean"], r["gap_closed"]) == (None, None), r["id"]
+            continue
+        assert r["jobs_scheduled_in_training"] is None and r["chosen_on"] == "validation"
+        gap = r["baseline_mean"] - r["ceiling_mean"]
+        assert gap > 0, r["id"]
+        want = pytest.approx(-r["margin_mean"] / gap, rel=5e-3, abs=2e-3)
+        assert r["gap_closed"] == want, r["id"]

@@ -19,11 +19,13 @@ COMPAT = [
     "window:w=20",
     "rollout:sjf,k=3,h=4",
     "rollout:f3,k=8,h=all,bf=rlscheduler-sjbf",
+    "rollout:f1,k=4,h=8,q=3",
 ]
 CORRECT = [
     "window:n=2,cells=fcfs+wfp3+saf/easy+easy-sjbf+rlscheduler",
     "rollout:unicep,k=4,h=3",
     "rollout:fcfs,k=3,h=all,bf=easy-sjbf",
+    "window:n=1,q=3,cells=f1+sjf/easy+easy-sjbf",
 ]
 CASES = [(name, True) for name in COMPAT] + [(name, False) for name in CORRECT]
 SEEDS = range(40)

@@ -177,3 +177,20 @@ def test_a_zero_request_with_a_dividing_cell_fails_at_the_start():
     assert len(run_planner(planner_policy(cells), s, r, q, n, **KW, compat=True)[0].starts) == len(
         s
     )
+
+
+def test_the_queue_gate_plans_only_at_long_queues():
+    """``q=Q``: below Q queued jobs no forecast; a gate above every queue is the base rule (the
+    first cell), and q=2 is the default."""
+    for s, r, q, n in _seqs(6, 6):
+        base = O.simulate(s, r, q, n, **KW, policy="f1", backfill="rlscheduler", compat=True)
+        res, info = run_planner(planner_policy("rollout:f1,q=1000"), s, r, q, n, **KW)
+        assert res.starts == base and info["forecasts"] == 0
+        win = planner_policy("window:n=1,q=1000,cells=f1/rlscheduler;sjf/rlscheduler")
+        assert run_planner(win, s, r, q, n, **KW)[0].starts == base
+        a = run_planner(planner_policy("rollout:f3,k=4,h=8"), s, r, q, n, **KW)[0].starts
+        assert (
+            a == run_planner(planner_policy("rollout:f3,k=4,h=8,q=2"), s, r, q, n, **KW)[0].starts
+        )
+    with pytest.raises(ConfigError, match="q='0' must be a positive integer"):
+        planner_policy("rollout:f3,q=0")
