@@ -9,7 +9,13 @@ from shared_data import REPO, load_benchmark
 DRIVERS = ("rlscheduler", "schedinspector", "dras", "a2cscheduler", "splitwindow")
 #: scripts of benchmarks/paper/ used for every paper (model choice, baselines, the look-ahead
 #: planners against them), in no driver
-SHARED_TOOLS = {"baselines_heldout", "tune_priority", "score_checkpoints", "planners_heldout"}
+SHARED_TOOLS = {
+    "baselines_heldout",
+    "tune_priority",
+    "score_checkpoints",
+    "planners_heldout",
+    "planners_compute",
+}
 
 
 @pytest.mark.parametrize("name", DRIVERS)
