@@ -17,10 +17,8 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from jaxsched.errors import ConfigError
-from jaxsched.planning.view import PlannerView, planner_view
+from jaxsched.planning.view import PlannerView, check_cell, planner_view
 from jaxsched.sim.oracle import (
-    BACKFILLS,
-    POLICIES,
     SimResult,
     _checked_inputs,
     _Run,
@@ -39,16 +37,6 @@ class Choice(NamedTuple):
     policy: str
     backfill: str
     job: int | None = None
-
-
-def check_cell(policy: str, backfill: str, compat: bool) -> None:
-    """ConfigError unless ``policy`` × ``backfill`` is a cell the oracle runs in this mode."""
-    if policy not in POLICIES:
-        raise ConfigError(f"unknown policy {policy!r}; expected one of {POLICIES}")
-    if backfill not in BACKFILLS:
-        raise ConfigError(f"unknown backfill {backfill!r}; expected one of {BACKFILLS}")
-    if compat and backfill.startswith("easy"):
-        raise ConfigError(f"backfill={backfill!r} has no reference counterpart; use compat=False")
 
 
 class _PlannedRun(_Run):
@@ -102,32 +90,6 @@ class _PlannedRun(_Run):
         if self.compat:
             self.queue.sort(key=self.keys.__getitem__)  # as the heuristic's decision does
         return j
-
-    def run(self) -> SimResult:
-        """:meth:`_Run.run` with the backfilling looked up at every decision."""
-        waits = {
-            "none": self.wait_without_backfilling,
-            "rlscheduler": self.wait_rlscheduler,
-            "easy": self.wait_easy,
-            "rlscheduler-sjbf": self.wait_rlscheduler,
-            "easy-sjbf": self.wait_easy,
-        }
-        while True:
-            j = self.pick()
-            self.res.decisions += 1
-            if self.record:
-                self.res.decision_log.append((self.t, j, self.nxt, tuple(self.queue)))
-            if self.k[j] > self.F:
-                waits[self.backfill](j, self.nxt)
-            self.start_job(j)
-            if not self.queue:
-                if self.nxt >= self.L:
-                    break
-                while not self.queue:
-                    self.advance()
-        self.res.events = self.events
-        self.res.end_time = self.t
-        return self.res
 
 
 def run_planned(

@@ -147,13 +147,7 @@ class _ForecastRun(_Run):
 
     def forecast(self, horizon: int | None, first: int | None) -> int:
         """Run until the queue is empty or ``horizon`` decisions; returns the decisions."""
-        wait = {
-            "none": self.wait_without_backfilling,
-            "rlscheduler": self.wait_rlscheduler,
-            "easy": self.wait_easy,
-            "rlscheduler-sjbf": self.wait_rlscheduler,
-            "easy-sjbf": self.wait_easy,
-        }[self.backfill]
+        wait = self.wait_for(self.backfill)
         d = 0
         while self.queue and (horizon is None or d < horizon):
             if d == 0 and first is not None:
@@ -169,6 +163,16 @@ class _ForecastRun(_Run):
         return d
 
 
+def check_cell(policy: str, backfill: str, compat: bool) -> None:
+    """ConfigError unless ``policy`` × ``backfill`` is a cell the oracle runs in this mode."""
+    if policy not in POLICIES:
+        raise ConfigError(f"unknown policy {policy!r}; expected one of {POLICIES}")
+    if backfill not in BACKFILLS:
+        raise ConfigError(f"unknown backfill {backfill!r}; expected one of {BACKFILLS}")
+    if compat and backfill.startswith("easy"):
+        raise ConfigError(f"backfill={backfill!r} has no reference counterpart; use compat=False")
+
+
 def forecast(
     view: PlannerView,
     policy: str,
@@ -182,12 +186,7 @@ def forecast(
 
     ``first``: the sequence index of a queued job to commit at the first decision (then the
     policy); ``horizon``: stop after that many decisions (None: until the queue is empty)."""
-    if policy not in POLICIES:
-        raise ConfigError(f"unknown policy {policy!r}; expected one of {POLICIES}")
-    if backfill not in BACKFILLS:
-        raise ConfigError(f"unknown backfill {backfill!r}; expected one of {BACKFILLS}")
-    if compat and backfill.startswith("easy"):
-        raise ConfigError(f"backfill={backfill!r} has no reference counterpart; use compat=False")
+    check_cell(policy, backfill, compat)
     if not view.queue:
         return Forecast({}, 0.0, view.t, 0)
     run = _ForecastRun(view, policy, backfill, compat)

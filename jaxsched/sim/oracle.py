@@ -444,21 +444,22 @@ class _Run:
             self.advance()
 
     # -- the loop --------------------------------------------------------------------------------
+    def wait_for(self, backfill: str):
+        """The wait (with its backfilling) of mode ``backfill``: ``wait(j, n_arrived)``."""
+        if backfill == "none":
+            return self.wait_without_backfilling
+        return self.wait_easy if backfill.startswith("easy") else self.wait_rlscheduler
+
     def run(self) -> SimResult:
-        wait = {
-            "none": self.wait_without_backfilling,
-            "rlscheduler": self.wait_rlscheduler,
-            "easy": self.wait_easy,
-            "rlscheduler-sjbf": self.wait_rlscheduler,
-            "easy-sjbf": self.wait_easy,
-        }[self.backfill]
+        """The whole sequence; the wait is looked up at every decision, so a subclass may
+        change ``backfill`` between decisions (:mod:`jaxsched.planning.driver`)."""
         while True:  # at a decision point: the queue is non-empty
             j = self.pick()
             self.res.decisions += 1
             if self.record:
                 self.res.decision_log.append((self.t, j, self.nxt, tuple(self.queue)))
             if self.k[j] > self.F:
-                wait(j, self.nxt)
+                self.wait_for(self.backfill)(j, self.nxt)
             self.start_job(j)
             if not self.queue:
                 if self.nxt >= self.L:
