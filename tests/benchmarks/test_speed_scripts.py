@@ -61,3 +61,23 @@ def test_simulate_vs_oracle_at_a_tiny_size(tmp_path, capsys):
     ]
     assert all(r["same"] and r["host_ratio"] > 0 for r in rows)
     assert "| host / oracle |" in capsys.readouterr().out
+
+
+def test_evaluate_vs_oracle_at_a_tiny_size(tmp_path, capsys):
+    """benchmarks/speed/evaluate_vs_oracle.py end to end on tests/data/tiny.swf, host side
+    (its compiled columns are evaluate's calls, which tests/sim/ checks): a row per mode over
+    the distinct test-split starts, the host engine's schedules the oracle's, ratios printed."""
+    import json
+
+    from shared_data import DATA
+
+    mod = load_benchmark("evaluate_vs_oracle")
+    out = tmp_path / "rows.json"
+    argv = ["--traces", str(DATA / "tiny.swf"), "--rules", "default", "--columns", "oracle,host", "--length", "2",
+            "--sequences", "3", "--repeats", "1", "--json", str(out)]  # fmt: skip
+    assert mod.main(argv) == 0
+    rows = json.loads(out.read_text())
+    assert [r["backfill"] for r in rows] == ["none", "rlscheduler"]
+    assert all(r["same"] and r["host_ratio"] > 0 and r["runs"] == 3 * r["sequences"]
+               for r in rows)  # fmt: skip
+    assert "| oracle / host |" in capsys.readouterr().out
