@@ -178,17 +178,17 @@ def main(argv: list[str] | None = None) -> int:
                 rc = args.handler(args)
         except JaxschedError as e:
             rc = _error(str(e))
-        except Exception as e:
-            if type(e).__name__ != "ScopeParamShapeError":  # flax.errors: params vs network
-                raise
-            rc = _error(f"{_model_of(args)}the checkpoint's parameters do not fit the network "
-                        f"its run.json describes: {str(e).split(' (https')[0]}")  # fmt: skip
         except BrokenPipeError:  # e.g. `jaxsched trace info f | head`: stop quietly
             _silence_stdout()
             rc = 1
         except OSError as e:
             where = f"{e.filename}: " if getattr(e, "filename", None) else ""
             rc = _error(f"{where}{e.strerror or e}")
+        except Exception as e:  # after OSError: BrokenPipeError and OSError stay theirs
+            if type(e).__name__ != "ScopeParamShapeError":  # flax.errors: params vs network
+                raise
+            rc = _error(f"{_model_of(args)}the checkpoint's parameters do not fit the network "
+                        f"its run.json describes: {str(e).split(' (https')[0]}")  # fmt: skip
         finally:
             for message in caught:
                 print(f"{PROG}: warning: {_one_line(message)}", file=sys.stderr)

@@ -86,3 +86,22 @@ def test_a_mismatched_network_in_evaluate(tmp_path, capsys):
     assert main(argv) == 2
     line = _one_line(capsys)
     assert "do not fit the network its run.json describes" in line and "(9, 32)" in line
+
+
+@pytest.mark.parametrize(
+    "exc, expect",
+    [
+        (PermissionError(13, "Permission denied", "m.ckpt"), "m.ckpt: Permission denied"),
+        (FileNotFoundError(2, "No such file or directory", "x"), "x: No such file or directory"),
+    ],
+)
+def test_os_errors_stay_one_line_beside_the_network_mismatch(tmp_path, capsys, monkeypatch,
+                                                             exc, expect):  # fmt: skip
+    # the mismatch handler catches Exception; OSError's own one-line handler must still win
+    def load(path):
+        raise exc
+
+    monkeypatch.setattr("jaxsched.systems.load_model", load)
+    m = _copy(tmp_path)
+    assert main(["evaluate", str(schedinspector_tiny(tmp_path / "t.swf")), "--model", str(m)]) == 2
+    assert _one_line(capsys).endswith(expect)
