@@ -379,6 +379,9 @@ def speed_summary(records, up: str) -> str:
         f"faster than the fastest exact implementation a user could run instead, the project's "
         f"plain-Python oracle, side by side ({link(one, up)}): SDSC-SP2 in "
         f"{one['cpu'].split(' (')[0]}, {one['reference'].split(': ')[1].split(';')[0]}. "
+        f"The compiled engine is barely faster than the oracle on the CPU, side by side "
+        f"({link(r['speed-evaluate-oracle'], up)}): {r['speed-evaluate-oracle']['summary']}; "
+        f"{r['speed-env-oracle']['summary']}. "
         f"On {r['speed-rl-nobf']['gpu_machine'].split(' (')[0]} ({link(r['speed-rl-nobf'], up)}): "
         f"RLScheduler's environment {r['speed-rl-nobf']['gpu'].split(' steps')[0]} steps/s "
         f"without backfilling ({num(r['speed-rl-nobf']['ratio'])}× its reference), "
@@ -388,7 +391,14 @@ def speed_summary(records, up: str) -> str:
         f"each reference timed on the 2-core AMD EPYC development CPU the same morning (the GPU "
         f"host's own cores ran the references 2.6–3× slower); a PPO epoch at RLScheduler's "
         f"paper size in {r['speed-ppo']['gpu'].split(' (')[0]} (the paper: 123 s on 8 cores; "
-        f"{r['speed-ppo']['cpu'].split(' (')[0]} on that CPU)."
+        f"{r['speed-ppo']['cpu'].split(' (')[0]} on that CPU). With the reference's "
+        f"backfilling a synchronous batch step waits for its slowest row; rows that step "
+        f"asynchronously ({link(r['speed-rl-async'], up)}) give, on "
+        f"{r['speed-rl-async']['gpu_machine']}, {r['speed-rl-async']['gpu'].split(', ')[0]} "
+        f"({r['speed-rl-async']['reference'].split(' and ')[0]} the synchronous step on the "
+        f"same GPU); on a {r['speed-devices']['cpu_machine']} `--devices 2` runs one device per "
+        f"core ({link(r['speed-devices'], up)}: rollouts with backfilling "
+        f"{r['speed-devices']['reference'].split(' one device')[0]} one device)."
     )
 
 
