@@ -1,8 +1,8 @@
 """``jaxsched demo``: the main job on the bundled default trace (Lublin-1).
 
 1. the trace's statistics;
-2. the paper's heuristics and the shipped RLScheduler models on the same fresh sequences, in the
-   reference semantics, without and with the reference's backfilling: means ± standard error
+2. the paper's heuristics and the shipped RLScheduler models on the same sequences (in-sample:
+   of the jobs the models trained on), in the reference semantics, without and with the reference's backfilling: means ± standard error
    and each model's paired difference to the best heuristic of its column;
 3. the correct mode with true EASY backfilling (heuristics);
 4. held out: on a fresh trace of the same Lublin model (jobs no model saw), the shipped
@@ -276,7 +276,7 @@ def _add_demo(sub) -> None:
         type=positive_int,
         default=100,
         metavar="K",
-        help="number of fresh test sequences (default 100)",
+        help="number of sequences of the jobs the shipped models trained on (in-sample; default 100)",
     )
     p.add_argument(
         "--jobs", type=positive_int, default=1024, metavar="N", help="jobs per sequence (1024)"
