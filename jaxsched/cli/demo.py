@@ -3,7 +3,8 @@
 1. the trace's statistics;
 2. the paper's heuristics and the shipped RLScheduler models on the same sequences (in-sample:
    of the jobs the models trained on), in the reference semantics, without and with the
-   reference's backfilling: means ± standard error and each model's paired difference to the best heuristic of its column;
+   reference's backfilling: means ± standard error and each model's paired difference to the
+   best heuristic of its column;
 3. the correct mode with true EASY backfilling (heuristics);
 4. held out: on a fresh trace of the same Lublin model (jobs no model saw), the shipped
    SchedInspector model over SJF against every heuristic, paired on the same sequences;
