@@ -77,15 +77,13 @@ def caller_is_32bit() -> bool:
 
 
 @contextlib.contextmanager
-def x64():
-    """Context manager: JAX's 64-bit mode on inside, the caller's setting restored after
-    (``jax.enable_x64(True)``; thread-local, nestable). For a program's own block of 64-bit
-    work (``with jaxsched.x64(): jax.jit(f)(...)``, the ``jaxsched`` command): what it
-    compiles there compiles in 64-bit mode."""
+def _scope(from_32bit: bool):
+    """64-bit mode inside (a no-op where it is on already), recording whether the code inside
+    was called from a 32-bit caller (:func:`caller_is_32bit`)."""
     if x64_enabled():
         yield
         return
-    token = _FROM_32BIT.set(False)
+    token = _FROM_32BIT.set(from_32bit)
     try:
         with jax.enable_x64(True):
             yield
@@ -94,19 +92,22 @@ def x64():
 
 
 @contextlib.contextmanager
+def x64():
+    """Context manager: JAX's 64-bit mode on inside, the caller's setting restored after
+    (``jax.enable_x64(True)``; thread-local, nestable). For a program's own block of 64-bit
+    work (``with jaxsched.x64(): jax.jit(f)(...)``, the ``jaxsched`` command): what it
+    compiles there compiles in 64-bit mode."""
+    with _scope(from_32bit=False):
+        yield
+
+
+@contextlib.contextmanager
 def caller_scope():
     """:func:`x64` for jaxsched's own methods called from a caller's code: with the mode off
     there, the caller's ``jit`` will lower what is traced here under its 32-bit mode, which
     :func:`caller_is_32bit` tells the code inside (see :func:`draw_int`)."""
-    if x64_enabled():
+    with _scope(from_32bit=True):
         yield
-        return
-    token = _FROM_32BIT.set(True)
-    try:
-        with jax.enable_x64(True):
-            yield
-    finally:
-        _FROM_32BIT.reset(token)
 
 
 def draw_int(key, low, high) -> jax.Array:
